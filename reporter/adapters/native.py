@@ -1,0 +1,301 @@
+"""The native format: benchreport's own JSON Lines (schema benchreport/1).
+
+The bulk of a file (request records) is parsed by pyarrow's multi-threaded JSON reader and
+checked column-wise; files that pyarrow cannot take whole (mixed types in a column, a syntax
+error) are parsed line by line with orjson, through the same checks, so that every problem
+is reported with its line.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import numpy as np
+import orjson
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+
+from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
+from reporter.ingest.lines import Source, iter_lines, parse_line
+from reporter.ingest.validate import KINDS, bad_request_rows, record_problems
+from reporter.table import InputFile, Partial, normalize_requests
+
+NAME = "benchreport"
+REQUEST_FIELDS = (
+    "run", "id", "t_send", "t_first", "t_end", "prompt_tokens", "output_tokens",
+    "finish_reason", "reported_tps", "prompt_sha256", "token_times", "chunk_tokens", "error",
+)  # fmt: skip
+
+
+def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
+    """Native when the first records carry a known `kind`."""
+    kinds = [r.get("kind") for r in records if isinstance(r, dict)]
+    if kinds and all(k in KINDS for k in kinds):
+        return True, []
+    return False, ['"kind" (run, request, claim, probe, log)']
+
+
+def _line_numbers(data: bytes) -> np.ndarray:
+    """Line number of each non-empty line, as pyarrow numbers its rows."""
+    arr = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(arr == 10)
+    starts = np.concatenate(([0], ends + 1))
+    stops = np.concatenate((ends, [len(arr)]))
+    lengths = stops - starts
+    # a line holding only "\r" is blank too
+    cr_only = (lengths == 1) & (arr[np.minimum(starts, max(len(arr) - 1, 0))] == 13)
+    keep = (lengths > 0) & ~cr_only
+    return np.flatnonzero(keep) + 1
+
+
+def _line_bytes(data: bytes, line: int, starts: np.ndarray) -> bytes:
+    start = int(starts[line - 1])
+    stop = data.find(b"\n", start)
+    return data[start : (None if stop < 0 else stop)]
+
+
+class _Collector:
+    """Gathers the problems of one file: all are counted, the first ones are worded."""
+
+    def __init__(self, path: str, lenient: bool) -> None:
+        self.path = path
+        self.lenient = lenient
+        self.problems: list[Problem] = []
+        self.bad_lines: set[int] = set()
+        self.reasons: dict[str, int] = {}
+
+    def add(self, line: int, message: str, expected: str | None, col: int | None = None) -> None:
+        self.bad_lines.add(line)
+        key = message.split(" is ")[0]
+        self.reasons[key] = self.reasons.get(key, 0) + 1
+        if len(self.problems) < 5 * MAX_SHOWN_PROBLEMS:
+            self.problems.append(Problem(self.path, line, message, expected, col))
+
+    def add_uncounted_line(self, line: int) -> None:
+        self.bad_lines.add(line)
+        self.reasons["invalid request record"] = self.reasons.get("invalid request record", 0) + 1
+
+
+def read(source: Source, *, lenient: bool = False) -> Partial:
+    """Parse, validate and tabulate one native file."""
+    problems = _Collector(source.path, lenient)
+    parsed = _read_fast(source, problems)
+    if parsed is None:
+        parsed = _read_slow(source, problems)
+    requests, others = parsed
+    if problems.bad_lines and not lenient:
+        total = len(problems.bad_lines)
+        extra = max(0, total - len({p.line for p in problems.problems}))
+        raise TraceError(sorted(problems.problems, key=lambda p: (p.line or 0)),
+                         total=len(problems.problems) + extra)
+    partial = _tabulate(source, requests, others)
+    assert partial.input is not None
+    partial.input.skipped = len(problems.bad_lines)
+    partial.input.skipped_reasons = [f"{k}: {v}" for k, v in sorted(problems.reasons.items())]
+    return partial
+
+
+def _read_fast(
+    source: Source, problems: _Collector
+) -> tuple[pd.DataFrame, list[tuple[int, dict[str, Any]]]] | None:
+    data = source.data
+    if data.startswith(b"\xef\xbb\xbf"):
+        return None
+    try:
+        table = pj.read_json(
+            io.BytesIO(data), read_options=pj.ReadOptions(block_size=1 << 24)
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    lines = _line_numbers(data)
+    if len(lines) != table.num_rows or "kind" not in table.column_names:
+        return None
+    if not pa.types.is_string(table.schema.field("kind").type):
+        return None
+    kind = table.column("kind")
+    is_request = pc.fill_null(pc.equal(kind, "request"), False)
+    starts = np.concatenate(([0], np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1))
+    others: list[tuple[int, dict[str, Any]]] = []
+    other_lines = lines[~is_request.to_numpy(zero_copy_only=False)]
+    for line in other_lines:
+        raw = _line_bytes(data, int(line), starts)
+        record, problem = parse_line(source.path, int(line), raw.strip())
+        if problem is not None:
+            problems.add(int(line), problem.message, problem.expected, problem.col)
+            continue
+        for message, expected in record_problems(record):
+            problems.add(int(line), message, expected)
+        if int(line) not in problems.bad_lines:
+            others.append((int(line), record))
+    req_table = table.filter(is_request)
+    cols = [c for c in REQUEST_FIELDS if c in req_table.column_names]
+    frame = req_table.select(cols).to_pandas(split_blocks=True, self_destruct=True)
+    del table, req_table
+    frame["source_line"] = lines[is_request.to_numpy(zero_copy_only=False)]
+    _check_requests(frame, source, problems, starts)
+    return frame, others
+
+
+def _read_slow(
+    source: Source, problems: _Collector
+) -> tuple[pd.DataFrame, list[tuple[int, dict[str, Any]]]]:
+    problems.problems.clear()
+    problems.bad_lines.clear()
+    problems.reasons.clear()
+    data = source.data[3:] if source.data.startswith(b"\xef\xbb\xbf") else source.data
+    others: list[tuple[int, dict[str, Any]]] = []
+    request_records: list[dict[str, Any]] = []
+    request_lines: list[int] = []
+    for number, line in iter_lines(data):
+        record, problem = parse_line(source.path, number, line)
+        if problem is not None:
+            problems.add(number, problem.message, problem.expected, problem.col)
+            continue
+        if isinstance(record, dict) and record.get("kind") == "request":
+            request_records.append(record)
+            request_lines.append(number)
+            continue
+        for message, expected in record_problems(record):
+            problems.add(number, message, expected)
+        if number not in problems.bad_lines:
+            others.append((number, record))
+    frame = pd.DataFrame.from_records(request_records, columns=list(REQUEST_FIELDS))
+    frame = frame.astype(object).where(frame.notna(), None) if len(frame) else frame
+    frame["source_line"] = np.asarray(request_lines, dtype="int64")
+    starts = np.concatenate(([0], np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1))
+    _check_requests(frame, Source(source.path, data), problems, starts)
+    return frame, others
+
+
+def _check_requests(
+    frame: pd.DataFrame, source: Source, problems: _Collector, starts: np.ndarray
+) -> None:
+    bad = bad_request_rows(frame)
+    if not bad.any():
+        return
+    bad_lines = frame["source_line"].to_numpy()[bad]
+    worded = 0
+    for line in bad_lines:
+        line = int(line)
+        if worded >= 2 * MAX_SHOWN_PROBLEMS:
+            problems.add_uncounted_line(line)
+            continue
+        raw = _line_bytes(source.data, line, starts).strip()
+        try:
+            record = json.loads(raw)  # the stdlib keeps NaN, so it can be named
+        except ValueError:
+            record = orjson.loads(raw)
+        found = record_problems(record) or [("the record is not valid", "a valid request")]
+        for message, expected in found:
+            problems.add(line, message, expected)
+        worded += 1
+    frame.drop(index=frame.index[bad], inplace=True)
+
+
+def _tabulate(
+    source: Source, requests: pd.DataFrame, others: list[tuple[int, dict[str, Any]]]
+) -> Partial:
+    partial = Partial()
+    requests["source_path"] = source.path
+    if "token_times" in requests:
+        requests["n_chunks"] = requests["token_times"].map(
+            lambda t: np.nan if t is None or not hasattr(t, "__len__") else float(len(t))
+        )
+    partial.requests = normalize_requests(requests)
+    for line, record in others:
+        kind = record["kind"]
+        where = {"source_path": source.path, "source_line": line}
+        if kind == "run":
+            partial.runs.append(run_row(record, source.path, line, NAME))
+        elif kind == "claim":
+            partial.claims.append(claim_row(record) | where)
+        elif kind == "probe":
+            partial.probes.append({k: record.get(k) for k in ("what", "value", "unit",
+                                   "buffer_bytes", "run")} | where)
+        elif kind == "log":
+            partial.logs.append({k: record.get(k) for k in ("run", "level", "text", "t")} | where)
+        elif kind == "run_end":
+            partial.run_ends.append(record | where)
+    partial.input = InputFile(
+        path=source.path, sha256=source.sha256, format=NAME,
+        records=len(requests) + len(others),
+    )
+    return partial
+
+
+def _get(record: dict[str, Any], *keys: str) -> Any:
+    value: Any = record
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def run_row(record: dict[str, Any], path: str, line: int | None, fmt: str) -> dict[str, Any]:
+    """Flatten one run record into the canonical run columns."""
+    wl = record.get("workload") or {}
+    spec = wl.get("speculative") or {}
+    group = record.get("group")
+    known = {"kind", "schema", "id", "tool", "engine", "model", "hardware", "workload",
+             "repeat", "group", "interrupted"}
+    return {
+        "run": str(record["id"]),
+        "group": None if group is None else str(group),
+        "group_explicit": group is not None,
+        "concurrency": wl.get("concurrency"),
+        "concurrency_derived": False,
+        "repeat": record.get("repeat"),
+        "stop": wl.get("stop") or "unknown",
+        "output_tokens_requested": wl.get("output_tokens"),
+        "ignore_eos": wl.get("ignore_eos"),
+        "min_tokens": wl.get("min_tokens"),
+        "temperature": wl.get("temperature"),
+        "prompt_tokens": wl.get("prompt_tokens"),
+        "context_tokens": wl.get("context_tokens"),
+        "request_rate": wl.get("request_rate"),
+        "content": wl.get("content") or "unknown",
+        "spec_enabled": spec.get("enabled"),
+        "spec_method": spec.get("method"),
+        "spec_acceptance": spec.get("acceptance"),
+        "engine_name": _get(record, "engine", "name"),
+        "engine_version": _get(record, "engine", "version"),
+        "engine_flags": list(_get(record, "engine", "flags") or []),
+        "tool_name": _get(record, "tool", "name"),
+        "tool_version": _get(record, "tool", "version"),
+        "model_name": _get(record, "model", "name"),
+        "params_total": _get(record, "model", "params_total"),
+        "params_active": _get(record, "model", "params_active"),
+        "quant": _get(record, "model", "quant"),
+        "bytes_per_token": _get(record, "model", "bytes_per_token"),
+        "working_set_bytes": _get(record, "model", "working_set_bytes"),
+        "hardware_name": _get(record, "hardware", "name"),
+        "bandwidth_nominal_gbps": _get(record, "hardware", "bandwidth_nominal_gbps"),
+        "bandwidth_measured_gbps": _get(record, "hardware", "bandwidth_measured_gbps"),
+        "interrupted": record.get("interrupted"),
+        "format": fmt,
+        "summary": None,
+        "derived": [],
+        "extra": {k: v for k, v in record.items() if k not in known} or None,
+        "source_path": path,
+        "source_line": line,
+    }
+
+
+def claim_row(record: dict[str, Any]) -> dict[str, Any]:
+    runs = record.get("runs")
+    return {
+        "claim": None if record.get("id") is None else str(record["id"]),
+        "metric": record.get("metric"),
+        "value": float(record["value"]),
+        "concurrency": record.get("concurrency"),
+        "method": record.get("method") or "unknown",
+        "run": None if record.get("run") is None else str(record["run"]),
+        "group": None if record.get("group") is None else str(record["group"]),
+        "runs": None if runs is None else [str(r) for r in runs],
+        "source": record.get("source"),
+    }

@@ -1,0 +1,122 @@
+"""The library API: each command of the CLI is one call here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from reporter import adapters, claims, metrics, rules
+from reporter.config import Config
+from reporter.errors import MAX_SHOWN_PROBLEMS, TraceError, UsageError
+from reporter.ingest.lines import Source
+from reporter.rules.base import AuditData
+from reporter.table import Partial, Tables, build
+from reporter.types import PathLike
+from reporter.verdict import Verdict, build_verdict
+
+
+def read_file(path: PathLike, fmt: str = "auto", *, lenient: bool = False,
+              options: dict[str, Any] | None = None) -> Partial:
+    """One file through its adapter (detected, or named by `fmt`)."""
+    source = Source.read(path)
+    module = adapters.detect(source) if fmt == "auto" else adapters.get(fmt)
+    return module.read(source, lenient=lenient, **(options or {}))  # type: ignore[no-any-return]
+
+
+def load(paths: Sequence[PathLike], fmt: str = "auto", *, lenient: bool = False,
+         options: dict[str, Any] | None = None) -> Tables:
+    """Read every file; all files' problems are gathered before raising."""
+    if not paths:
+        raise UsageError("no input files; expected one or more trace files")
+    partials: list[Partial] = []
+    problems = []
+    total = 0
+    for path in paths:
+        try:
+            partials.append(read_file(path, fmt, lenient=lenient, options=options))
+        except TraceError as exc:
+            problems.extend(exc.problems[:MAX_SHOWN_PROBLEMS])
+            total += exc.count
+    if problems:
+        raise TraceError(problems, total=total)
+    return build(partials)
+
+
+def validate(paths: Sequence[PathLike], fmt: str = "auto") -> list[Partial]:
+    """Schema check only: raises TraceError with every problem of every file."""
+    partials, problems, total = [], [], 0
+    for path in paths:
+        try:
+            partials.append(read_file(path, fmt))
+        except TraceError as exc:
+            problems.extend(exc.problems[:MAX_SHOWN_PROBLEMS])
+            total += exc.count
+    if problems:
+        raise TraceError(problems, total=total)
+    return partials
+
+
+def audit(
+    paths: Sequence[PathLike],
+    *,
+    fmt: str = "auto",
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    claim_texts: Sequence[str] = (),
+    lenient: bool = False,
+    config: Config | None = None,
+    server_logs: Sequence[PathLike] = (),
+    options: dict[str, Any] | None = None,
+) -> Verdict:
+    """Read, recompute, run the rules, and return the verdict."""
+    chosen = rules.select(select, ignore)
+    extra_claims = [claims.parse_claim_option(t, i + 1) for i, t in enumerate(claim_texts)]
+    tables = load(paths, fmt, lenient=lenient, options=options)
+    if extra_claims:
+        import pandas as pd
+
+        tables.claims = pd.concat([tables.claims, pd.DataFrame(extra_claims)], ignore_index=True)
+    for log in server_logs:
+        from reporter.serverlog import read_server_log
+
+        tables.logs = read_server_log(Path(log), tables)
+    return audit_tables(tables, rules_chosen=chosen, config=config)
+
+
+def audit_tables(tables: Tables, *, rules_chosen: list[rules.Rule] | None = None,
+                 config: Config | None = None) -> Verdict:
+    """The audit of tables already built (adapters and tests start here)."""
+    chosen = rules_chosen if rules_chosen is not None else rules.select()
+    stats = metrics.run_stats(tables)
+    checks = claims.evaluate(tables, stats)
+    data = AuditData(tables, stats, config or Config())
+    data.claim_checks = checks
+    findings = rules.run_rules(data, chosen)
+    return build_verdict(data, checks, findings, [r.code for r in chosen])
+
+
+def render_outputs(verdict: Verdict, *, html: str | None = None, pdf: str | None = None,
+                   md: str | None = None, json: str | None = None, default_html: bool = False,
+                   command: str | None = None) -> list[str]:
+    """Write the requested documents; returns the paths written."""
+    from reporter.render.json import render_json
+
+    written = []
+    if json:
+        _write(json, render_json(verdict))
+        written.append(json)
+    for name in ("html", "pdf", "md"):
+        if locals()[name] or (name == "html" and default_html):
+            raise UsageError(f"the {name.upper()} report is not available in this version; "
+                             "expected --json")
+    return written
+
+
+def _write(path: str, text: str) -> None:
+    from reporter.errors import RenderError
+
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise RenderError(f"{path}: cannot write: {exc.strerror}") from None

@@ -1,0 +1,220 @@
+"""Claims: published figures to check, from `claim` records or `--claim` on the command line."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reporter.errors import UsageError
+from reporter.table import Tables
+
+_METRICS = {
+    "aggregate": "aggregate_tps",
+    "aggregate_tps": "aggregate_tps",
+    "stream": "stream_tps",
+    "stream_tps": "stream_tps",
+    "speedup": "speedup",
+    "scaling": "scaling",
+}
+_UNITS = {"tok/s", "tokens/s", "t/s", "x", "×"}
+
+
+def parse_claim_option(text: str, index: int) -> dict[str, Any]:
+    """`aggregate=350 tok/s N=4 method=sum [run=ID] [group=G] [runs=A,B]` → a claim row."""
+    row: dict[str, Any] = {
+        "claim": f"cli-{index}", "metric": None, "value": None, "concurrency": None,
+        "method": "unknown", "run": None, "group": None, "runs": None,
+        "source": f"--claim {text}", "source_path": "--claim", "source_line": None,
+    }  # fmt: skip
+    expected = (
+        'expected "aggregate=350 tok/s N=4 method=sum" (metric aggregate|stream|speedup|'
+        "scaling; optional N=, method=sum|wall|unknown, run=, group=, runs=A,B, id=)"
+    )
+    for token in text.replace(",", " , ").split():
+        if token in _UNITS or token == ",":
+            continue
+        if "=" not in token:
+            raise UsageError(f"--claim {text!r}: cannot read {token!r}; {expected}")
+        key, _, value = token.partition("=")
+        key = key.strip().lower()
+        if key in _METRICS:
+            number = re.match(r"^([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)(x|×|tok/s)?$", value)
+            if not number:
+                raise UsageError(f"--claim {text!r}: {key}={value!r} is not a number; {expected}")
+            row["metric"], row["value"] = _METRICS[key], float(number.group(1))
+        elif key in ("n", "concurrency", "c"):
+            if not value.isdigit() or int(value) < 1:
+                raise UsageError(f"--claim {text!r}: N={value!r}; expected a whole number ≥ 1")
+            row["concurrency"] = int(value)
+        elif key == "method":
+            if value not in ("sum", "wall", "unknown"):
+                raise UsageError(f"--claim {text!r}: method={value!r}; expected sum, wall or unknown")
+            row["method"] = value
+        elif key in ("run", "group", "id"):
+            row["claim" if key == "id" else key] = value
+        elif key == "runs":
+            row["runs"] = [v for v in value.split(",") if v]
+        else:
+            raise UsageError(f"--claim {text!r}: unknown key {key!r}; {expected}")
+    if row["metric"] is None:
+        raise UsageError(f"--claim {text!r}: no figure; {expected}")
+    if row["runs"] is not None and len(row["runs"]) != 2:
+        raise UsageError(f"--claim {text!r}: runs= names {len(row['runs'])} runs; expected two: runs=A,B")
+    return row
+
+
+@dataclass
+class ClaimCheck:
+    """A claim recomputed: which runs it refers to, the honest figure, the factor."""
+
+    claim: str
+    metric: str
+    value: float
+    concurrency: int | None
+    method: str
+    runs: list[str]
+    recomputed: float | None
+    factor: float | None
+    arithmetic: list[str] = field(default_factory=list)
+    problem: str | None = None
+    source: str | None = None
+    ref: str | None = None
+    compared: list[str] = field(default_factory=list)
+
+
+def _fmt(x: float, d: int = 1) -> str:
+    return f"{x:,.{d}f}"
+
+
+def _target_runs(claim: pd.Series, tables: Tables, stats: pd.DataFrame) -> tuple[list[str], str | None]:
+    runs = tables.runs
+    if claim["run"] is not None:
+        wanted = str(claim["run"])
+        if wanted not in set(runs["run"].astype(str)):
+            return [], f"names run {wanted!r}, which is not in the trace"
+        return [wanted], None
+    pool = runs
+    if claim["group"] is not None:
+        pool = runs[runs["group"].astype(str) == str(claim["group"])]
+        if pool.empty:
+            return [], f"names group {claim['group']!r}, which is not in the trace"
+    if claim["concurrency"] is not None and not pd.isna(claim["concurrency"]):
+        pool = pool[pool["concurrency"] == float(claim["concurrency"])]
+        if pool.empty:
+            return [], f"no run at concurrency {int(claim['concurrency'])}"
+    if pool.empty:
+        return [], "no run to check it against"
+    if pool["group"].nunique() > 1:
+        names = ", ".join(sorted(map(str, pool["run"]))[:6])
+        return [], (f"matches {len(pool)} runs in {pool['group'].nunique()} groups ({names}); "
+                    "name one with run= or group=")
+    if claim["concurrency"] is None and pool["concurrency"].nunique() > 1:
+        return [], "the group has several concurrency levels; say which with N="
+    return [str(r) for r in pool["run"]], None
+
+
+def _aggregate(stats: pd.DataFrame, run_ids: list[str]) -> tuple[float | None, list[str]]:
+    values = stats.loc[run_ids, "aggregate_tps"].dropna()
+    if values.empty:
+        return None, []
+    lines = []
+    for run_id in run_ids:
+        s = stats.loc[run_id]
+        if not math.isnan(s["aggregate_tps"]):
+            lines.append(
+                f"run {run_id}: {_fmt(s['output_tokens'], 0)} tokens ÷ {_fmt(s['wall_s'], 2)} s "
+                f"= {_fmt(s['aggregate_tps'])} tok/s"
+            )
+    value = float(np.median(values))
+    if len(values) > 1:
+        lines.append(f"median of {len(values)} repeats = {_fmt(value)} tok/s")
+    return value, lines
+
+
+def evaluate(tables: Tables, stats: pd.DataFrame) -> list[ClaimCheck]:
+    """Recompute every claim the honest way (the verdict on each is taken later)."""
+    out = []
+    for _, claim in tables.claims.iterrows():
+        check = ClaimCheck(
+            claim=str(claim["claim"] or f"claim@{claim['source_line']}"),
+            metric=str(claim["metric"]),
+            value=float(claim["value"]),
+            concurrency=None if pd.isna(claim["concurrency"]) else int(claim["concurrency"]),
+            method=str(claim["method"] or "unknown"),
+            runs=[], recomputed=None, factor=None, source=claim["source"],
+            ref=(f"{claim['source_path']}:{int(claim['source_line'])}"
+                 if claim["source_line"] is not None else str(claim["source_path"])),
+        )
+        if check.metric == "speedup":
+            _speedup(check, claim, tables, stats)
+        else:
+            runs, problem = _target_runs(claim, tables, stats)
+            check.runs, check.problem = runs, problem
+            if runs:
+                if check.metric == "aggregate_tps":
+                    check.recomputed, check.arithmetic = _aggregate(stats, runs)
+                elif check.metric == "stream_tps":
+                    _stream(check, stats, runs)
+                elif check.metric == "scaling":
+                    _scaling(check, tables, stats)
+                if check.recomputed is None and check.problem is None:
+                    check.problem = "the runs it refers to have no recomputable figure"
+        if check.recomputed:
+            check.factor = check.value / check.recomputed
+        out.append(check)
+    return out
+
+
+def _stream(check: ClaimCheck, stats: pd.DataFrame, runs: list[str]) -> None:
+    values = stats.loc[runs, "median_decode_tps"].dropna()
+    if values.empty:
+        check.problem = "no first-token times, so no per-request decode rate"
+        return
+    check.recomputed = float(np.median(values))
+    check.arithmetic = [
+        f"median per-request decode rate = (output tokens − 1) ÷ (t_end − t_first) "
+        f"= {_fmt(check.recomputed)} tok/s"
+    ]
+
+
+def _scaling(check: ClaimCheck, tables: Tables, stats: pd.DataFrame) -> None:
+    runs = tables.runs.set_index("run", drop=False)
+    group = str(runs.at[check.runs[0], "group"])
+    members = runs[runs["group"].astype(str) == group]
+    base = members[members["concurrency"] == members["concurrency"].min()]
+    base_value, base_lines = _aggregate(stats, [str(r) for r in base["run"]])
+    top, top_lines = _aggregate(stats, check.runs)
+    if base_value is None or top is None:
+        check.problem = "the sweep lacks a recomputable lowest-N or claimed-N run"
+        return
+    check.recomputed = top / base_value
+    check.compared = [str(r) for r in base["run"]]
+    check.arithmetic = [*top_lines, *base_lines,
+                        f"scaling = {_fmt(top)} ÷ {_fmt(base_value)} = {_fmt(check.recomputed, 2)}×"]
+
+
+def _speedup(check: ClaimCheck, claim: pd.Series, tables: Tables, stats: pd.DataFrame) -> None:
+    pair = claim["runs"]
+    if not pair:
+        check.problem = "a speed-up claim needs runs: [a, b]"
+        return
+    known = set(tables.runs["run"].astype(str))
+    missing = [r for r in pair if r not in known]
+    if missing:
+        check.problem = f"names run {missing[0]!r}, which is not in the trace"
+        return
+    a, b = (stats.at[r, "aggregate_tps"] for r in pair)
+    check.runs = list(pair)
+    if math.isnan(a) or math.isnan(b) or b == 0:
+        check.problem = "one of the two runs has no recomputable aggregate"
+        return
+    check.recomputed = float(a / b)
+    check.arithmetic = [
+        f"run {pair[0]}: {_fmt(a)} tok/s; run {pair[1]}: {_fmt(b)} tok/s",
+        f"speed-up = {_fmt(a)} ÷ {_fmt(b)} = {_fmt(check.recomputed, 2)}×",
+    ]

@@ -1,0 +1,1 @@
+"""Reading input files: lines with their numbers, format detection, validation."""

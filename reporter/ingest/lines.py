@@ -1,0 +1,74 @@
+"""Read a file's bytes and split JSON Lines, keeping every line's number."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from reporter.errors import Problem, TraceError
+
+
+@dataclass(frozen=True)
+class Source:
+    """A file's bytes, read once, with its display path and digest."""
+
+    path: str
+    data: bytes
+
+    @classmethod
+    def read(cls, path: str | Path) -> Source:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise TraceError([Problem(str(path), None, f"cannot read the file: {reason}")]) from None
+        return cls(str(path), data)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+    def text(self) -> str:
+        try:
+            return self.data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            line = self.data[: exc.start].count(b"\n") + 1
+            raise TraceError(
+                [Problem(self.path, line, f"byte {exc.object[exc.start]:#04x} is not UTF-8",
+                         "a UTF-8 text file")]
+            ) from None
+
+    def head(self, size: int = 65536) -> bytes:
+        return self.data[:size]
+
+
+def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) for every non-blank line, numbers from 1."""
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        line = raw.strip()
+        if line:
+            yield number, line
+
+
+def json_problem(path: str, number: int, line: bytes, exc: Exception) -> Problem:
+    """Word a JSON syntax error the way a reader can find it: path:line:col."""
+    col = None
+    msg = str(exc)
+    pos = getattr(exc, "pos", None)
+    if isinstance(pos, int):
+        col = len(line[:pos].decode("utf-8", "replace")) + 1
+    if isinstance(exc, orjson.JSONDecodeError):
+        msg = exc.msg
+    return Problem(path, number, f"not valid JSON: {msg}", "one JSON object per line", col=col)
+
+
+def parse_line(path: str, number: int, line: bytes) -> tuple[Any, Problem | None]:
+    try:
+        return orjson.loads(line), None
+    except orjson.JSONDecodeError as exc:
+        return None, json_problem(path, number, line, exc)

@@ -1,0 +1,301 @@
+"""Validation of native records: column-wise for the bulk, jsonschema to word each failure.
+
+A jsonschema call costs ~140 µs a record, so the million request records of a big trace are
+checked column by column (numpy), and only the records that fail go through jsonschema, whose
+errors give the exact wording. Run, claim, probe and log records are few: each is checked whole.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import cache
+from typing import Any
+
+import jsonschema
+import numpy as np
+import pandas as pd
+
+from reporter.resources import schemas_dir
+
+SCHEMA_FILE = "benchreport-1.schema.json"
+SCHEMA_NAME = "benchreport/1"
+KINDS = ("run", "request", "claim", "probe", "log", "run_end")
+
+#: Request fields: (kind of value, minimum or None).
+_NUMBER_FIELDS: dict[str, tuple[str, float | None]] = {
+    "t_send": ("number", None),
+    "t_first": ("number", None),
+    "t_end": ("number", None),
+    "prompt_tokens": ("integer", 0),
+    "output_tokens": ("integer", 0),
+    "reported_tps": ("number", 0),
+}
+_STRING_FIELDS = ("prompt_sha256", "error")
+_ID_FIELDS = ("run", "id")
+FINISH_REASONS = ("length", "stop", "error", "abort")
+
+
+@cache
+def schema() -> dict[str, Any]:
+    with (schemas_dir() / SCHEMA_FILE).open(encoding="utf-8") as f:
+        loaded: dict[str, Any] = json.load(f)
+    return loaded
+
+
+@cache
+def validator() -> jsonschema.protocols.Validator:
+    cls = jsonschema.validators.validator_for(schema())
+    return cls(schema())
+
+
+def _type_words(types: Any) -> str:
+    words = {
+        "number": "a number",
+        "integer": "a whole number",
+        "string": "a string",
+        "boolean": "true or false",
+        "array": "a list",
+        "object": "an object",
+        "null": "null",
+    }
+    if isinstance(types, str):
+        types = [types]
+    return " or ".join(words.get(t, t) for t in types)
+
+
+def _field(error: jsonschema.ValidationError) -> str:
+    parts = [str(p) for p in error.absolute_path]
+    return ".".join(parts) if parts else "the record"
+
+
+def word_error(error: jsonschema.ValidationError) -> tuple[str, str]:
+    """(what is wrong, what was expected) for one jsonschema error, with the field and value."""
+    name = _field(error)
+    where = f"(schema {SCHEMA_NAME}, {error.json_path})"
+    value = error.instance
+    kw = error.validator
+    arg = error.validator_value
+    shown = json.dumps(value, ensure_ascii=False, default=str)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    if kw == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else "?"
+        target = f'"{missing}"' if name == "the record" else f'"{name}.{missing}"'
+        return f"{target} is missing", f"a {target} field {where}"
+    if kw == "type":
+        return f'"{name}" is {shown}', f"{_type_words(arg)} {where}"
+    if kw in ("enum", "const"):
+        options = arg if kw == "enum" else [arg]
+        listed = ", ".join(json.dumps(o) for o in options)
+        if name == "kind":
+            return f'"kind" is {shown}', f"one of {listed}"
+        return f'"{name}" is {shown}', f"one of {listed} {where}"
+    if kw in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        sign = {"minimum": "≥", "exclusiveMinimum": ">", "maximum": "≤", "exclusiveMaximum": "<"}
+        return f'"{name}" is {shown}', f"a number {sign[kw]} {arg} {where}"
+    if kw in ("minItems", "maxItems"):
+        return f'"{name}" has {len(value)} items', f"{kw} {arg} {where}"
+    return f'"{name}": {error.message}', f"a value matching the schema {where}"
+
+
+def _nonfinite(record: Any, prefix: str = "") -> list[tuple[str, str]]:
+    """NaN and infinities pass jsonschema's number checks; they are never valid here."""
+    found: list[tuple[str, str]] = []
+    items = (
+        record.items()
+        if isinstance(record, dict)
+        else enumerate(record)
+        if isinstance(record, list)
+        else []
+    )
+    for key, value in items:
+        name = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, float) and not math.isfinite(value):
+            found.append((f'"{name}" is {value}', "a finite number"))
+        elif isinstance(value, dict | list):
+            found.extend(_nonfinite(value, name))
+    return found
+
+
+def _cross_field(record: dict[str, Any]) -> list[tuple[str, str]]:
+    """Constraints between fields that a schema cannot state."""
+    found: list[tuple[str, str]] = []
+
+    def num(key: str) -> float | None:
+        v = record.get(key)
+        ok = isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+        return float(v) if ok else None
+
+    send, first, end = num("t_send"), num("t_first"), num("t_end")
+    if send is not None and first is not None and first < send:
+        found.append((f'"t_first" {first:g} is before "t_send" {send:g}', "t_first ≥ t_send"))
+    if first is not None and end is not None and end < first:
+        found.append((f'"t_end" {end:g} is before "t_first" {first:g}', "t_end ≥ t_first"))
+    elif send is not None and end is not None and end < send:
+        found.append((f'"t_end" {end:g} is before "t_send" {send:g}', "t_end ≥ t_send"))
+    times = record.get("token_times")
+    if isinstance(times, list) and all(
+        isinstance(t, int | float) and not isinstance(t, bool) for t in times
+    ):
+        if any(b < a for a, b in zip(times, times[1:], strict=False)):
+            found.append(('"token_times" go backwards', "non-decreasing times"))
+        if times and send is not None and times[0] < send:
+            found.append(('"token_times" start before "t_send"', 'times ≥ "t_send"'))
+    return found
+
+
+def record_problems(record: Any) -> list[tuple[str, str]]:
+    """Every problem of one parsed record, worded; empty when it is valid."""
+    if not isinstance(record, dict):
+        kind = type(record).__name__
+        return [(f"the line holds a JSON {kind}", 'a JSON object with a "kind"')]
+    if "kind" not in record:
+        return [('"kind" is missing', 'a "kind" field: one of ' + ", ".join(KINDS))]
+    errors = sorted(validator().iter_errors(record), key=lambda e: list(e.absolute_path))
+    found = [word_error(e) for e in errors if e.validator not in ("if", "allOf")]
+    found.extend(_nonfinite(record))
+    if record.get("kind") == "request":
+        found.extend(_cross_field(record))
+    return found
+
+
+def _is_number(series: pd.Series) -> np.ndarray:
+    """True where the value is a JSON number or null (bools are not numbers)."""
+    if series.dtype.kind in "fiu":
+        return np.ones(len(series), dtype=bool)
+    if series.dtype.kind == "b":
+        return np.zeros(len(series), dtype=bool)
+    values = series.to_numpy(dtype=object)
+    return np.fromiter(
+        (v is None or (isinstance(v, int | float) and not isinstance(v, bool)) for v in values),
+        dtype=bool,
+        count=len(values),
+    )
+
+
+def _is_string(series: pd.Series) -> np.ndarray:
+    values = series.to_numpy(dtype=object)
+    if pd.api.types.is_string_dtype(series.dtype) and series.dtype != object:
+        return np.ones(len(series), dtype=bool)
+    return np.fromiter(
+        (v is None or isinstance(v, str) for v in values), dtype=bool, count=len(values)
+    )
+
+
+def _as_float(series: pd.Series, ok: np.ndarray) -> np.ndarray:
+    if series.dtype.kind in "fiu":
+        return series.to_numpy(dtype="float64", na_value=np.nan)
+    values = series.to_numpy(dtype=object)
+    out = np.full(len(values), np.nan)
+    idx = np.flatnonzero(ok)
+    out[idx] = [np.nan if values[i] is None else float(values[i]) for i in idx]
+    return out
+
+
+def bad_request_rows(frame: pd.DataFrame) -> np.ndarray:
+    """Column-wise checks of request records; True for every row that fails one.
+
+    Returns a mask; the failing rows are then worded one by one by `record_problems`.
+    """
+    n = len(frame)
+    bad = np.zeros(n, dtype=bool)
+    floats: dict[str, np.ndarray] = {}
+    for name in _ID_FIELDS:
+        if name not in frame:
+            return np.ones(n, dtype=bool)
+        col = frame[name]
+        values = col.to_numpy(dtype=object)
+        if col.dtype.kind in "iu":
+            continue
+        present = pd.notna(col).to_numpy()
+        bad |= ~present
+        if col.dtype.kind == "f":
+            bad |= present & (np.mod(col.to_numpy(na_value=np.nan), 1) != 0)
+        elif not (pd.api.types.is_string_dtype(col.dtype) and col.dtype != object):
+            ok = np.fromiter(
+                (isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool))
+                 for v in values), dtype=bool, count=n)
+            bad |= ~ok
+    for name, (kind, minimum) in _NUMBER_FIELDS.items():
+        if name not in frame:
+            continue
+        col = frame[name]
+        ok = _is_number(col)
+        bad |= ~ok
+        values = _as_float(col, ok)
+        floats[name] = values
+        present = ~np.isnan(values)
+        with np.errstate(invalid="ignore"):
+            if col.dtype.kind == "f" or col.dtype == object:
+                # NaN and ±inf written in the file (null became NaN only for float columns)
+                raw_nan = col.isna().to_numpy() if col.dtype == object else None
+                if raw_nan is not None:
+                    bad |= np.isnan(values) & ~raw_nan & ok
+            bad |= np.isinf(values)
+            if minimum is not None:
+                bad |= present & (values < minimum)
+            if kind == "integer":
+                bad |= present & (np.mod(values, 1) != 0)
+    if "t_send" in floats and "t_end" in floats:
+        with np.errstate(invalid="ignore"):
+            bad |= floats["t_end"] < floats["t_send"]
+    if "t_first" in floats:
+        with np.errstate(invalid="ignore"):
+            if "t_send" in floats:
+                bad |= floats["t_first"] < floats["t_send"]
+            if "t_end" in floats:
+                bad |= floats["t_end"] < floats["t_first"]
+    for name in _STRING_FIELDS:
+        if name in frame:
+            bad |= ~_is_string(frame[name])
+    if "finish_reason" in frame:
+        col = frame["finish_reason"]
+        bad |= ~(col.isna() | col.isin(FINISH_REASONS)).to_numpy(dtype=bool)
+    if "token_times" in frame:
+        bad |= _bad_token_times(frame["token_times"], floats.get("t_send"))
+    if "chunk_tokens" in frame:
+        col = frame["chunk_tokens"]
+        if col.dtype.kind not in "iu":
+            values = col.to_numpy(dtype=object)
+            bad |= np.fromiter((not _chunk_tokens_ok(v) for v in values), dtype=bool, count=n)
+    return bad
+
+
+def _chunk_tokens_ok(v: Any) -> bool:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return True
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return v >= 1
+    if isinstance(v, float):
+        return v.is_integer() and v >= 1
+    if isinstance(v, list | np.ndarray):
+        return all(isinstance(x, int | np.integer) and not isinstance(x, bool) and x >= 0 for x in v)
+    return False
+
+
+def _bad_token_times(col: pd.Series, send: np.ndarray | None) -> np.ndarray:
+    values = col.to_numpy(dtype=object)
+    out = np.zeros(len(values), dtype=bool)
+    for i, v in enumerate(values):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            continue
+        if not isinstance(v, list | np.ndarray):
+            out[i] = True
+            continue
+        try:
+            arr = np.asarray(v, dtype="float64")
+        except (TypeError, ValueError):
+            out[i] = True
+            continue
+        if any(isinstance(x, bool) for x in v):
+            out[i] = True
+        elif len(arr) and (
+            not np.isfinite(arr).all()
+            or (np.diff(arr) < 0).any()
+            or (send is not None and not np.isnan(send[i]) and arr[0] < send[i])
+        ):
+            out[i] = True
+    return out

@@ -1,0 +1,183 @@
+"""Per-run figures recomputed the honest way: total output tokens ÷ wall clock, and friends.
+
+Everything here is vectorised over all runs at once, so a million-request trace costs a few
+group-bys, not a Python loop per request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reporter.table import Tables
+
+STAT_COLUMNS = (
+    "requests", "ok", "failed", "output_tokens", "wall_s", "aggregate_tps", "sum_reported_tps",
+    "overlap", "in_flight", "median_ttft_s", "median_decode_tps", "median_e2e_s",
+    "out_min", "out_max", "out_mean", "out_cv", "send_spread_s", "prompt_tokens_total",
+    "prompt_tokens_mean", "prefill_rate", "prefill_rate_source", "prefill_s", "prefill_share",
+    "has_send", "has_first", "has_end", "has_reported", "from_summary", "t0", "t1",
+)  # fmt: skip
+
+
+def union_length(run: np.ndarray, start: np.ndarray, end: np.ndarray) -> pd.Series:
+    """Length of the union of [start, end) intervals, per run (rows may be in any order)."""
+    frame = pd.DataFrame({"run": run, "start": start, "end": end}).dropna()
+    if frame.empty:
+        return pd.Series(dtype="float64")
+    frame = frame.sort_values(["run", "start"], kind="stable")
+    prev_reach = frame.groupby("run", observed=True, sort=False)["end"].cummax()
+    prev_reach = prev_reach.groupby(frame["run"], observed=True, sort=False).shift(1)
+    new_block = ~(frame["start"] <= prev_reach).fillna(False).to_numpy()
+    block = np.cumsum(new_block)
+    blocks = frame.assign(block=block).groupby(["run", "block"], observed=True, sort=False)
+    spans = blocks["end"].max() - blocks["start"].min()
+    return spans.groupby(level=0, observed=True).sum()
+
+
+def _prefill_rates(tables: Tables, stats: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """The prefill rate each run's prefill share is computed with, and where it came from."""
+    rate = pd.Series(np.nan, index=stats.index, dtype="float64")
+    source = pd.Series(None, index=stats.index, dtype=object)
+    probes = tables.probes
+    if len(probes):
+        prefill = probes[probes["what"] == "prefill_rate"]
+        for _, row in prefill.iterrows():
+            where = f"probe at {row['source_path']}:{row['source_line']}"
+            if row["run"] is not None and str(row["run"]) in rate.index:
+                rate[str(row["run"])] = float(row["value"])
+                source[str(row["run"])] = where
+            elif row["run"] is None:
+                unset = rate.isna()
+                rate[unset] = float(row["value"])
+                source[unset] = where
+    # else: a lone request of the same group measures it (prompt tokens ÷ time to first token)
+    runs = tables.runs.set_index("run")
+    req = tables.requests
+    if len(req) and rate.isna().any():
+        alone = stats.index[(stats["requests"] == 1) & stats["has_first"]]
+        by_group: dict[str, float] = {}
+        for run_id in alone:
+            r = req[req["run"] == run_id].iloc[0]
+            if r["prompt_tokens"] > 0 and r["ttft"] > 0:
+                group = str(runs.at[run_id, "group"]) if run_id in runs.index else ""
+                by_group.setdefault(group, float(r["prompt_tokens"] / r["ttft"]))
+        for run_id in stats.index[rate.isna()]:
+            group = str(runs.at[run_id, "group"]) if run_id in runs.index else ""
+            if group in by_group:
+                rate[run_id] = by_group[group]
+                source[run_id] = "a lone request of the same group (prompt tokens ÷ TTFT)"
+    return rate, source
+
+
+def run_stats(tables: Tables) -> pd.DataFrame:
+    """One row per run: the recomputed figures every rule and report reads."""
+    req = tables.requests
+    run_ids = [str(r) for r in tables.runs["run"]]
+    stats = pd.DataFrame(index=pd.Index(run_ids, name="run"), columns=list(STAT_COLUMNS))
+    stats = stats.astype({c: "float64" for c in STAT_COLUMNS if c not in (
+        "prefill_rate_source", "has_send", "has_first", "has_end", "has_reported",
+        "from_summary")})
+    stats["prefill_rate_source"] = None
+    for flag in ("has_send", "has_first", "has_end", "has_reported", "from_summary"):
+        stats[flag] = False
+    if len(req):
+        ok = req[req["ok"]]
+        g = req.groupby("run", observed=True)
+        gok = ok.groupby("run", observed=True)
+        agg = pd.DataFrame({
+            "requests": g.size(),
+            "ok": gok.size(),
+            "output_tokens": gok["output_tokens"].sum(min_count=1),
+            "t0": g["t_send"].min(),
+            "t1": g["t_end"].max(),
+            "sum_reported_tps": gok["reported_tps"].sum(min_count=1),
+            "median_ttft_s": gok["ttft"].median(),
+            "median_decode_tps": gok["decode_tps"].median(),
+            "median_e2e_s": gok["e2e"].median(),
+            "sum_e2e": g["e2e"].sum(min_count=1),
+            "out_min": gok["output_tokens"].min(),
+            "out_max": gok["output_tokens"].max(),
+            "out_mean": gok["output_tokens"].mean(),
+            "out_std": gok["output_tokens"].std(ddof=0),
+            "send_spread_s": g["t_send"].max() - g["t_send"].min(),
+            "prompt_tokens_total": g["prompt_tokens"].sum(min_count=1),
+            "prompt_tokens_mean": g["prompt_tokens"].mean(),
+            "n_send": g["t_send"].count(),
+            "n_first": g["t_first"].count(),
+            "n_end": g["t_end"].count(),
+            "n_reported": gok["reported_tps"].count(),
+        })
+        agg.index = agg.index.astype(str)
+        agg = agg.reindex(stats.index)
+        for col in ("requests", "ok", "output_tokens", "t0", "t1", "sum_reported_tps",
+                    "median_ttft_s", "median_decode_tps", "median_e2e_s", "out_min", "out_max",
+                    "out_mean", "send_spread_s", "prompt_tokens_total", "prompt_tokens_mean"):
+            stats[col] = agg[col]
+        stats["requests"] = stats["requests"].fillna(0)
+        stats["ok"] = stats["ok"].fillna(0)
+        stats["failed"] = stats["requests"] - stats["ok"]
+        stats["has_send"] = (agg["n_send"] == agg["requests"]).fillna(False).astype(bool)
+        stats["has_first"] = ((agg["n_first"] > 0) & (agg["n_first"] >= agg["ok"])).fillna(
+            False).astype(bool)
+        stats["has_end"] = (agg["n_end"] == agg["requests"]).fillna(False).astype(bool)
+        stats["has_reported"] = (agg["n_reported"] > 0).fillna(False).astype(bool)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            stats["out_cv"] = agg["out_std"] / agg["out_mean"]
+            stats["wall_s"] = stats["t1"] - stats["t0"]
+            stats["aggregate_tps"] = stats["output_tokens"] / stats["wall_s"]
+            stats["in_flight"] = agg["sum_e2e"] / stats["wall_s"]
+        decoding = ok.dropna(subset=["t_first", "t_end"])
+        union = union_length(
+            decoding["run"].astype(str).to_numpy(), decoding["t_first"].to_numpy(),
+            decoding["t_end"].to_numpy())
+        total = decoding.groupby(decoding["run"].astype(str))["decode_s"].sum()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            overlap = (total / union).reindex(stats.index)
+        stats["overlap"] = overlap.where(union.reindex(stats.index) > 0)
+    _apply_summaries(tables, stats)
+    rate, source = _prefill_rates(tables, stats)
+    stats["prefill_rate"] = rate
+    stats["prefill_rate_source"] = source
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stats["prefill_s"] = stats["prompt_tokens_total"] / stats["prefill_rate"]
+        stats["prefill_share"] = stats["prefill_s"] / stats["wall_s"]
+    stats.loc[stats["wall_s"] <= 0, ["aggregate_tps", "prefill_share", "in_flight"]] = np.nan
+    return stats
+
+
+def _apply_summaries(tables: Tables, stats: pd.DataFrame) -> None:
+    """Fill the figures of runs that have only a tool's summary, never over per-request ones."""
+    for _, run in tables.runs.iterrows():
+        summary: dict[str, Any] | None = run["summary"]
+        run_id = str(run["run"])
+        if not summary or stats.at[run_id, "requests"] > 0:
+            continue
+        stats.at[run_id, "from_summary"] = True
+
+        def put(col: str, key: str, summary: dict[str, Any] = summary, run_id: str = run_id) -> None:
+            value = summary.get(key)
+            if value is not None and np.isfinite(value):
+                stats.at[run_id, col] = float(value)
+
+        put("requests", "requests")
+        put("output_tokens", "output_tokens")
+        put("wall_s", "wall_s")
+        put("sum_reported_tps", "sum_reported_tps")
+        put("median_ttft_s", "median_ttft_s")
+        put("out_mean", "mean_output_tokens")
+        put("out_min", "min_output_tokens")
+        put("out_max", "max_output_tokens")
+        put("prompt_tokens_total", "prompt_tokens")
+        failed = summary.get("failed") or 0
+        stats.at[run_id, "failed"] = float(failed)
+        stats.at[run_id, "ok"] = stats.at[run_id, "requests"] - float(failed)
+        wall = stats.at[run_id, "wall_s"]
+        if wall > 0:
+            stats.at[run_id, "aggregate_tps"] = stats.at[run_id, "output_tokens"] / wall
+            if summary.get("sum_latency_s") is not None:
+                stats.at[run_id, "in_flight"] = float(summary["sum_latency_s"]) / wall
+        if summary.get("mean_tpot_s"):
+            stats.at[run_id, "median_decode_tps"] = 1.0 / float(summary["mean_tpot_s"])

@@ -1,0 +1,1 @@
+"""Renderers: a verdict in, a document out. Only the CLI decides where documents go."""

@@ -1,0 +1,78 @@
+"""The terminal summary: the verdict, the claims against the recomputed figures, the findings."""
+
+from __future__ import annotations
+
+from reporter.rules.base import Finding
+from reporter.types import Outcome, Severity
+from reporter.verdict import Verdict
+
+
+def _n(value: float | None, digits: int = 1, unit: str = "") -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,.{digits}f}{unit}"
+
+
+def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
+    out: list[str] = [f"verdict: {verdict.verdict}", ""]
+    if verdict.claims:
+        out.append("claims")
+        for c in verdict.claims:
+            k = c.check
+            n = f" at N={k.concurrency}" if k.concurrency else ""
+            out.append(f"  {k.claim}: {k.metric} {k.value:,g}{n} (method {k.method}) "
+                       f"→ {c.verdict}: {c.reason}")
+            for line in k.arithmetic:
+                out.append(f"      {line}")
+        out.append("")
+    if verdict.runs:
+        out.append("runs")
+        header = (f"  {'run':<22} {'N':>3} {'req':>5} {'tokens':>8} {'wall s':>8} "
+                  f"{'tok/s':>8} {'Σ rep':>8} {'overlap':>7} {'stop':>8} {'prefill':>7}  verdict")
+        out.append(header)
+        for r in verdict.runs:
+            n = "?" if r.concurrency is None else f"{r.concurrency:g}"
+            share = "n/a" if r.prefill_share is None else f"{r.prefill_share:.0%}"
+            out.append(
+                f"  {r.id[:22]:<22} {n:>3} {r.requests:>5} {_n(r.output_tokens, 0):>8} "
+                f"{_n(r.wall_s, 2):>8} {_n(r.aggregate_tps):>8} {_n(r.sum_reported_tps):>8} "
+                f"{_n(r.overlap, 2):>7} {r.stop:>8} {share:>7}  {r.verdict}"
+            )
+        out.append("")
+    fired = [f for f in verdict.findings if f.fired]
+    for severity in (Severity.ERROR, Severity.WARNING, Severity.INFO):
+        group = [f for f in fired if f.severity is severity]
+        if not group:
+            continue
+        out.append(f"{severity}s ({len(group)})")
+        for f in group:
+            out.extend(_finding_lines(f))
+        out.append("")
+    undecided = [f for f in verdict.findings if f.outcome is Outcome.UNDECIDABLE]
+    if undecided:
+        out.append(f"could not decide ({len(undecided)})")
+        for f in undecided[: None if verbose else 12]:
+            out.append(f"  {f.code} {f.name} [{f.subject}]: {f.message}")
+        if not verbose and len(undecided) > 12:
+            out.append(f"  … and {len(undecided) - 12} more (--verbose lists them)")
+        out.append("")
+    if verdict.undisclosed:
+        out.append("not disclosed: " + "; ".join(verdict.undisclosed))
+    counts = {o: sum(1 for f in verdict.findings if f.outcome is o) for o in Outcome}
+    out.append(
+        f"{counts[Outcome.FIRED]} fired, {counts[Outcome.PASSED]} passed, "
+        f"{counts[Outcome.UNDECIDABLE]} undecidable, {counts[Outcome.NOT_APPLICABLE]} not "
+        f"applicable, from {len(verdict.rules)} rules on {len(verdict.inputs)} file(s)"
+    )
+    return "\n".join(out) + "\n"
+
+
+def _finding_lines(f: Finding) -> list[str]:
+    lines = [f"  {f.code} {f.name} [{f.subject}]: {f.message}"]
+    lines.extend(f"      {a}" for a in f.arithmetic)
+    if f.help:
+        lines.append(f"      → {f.help}")
+    if f.refs:
+        more = "" if len(f.refs) <= 3 else f" (+{len(f.refs) - 3})"
+        lines.append(f"      at {', '.join(f.refs[:3])}{more}")
+    return lines

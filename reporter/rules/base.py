@@ -1,0 +1,173 @@
+"""What a rule is, what it returns, and the data it reads."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reporter.config import Config
+from reporter.table import Tables
+from reporter.types import Outcome, Severity
+
+DOC_HEADINGS = (
+    "What it checks",
+    "Why it matters",
+    "How it decides",
+    "Worked example",
+    "When it cannot decide",
+    "What to do",
+)
+
+
+@dataclass
+class Finding:
+    """One rule's conclusion about one subject (a run, a group of runs, a claim, the audit)."""
+
+    code: str
+    name: str
+    severity: Severity
+    outcome: Outcome
+    subject: str
+    message: str
+    #: The arithmetic behind the message, one step a line ("4 × 512 ÷ 22.5 s = 91.0 tok/s").
+    arithmetic: list[str] = field(default_factory=list)
+    #: What to do about it (imperative), for fired findings.
+    help: str = ""
+    numbers: dict[str, Any] = field(default_factory=dict)
+    refs: list[str] = field(default_factory=list)
+    #: Evidence rows: plain dicts with the same keys in every row.
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def fired(self) -> bool:
+        return self.outcome is Outcome.FIRED
+
+    def sort_key(self) -> tuple[Any, ...]:
+        fired_first = 0 if self.fired else 1
+        return (fired_first, -int(self.severity) if self.fired else 0, self.code, self.subject)
+
+
+@dataclass
+class AuditData:
+    """Everything a rule may read: the tables, the per-run figures, the thresholds."""
+
+    tables: Tables
+    stats: pd.DataFrame
+    config: Config = field(default_factory=Config)
+    #: The claims, recomputed (reporter.claims.ClaimCheck), for the rules about claims.
+    claim_checks: list[Any] = field(default_factory=list)
+
+    @cached_property
+    def _row_index(self) -> dict[str, np.ndarray]:
+        req = self.tables.requests
+        if not len(req):
+            return {}
+        return {str(k): v for k, v in req.groupby("run", observed=True).indices.items()}
+
+    def requests_of(self, run: str) -> pd.DataFrame:
+        """The request rows of one run, in file order."""
+        idx = self._row_index.get(run)
+        if idx is None:
+            return self.tables.requests.iloc[0:0]
+        return self.tables.requests.iloc[idx]
+
+    @cached_property
+    def runs(self) -> pd.DataFrame:
+        """The run table indexed by run id."""
+        return self.tables.runs.set_index("run", drop=False)
+
+    def run(self, run_id: str) -> pd.Series:
+        return self.runs.loc[run_id]
+
+    def groups(self) -> dict[str, list[str]]:
+        """Group name → run ids in it, ordered by concurrency then repeat."""
+        out: dict[str, list[str]] = {}
+        ordered = self.tables.runs.sort_values(["concurrency", "repeat"], na_position="first")
+        for _, row in ordered.iterrows():
+            out.setdefault(str(row["group"]), []).append(str(row["run"]))
+        return out
+
+    def concurrency(self, run_id: str) -> float:
+        """The run's concurrency: as written, else the largest number of requests in flight."""
+        value = self.runs.at[run_id, "concurrency"]
+        return float(value) if value is not None and not pd.isna(value) else float("nan")
+
+
+def ref(row: pd.Series | dict[str, Any]) -> str:
+    line = row["source_line"]
+    if line is None or (isinstance(line, float) and math.isnan(line)):
+        return str(row["source_path"])
+    return f"{row['source_path']}:{int(line)}"
+
+
+def request_refs(rows: pd.DataFrame, limit: int = 8) -> list[str]:
+    """path:line of the first rows, for a finding's evidence pointers."""
+    paths = rows["source_path"].astype(str).to_numpy()[:limit]
+    lines = rows["source_line"].to_numpy()[:limit]
+    return [f"{p}:{int(n)}" for p, n in zip(paths, lines, strict=True)]
+
+
+def run_ref(data: AuditData, run_id: str) -> list[str]:
+    row = data.runs.loc[run_id]
+    return [ref(row)] if row["source_path"] else []
+
+
+Check = Callable[[AuditData], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule's metadata and its check; the module docstring is its documentation page."""
+
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    check: Check
+    doc: str
+    status: str = "stable"
+    since: str = "0.1.0"
+
+    def finding(
+        self,
+        subject: str,
+        outcome: Outcome,
+        message: str,
+        *,
+        severity: Severity | None = None,
+        **kwargs: Any,
+    ) -> Finding:
+        return Finding(
+            code=self.code,
+            name=self.name,
+            severity=severity or self.severity,
+            outcome=outcome,
+            subject=subject,
+            message=message,
+            **kwargs,
+        )
+
+
+def fmt(value: float, digits: int = 1) -> str:
+    """One way to print a number everywhere: fixed decimals, thousands separated."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{value:,.{digits}f}"
+
+
+def clean(numbers: dict[str, Any]) -> dict[str, Any]:
+    """JSON-ready numbers: NaN becomes None, numpy scalars become Python ones."""
+    out: dict[str, Any] = {}
+    for key, value in numbers.items():
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, float) and not math.isfinite(value):
+            value = None
+        out[key] = value
+    return out

@@ -1,0 +1,47 @@
+"""Server logs (`--server-log`): each line becomes a `log` row, with its level when it has one."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from reporter.errors import Problem, TraceError
+from reporter.table import LOG_COLUMNS, Tables
+
+# llama-server "0.00.006.389 W srv ...", Python logging "WARNING:", glog "W1129 ...", "[warn]"
+_LEVELS = (
+    (re.compile(r"\b(ERROR|ERR|FATAL|CRITICAL)\b|^\S*\s+E\s|^E\d{4}\s|\[error\]", re.I), "error"),
+    (re.compile(r"\b(WARNING|WARN)\b|^\S*\s+W\s|^W\d{4}\s|\[warn(ing)?\]", re.I), "warning"),
+    (re.compile(r"\b(INFO)\b|^\S*\s+I\s|^I\d{4}\s", re.I), "info"),
+    (re.compile(r"\bDEBUG\b|^\S*\s+D\s", re.I), "debug"),
+)
+
+
+def level_of(text: str) -> str | None:
+    for pattern, level in _LEVELS:
+        if pattern.search(text):
+            return level
+    return None
+
+
+def read_server_log(path: Path, tables: Tables) -> pd.DataFrame:
+    """The log rows of `tables` plus one row per non-blank line of the log file."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise TraceError([Problem(str(path), None, f"cannot read the server log: {exc.strerror}")]) from None
+    text = raw.decode("utf-8", errors="replace")
+    runs = tables.runs["run"].astype(str).tolist()
+    run = runs[0] if len(runs) == 1 else None
+    rows = [
+        {"run": run, "level": level_of(line), "text": line.rstrip(), "t": None,
+         "source_path": str(path), "source_line": number}
+        for number, line in enumerate(text.splitlines(), start=1)
+        if line.strip()
+    ]
+    new = pd.DataFrame(rows, columns=list(LOG_COLUMNS))
+    if not len(tables.logs):
+        return new
+    return pd.concat([tables.logs, new], ignore_index=True)

@@ -1,0 +1,300 @@
+"""The canonical tables every adapter produces and every rule reads.
+
+Units are fixed: seconds for times, tokens for lengths, tokens per second for rates.
+Every row keeps `source_path` and `source_line`, so a finding can point back to its line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+#: Request columns as adapters deliver them (any subset; the rest is filled with nulls).
+REQUEST_FLOATS = (
+    "t_send",
+    "t_first",
+    "t_end",
+    "prompt_tokens",
+    "output_tokens",
+    "reported_tps",
+    "n_chunks",
+    "chunk_tokens",
+)
+REQUEST_STRINGS = ("run", "id", "finish_reason", "prompt_sha256", "error", "source_path")
+REQUEST_OBJECTS = ("token_times",)
+REQUEST_COLUMNS = (*REQUEST_STRINGS[:2], *REQUEST_FLOATS, *REQUEST_STRINGS[2:], "source_line")
+
+#: Run columns: the run record flattened (workload.*, model.*, ...) plus provenance.
+RUN_COLUMNS: dict[str, str] = {
+    "run": "str",
+    "group": "str",
+    "group_explicit": "bool",
+    "concurrency": "float",
+    "concurrency_derived": "bool",
+    "repeat": "float",
+    "stop": "str",
+    "output_tokens_requested": "float",
+    "ignore_eos": "object",
+    "min_tokens": "float",
+    "temperature": "float",
+    "prompt_tokens": "float",
+    "context_tokens": "float",
+    "request_rate": "float",
+    "content": "str",
+    "spec_enabled": "object",
+    "spec_method": "str",
+    "spec_acceptance": "float",
+    "engine_name": "str",
+    "engine_version": "str",
+    "engine_flags": "object",
+    "tool_name": "str",
+    "tool_version": "str",
+    "model_name": "str",
+    "params_total": "float",
+    "params_active": "float",
+    "quant": "str",
+    "bytes_per_token": "float",
+    "working_set_bytes": "float",
+    "hardware_name": "str",
+    "bandwidth_nominal_gbps": "float",
+    "bandwidth_measured_gbps": "float",
+    "interrupted": "object",
+    "format": "str",
+    # What the tool itself summarised, for files without per-request rows (None elsewhere).
+    "summary": "object",
+    # Names of fields that were derived (by the adapter or here) rather than measured.
+    "derived": "object",
+    "extra": "object",
+    "source_path": "str",
+    "source_line": "float",
+}
+
+CLAIM_COLUMNS = (
+    "claim",
+    "metric",
+    "value",
+    "concurrency",
+    "method",
+    "run",
+    "group",
+    "runs",
+    "source",
+    "source_path",
+    "source_line",
+)
+PROBE_COLUMNS = ("what", "value", "unit", "buffer_bytes", "run", "source_path", "source_line")
+LOG_COLUMNS = ("run", "level", "text", "t", "source_path", "source_line")
+
+
+@dataclass
+class InputFile:
+    """One file that was read: what a reader needs to rerun the audit."""
+
+    path: str
+    sha256: str
+    format: str
+    records: int
+    skipped: int = 0
+    skipped_reasons: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Partial:
+    """What one adapter made of one file, before the tables are joined."""
+
+    requests: pd.DataFrame | None = None
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    probes: list[dict[str, Any]] = field(default_factory=list)
+    logs: list[dict[str, Any]] = field(default_factory=list)
+    run_ends: list[dict[str, Any]] = field(default_factory=list)
+    input: InputFile | None = None
+
+
+@dataclass
+class Tables:
+    """The canonical tables of one audit."""
+
+    requests: pd.DataFrame
+    runs: pd.DataFrame
+    claims: pd.DataFrame
+    probes: pd.DataFrame
+    logs: pd.DataFrame
+    inputs: list[InputFile]
+
+
+def _frame(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=list(columns))
+    return frame.astype(object).where(frame.notna(), None) if len(frame) else frame
+
+
+def empty_requests() -> pd.DataFrame:
+    return normalize_requests(pd.DataFrame({c: [] for c in REQUEST_COLUMNS}))
+
+
+def _mean_if_list(value: Any) -> float:
+    if value is None:
+        return float("nan")
+    if isinstance(value, list | np.ndarray):
+        return float(np.mean(value)) if len(value) else float("nan")
+    return float(value)
+
+
+#: Keys an adapter may put in a run's `summary` when the file has no per-request rows
+#: (all optional; seconds and tokens): requests, failed, output_tokens, prompt_tokens,
+#: wall_s, sum_latency_s, mean_ttft_s, median_ttft_s, mean_tpot_s, mean_itl_s,
+#: mean_reported_tps, sum_reported_tps, tool_aggregate_tps, tool_peak_concurrency,
+#: tool_concurrency, mean_output_tokens, min_output_tokens, max_output_tokens.
+SUMMARY_KEYS = (
+    "requests", "failed", "output_tokens", "prompt_tokens", "wall_s", "sum_latency_s",
+    "mean_ttft_s", "median_ttft_s", "mean_tpot_s", "mean_itl_s", "mean_reported_tps",
+    "sum_reported_tps", "tool_aggregate_tps", "tool_peak_concurrency", "tool_concurrency",
+    "mean_output_tokens", "min_output_tokens", "max_output_tokens",
+)  # fmt: skip
+
+
+def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:
+    """Fix dtypes, fill absent columns and add the derived ones (ttft, e2e, decode time, rate)."""
+    n = len(frame)
+    out: dict[str, Any] = {}
+    for col in ("run", "id"):
+        out[col] = frame[col].astype(str).to_numpy(dtype=object) if col in frame else np.full(n, "")
+    for col in REQUEST_FLOATS:
+        if col == "chunk_tokens" and col in frame and frame[col].dtype == object:
+            out[col] = frame[col].map(_mean_if_list).to_numpy(dtype="float64")
+        elif col in frame:
+            out[col] = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype="float64")
+        else:
+            out[col] = np.full(n, np.nan)
+    for col in ("finish_reason", "prompt_sha256", "error"):
+        out[col] = frame[col].to_numpy(dtype=object) if col in frame else np.full(n, None, dtype=object)
+    out["token_times"] = (
+        frame["token_times"].to_numpy(dtype=object)
+        if "token_times" in frame
+        else np.full(n, None, dtype=object)
+    )
+    out["source_path"] = (
+        frame["source_path"].to_numpy(dtype=object) if "source_path" in frame else np.full(n, "")
+    )
+    out["source_line"] = (
+        pd.to_numeric(frame["source_line"]).to_numpy(dtype="int64")
+        if "source_line" in frame
+        else np.zeros(n, dtype="int64")
+    )
+    req = pd.DataFrame(out)
+    req["source_path"] = req["source_path"].astype("category")
+    req["run"] = req["run"].astype("category")
+    derive_request_columns(req)
+    return req
+
+
+def derive_request_columns(req: pd.DataFrame) -> None:
+    """Add ttft, e2e, decode_s, decode_tps and ok, in place (vectorised)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        req["ttft"] = req["t_first"] - req["t_send"]
+        req["e2e"] = req["t_end"] - req["t_send"]
+        req["decode_s"] = req["t_end"] - req["t_first"]
+        # The first token ends prefill; the (n - 1) after it are decode (vLLM's TPOT convention).
+        steps = req["output_tokens"] - 1.0
+        rate = steps / req["decode_s"]
+        req["decode_tps"] = rate.where((steps >= 1) & (req["decode_s"] > 0))
+    fr = req["finish_reason"].astype(object)
+    failed = fr.isin(["error", "abort"]) | req["error"].notna()
+    req["ok"] = ~failed.to_numpy(dtype=bool)
+
+
+def _qualify_duplicate_runs(partials: list[Partial]) -> None:
+    """Run ids are per file; when two files reuse one, prefix it with the file name."""
+    seen: dict[str, int] = {}
+    for p in partials:
+        ids = {str(r["run"]) for r in p.runs}
+        if p.requests is not None and len(p.requests):
+            ids |= {str(x) for x in pd.unique(p.requests["run"].astype(str))}
+        for i in ids:
+            seen[i] = seen.get(i, 0) + 1
+    clashes = {i for i, n in seen.items() if n > 1}
+    if not clashes:
+        return
+    for p in partials:
+        assert p.input is not None
+        prefix = p.input.path.rsplit("/", 1)[-1] + ":"
+        rename = {i: prefix + i for i in clashes}
+        for rows in (p.runs, p.claims, p.probes, p.logs, p.run_ends):
+            for row in rows:
+                if row.get("run") is not None and str(row["run"]) in rename:
+                    row["run"] = rename[str(row["run"])]
+        for claim in p.claims:
+            if claim.get("runs"):
+                claim["runs"] = [rename.get(r, r) for r in claim["runs"]]
+        if p.requests is not None and len(p.requests):
+            p.requests["run"] = p.requests["run"].astype(str).replace(rename)
+
+
+def _auto_group_key(row: dict[str, Any]) -> tuple[Any, ...]:
+    """Runs that differ only in concurrency or repeat: the same everything else."""
+    keys = ("source_path", "engine_name", "engine_version", "model_name", "hardware_name",
+            "stop", "content", "spec_enabled", "output_tokens_requested", "prompt_tokens",
+            "context_tokens", "tool_name", "format")
+    flags = row.get("engine_flags") or []
+    return (*(str(row.get(k)) for k in keys), tuple(sorted(map(str, flags))))
+
+
+def _complete_runs(partials: list[Partial], requests: pd.DataFrame) -> list[dict[str, Any]]:
+    from reporter.adapters.native import run_row  # the one flattening of a run record
+
+    runs = [r for p in partials for r in p.runs]
+    by_id = {r["run"]: r for r in runs}
+    for p in partials:
+        for end in p.run_ends:
+            row = by_id.get(str(end["run"]))
+            if row is None:
+                continue
+            if end.get("interrupted"):
+                row["interrupted"] = True
+            extra = dict(row.get("extra") or {})
+            extra["run_end"] = {k: v for k, v in end.items() if k not in ("kind", "run")}
+            row["extra"] = extra
+    if len(requests):
+        first = requests.groupby("run", observed=True, sort=False)["source_line"].idxmin()
+        for run_id, idx in first.items():
+            if str(run_id) in by_id:
+                continue
+            path = str(requests.at[idx, "source_path"])
+            row = run_row({"id": str(run_id)}, path, None, "benchreport")
+            row["derived"] = ["run record absent: every run field unknown"]
+            runs.append(row)
+            by_id[str(run_id)] = row
+    groups: dict[tuple[Any, ...], str] = {}
+    for row in runs:
+        if row.get("group") is None:
+            key = _auto_group_key(row)
+            if key not in groups:
+                stem = str(row.get("source_path") or "").rsplit("/", 1)[-1]
+                groups[key] = f"{stem}#{len(groups) + 1}"
+            row["group"] = groups[key]
+            row["group_explicit"] = False
+    return runs
+
+
+def build(partials: list[Partial]) -> Tables:
+    """Join the adapters' output into the canonical tables."""
+    _qualify_duplicate_runs(partials)
+    frames = [p.requests for p in partials if p.requests is not None and len(p.requests)]
+    requests = pd.concat(frames, ignore_index=True) if frames else empty_requests()
+    if len(frames) > 1 or (frames and requests["run"].dtype != "category"):
+        requests["source_path"] = requests["source_path"].astype("category")
+        requests["run"] = requests["run"].astype(str).astype("category")
+    runs = _complete_runs(partials, requests)
+    run_frame = pd.DataFrame(runs, columns=list(RUN_COLUMNS))
+    return Tables(
+        requests=requests,
+        runs=run_frame,
+        claims=_frame([c for p in partials for c in p.claims], CLAIM_COLUMNS),
+        probes=_frame([c for p in partials for c in p.probes], PROBE_COLUMNS),
+        logs=_frame([c for p in partials for c in p.logs], LOG_COLUMNS),
+        inputs=[p.input for p in partials if p.input is not None],
+    )

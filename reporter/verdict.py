@@ -1,0 +1,265 @@
+"""The verdict: per-run figures, claims against recomputed values, findings; JSON-ready."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from reporter.claims import ClaimCheck
+from reporter.config import threshold
+from reporter.rules.base import AuditData, Finding, clean
+from reporter.table import InputFile
+from reporter.types import Outcome, VerdictKind, worst
+
+FORMAT_VERSION = 1
+
+CLAIM_TOLERANCE = threshold(
+    "claim_tolerance",
+    0.10,
+    "a claim within 10% of the recomputed figure is supported: repeated single runs differ "
+    "by ~5% (METHOD §7), so a tighter bound would convict noise",
+)
+
+#: Codes whose firing makes a run's concurrency figure serial.
+SERIAL_CODES = ("BR003", "BR005")
+
+
+@dataclass
+class RunSummary:
+    id: str
+    group: str
+    concurrency: float | None
+    repeat: float | None
+    requests: int
+    output_tokens: float | None
+    wall_s: float | None
+    aggregate_tps: float | None
+    sum_reported_tps: float | None
+    overlap: float | None
+    in_flight: float | None
+    stop: str
+    prefill_share: float | None
+    median_ttft_s: float | None
+    median_decode_tps: float | None
+    format: str
+    verdict: VerdictKind
+    reasons: list[str] = field(default_factory=list)
+    questions: dict[str, str] = field(default_factory=dict)
+    derived: list[str] = field(default_factory=list)
+    source: str = ""
+
+
+@dataclass
+class ClaimSummary:
+    check: ClaimCheck
+    verdict: VerdictKind
+    reason: str
+
+
+@dataclass
+class Verdict:
+    verdict: VerdictKind
+    runs: list[RunSummary]
+    claims: list[ClaimSummary]
+    findings: list[Finding]
+    inputs: list[InputFile]
+    undisclosed: list[str]
+    rules: list[str]
+    data: AuditData | None = None
+
+    def fired(self) -> list[Finding]:
+        return [f for f in self.findings if f.fired]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The machine verdict (DESIGN.md): stable keys, numbers rounded, no NaN."""
+        return {
+            "format_version": FORMAT_VERSION,
+            "verdict": str(self.verdict),
+            "runs": [_run_dict(r) for r in self.runs],
+            "claims": [_claim_dict(c) for c in self.claims],
+            "findings": [_finding_dict(f) for f in self.findings],
+            "undisclosed": self.undisclosed,
+            "inputs": [
+                {"path": i.path, "sha256": i.sha256, "format": i.format, "records": i.records,
+                 "skipped": i.skipped, "skipped_reasons": i.skipped_reasons, "notes": i.notes}
+                for i in self.inputs
+            ],
+            "rules": self.rules,
+        }
+
+
+def _num(value: Any, digits: int = 4) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        return round(float(value), digits)
+    return value
+
+
+def _run_dict(r: RunSummary) -> dict[str, Any]:
+    return {
+        "id": r.id, "group": r.group, "concurrency": _num(r.concurrency), "repeat": _num(r.repeat),
+        "requests": r.requests, "output_tokens": _num(r.output_tokens), "wall_s": _num(r.wall_s),
+        "aggregate_tps": _num(r.aggregate_tps), "sum_reported_tps": _num(r.sum_reported_tps),
+        "overlap": _num(r.overlap), "in_flight": _num(r.in_flight), "stop": r.stop,
+        "prefill_share": _num(r.prefill_share), "median_ttft_s": _num(r.median_ttft_s),
+        "median_decode_tps": _num(r.median_decode_tps), "format": r.format,
+        "verdict": str(r.verdict), "reasons": r.reasons, "questions": r.questions,
+        "derived": r.derived, "source": r.source,
+    }  # fmt: skip
+
+
+def _claim_dict(c: ClaimSummary) -> dict[str, Any]:
+    k = c.check
+    return {
+        "id": k.claim, "metric": k.metric, "value": _num(k.value), "concurrency": k.concurrency,
+        "method": k.method, "runs": k.runs, "recomputed": _num(k.recomputed),
+        "factor": _num(k.factor), "verdict": str(c.verdict), "reason": c.reason,
+        "arithmetic": k.arithmetic, "source": k.source, "ref": k.ref,
+    }  # fmt: skip
+
+
+def _finding_dict(f: Finding) -> dict[str, Any]:
+    return {
+        "code": f.code, "name": f.name, "severity": str(f.severity), "outcome": str(f.outcome),
+        "subject": f.subject, "message": f.message, "arithmetic": f.arithmetic, "help": f.help,
+        "numbers": {k: _num(v) for k, v in clean(f.numbers).items()}, "refs": f.refs,
+    }  # fmt: skip
+
+
+def _opt(value: Any) -> float | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
+        return None
+    return float(value)
+
+
+def _question_answers(findings: dict[tuple[str, str], Finding], run_id: str, group: str,
+                      stats: pd.Series, claimed_sum: bool) -> dict[str, str]:
+    agg = stats["aggregate_tps"]
+    how = (f"total ÷ wall: {stats['output_tokens']:,.0f} tokens ÷ {stats['wall_s']:,.2f} s "
+           f"= {agg:,.1f} tok/s" if not math.isnan(agg) else "no wall clock: cannot recompute")
+    if not math.isnan(stats["sum_reported_tps"]):
+        how += f"; the sum of self-reported rates would be {stats['sum_reported_tps']:,.1f}"
+    ladder = findings.get(("BR003", run_id))
+    slope = findings.get(("BR005", group))
+    return {
+        "aggregate": how,
+        "ladder": _answer(ladder, "ladder (serial)", "cluster (overlapping)"),
+        "slope": _answer(slope, "flat in N (serial)", "grows with N"),
+    }
+
+
+def _answer(f: Finding | None, fired: str, passed: str) -> str:
+    if f is None:
+        return "not checked"
+    if f.outcome is Outcome.FIRED:
+        return fired
+    if f.outcome is Outcome.PASSED:
+        return passed
+    return f"{f.outcome}: {f.message}"
+
+
+def build_verdict(
+    data: AuditData, checks: list[ClaimCheck], findings: list[Finding], rules: list[str]
+) -> Verdict:
+    by_subject = {(f.code, f.subject): f for f in findings}
+    runs: list[RunSummary] = []
+    run_verdicts: dict[str, VerdictKind] = {}
+    for _, row in data.tables.runs.iterrows():
+        run_id, group = str(row["run"]), str(row["group"])
+        s = data.stats.loc[run_id]
+        reasons = []
+        concurrency = _opt(row["concurrency"])
+        ladder = by_subject.get(("BR003", run_id))
+        slope = by_subject.get(("BR005", group))
+        if ladder is not None and ladder.fired:
+            reasons.append(f"BR003: {ladder.message}")
+        if slope is not None and slope.fired and (concurrency or 0) > 1:
+            reasons.append(f"BR005: {slope.message}")
+        if reasons:
+            kind = VerdictKind.SERIAL
+        elif math.isnan(s["aggregate_tps"]):
+            kind = VerdictKind.INSUFFICIENT_DATA
+            reasons.append("no wall clock, so no total ÷ wall aggregate")
+        elif (concurrency or 0) > 1 and not any(
+            f is not None and f.outcome is Outcome.PASSED for f in (ladder, slope)
+        ):
+            kind = VerdictKind.INSUFFICIENT_DATA
+            reasons.append("neither the completion times nor a sweep over N show the "
+                           "requests overlapping")
+        else:
+            kind = VerdictKind.SUPPORTED
+        run_verdicts[run_id] = kind
+        runs.append(RunSummary(
+            id=run_id, group=group, concurrency=concurrency, repeat=_opt(row["repeat"]),
+            requests=int(s["requests"]), output_tokens=_opt(s["output_tokens"]),
+            wall_s=_opt(s["wall_s"]), aggregate_tps=_opt(s["aggregate_tps"]),
+            sum_reported_tps=_opt(s["sum_reported_tps"]), overlap=_opt(s["overlap"]),
+            in_flight=_opt(s["in_flight"]), stop=str(row["stop"]),
+            prefill_share=_opt(s["prefill_share"]), median_ttft_s=_opt(s["median_ttft_s"]),
+            median_decode_tps=_opt(s["median_decode_tps"]), format=str(row["format"]),
+            verdict=kind, reasons=reasons,
+            questions=_question_answers(by_subject, run_id, group, s, False),
+            derived=list(row["derived"] or []),
+            source=f"{row['source_path']}:{int(row['source_line'])}"
+            if _opt(row["source_line"]) is not None else str(row["source_path"]),
+        ))
+    claims = [_claim_verdict(c, by_subject, run_verdicts, data) for c in checks]
+    headline = worst([r.verdict for r in runs] + [c.verdict for c in claims])
+    if not runs and not claims:
+        headline = VerdictKind.INSUFFICIENT_DATA
+    return Verdict(
+        verdict=headline, runs=runs, claims=claims, findings=findings,
+        inputs=data.tables.inputs, undisclosed=undisclosed(data), rules=rules, data=data,
+    )
+
+
+def _claim_verdict(c: ClaimCheck, by_subject: dict[tuple[str, str], Finding],
+                   run_verdicts: dict[str, VerdictKind], data: AuditData) -> ClaimSummary:
+    tol = data.config[CLAIM_TOLERANCE]
+    incomparable = by_subject.get(("BR012", c.claim))
+    if c.problem:
+        return ClaimSummary(c, VerdictKind.INSUFFICIENT_DATA, c.problem)
+    if incomparable is not None and incomparable.fired:
+        return ClaimSummary(c, VerdictKind.INCOMPARABLE, incomparable.message)
+    assert c.factor is not None and c.recomputed is not None
+    if c.factor > 1 + tol:
+        digits = 2 if c.metric in ("speedup", "scaling") else 1
+        return ClaimSummary(c, VerdictKind.INFLATED,
+                            f"claimed {c.value:,.{digits}f} is {c.factor:.2f}× the recomputed "
+                            f"{c.recomputed:,.{digits}f}")
+    serial = [r for r in c.runs if run_verdicts.get(r) is VerdictKind.SERIAL]
+    if serial and c.metric in ("aggregate_tps", "scaling") and (c.concurrency or 2) > 1:
+        return ClaimSummary(c, VerdictKind.SERIAL,
+                            f"the figure holds, but run {serial[0]} was served one request "
+                            "at a time: the concurrency is not real")
+    return ClaimSummary(c, VerdictKind.SUPPORTED,
+                        f"within {tol:.0%} of the recomputed {c.recomputed:,.1f}")
+
+
+def undisclosed(data: AuditData) -> list[str]:
+    """What the trace did not say, that a reader needs to trust a figure."""
+    runs = data.tables.runs
+    out = []
+    checks = [
+        ("stop", lambda r: r["stop"] in (None, "unknown"), "stop mode (forced or natural)"),
+        ("prompt", lambda r: pd.isna(r["prompt_tokens"]), "prompt length"),
+        ("content", lambda r: r["content"] in (None, "unknown"), "content type"),
+        ("spec", lambda r: r["spec_enabled"] is None, "whether speculative decoding was on"),
+        ("context", lambda r: pd.isna(r["context_tokens"]), "context length"),
+        ("hw", lambda r: r["hardware_name"] is None, "hardware"),
+        ("engine", lambda r: r["engine_name"] is None, "engine and version"),
+        ("conc", lambda r: pd.isna(r["concurrency"]), "concurrency"),
+    ]
+    for _, label_test, label in checks:
+        missing = [str(r["run"]) for _, r in runs.iterrows() if label_test(r)]
+        if missing:
+            which = "all runs" if len(missing) == len(runs) else ", ".join(missing[:5]) + (
+                f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            out.append(f"{label}: {which}")
+    return out
