@@ -107,7 +107,7 @@ def render_outputs(verdict: Verdict, *, html: str | None = None, pdf: str | None
         _write(json, render_json(verdict))
         written.append(json)
     for name in ("html", "pdf", "md"):
-        if locals()[name] or (name == "html" and default_html):
+        if locals()[name]:
             raise UsageError(f"the {name.upper()} report is not available in this version; "
                              "expected --json")
     return written

@@ -10,8 +10,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reporter.config import threshold
 from reporter.errors import UsageError
 from reporter.table import Tables
+
+CLAIM_TOLERANCE = threshold(
+    "claim_tolerance",
+    0.10,
+    "a claim within 10% of the recomputed figure is supported: repeated single runs differ "
+    "by ~5% (METHOD §7), so a tighter bound would convict noise",
+)
 
 _METRICS = {
     "aggregate": "aggregate_tps",

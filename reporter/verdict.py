@@ -8,20 +8,13 @@ from typing import Any
 
 import pandas as pd
 
-from reporter.claims import ClaimCheck
-from reporter.config import threshold
+from reporter.claims import CLAIM_TOLERANCE, ClaimCheck
 from reporter.rules.base import AuditData, Finding, clean
 from reporter.table import InputFile
 from reporter.types import Outcome, VerdictKind, worst
 
 FORMAT_VERSION = 1
 
-CLAIM_TOLERANCE = threshold(
-    "claim_tolerance",
-    0.10,
-    "a claim within 10% of the recomputed figure is supported: repeated single runs differ "
-    "by ~5% (METHOD §7), so a tighter bound would convict noise",
-)
 
 #: Codes whose firing makes a run's concurrency figure serial.
 SERIAL_CODES = ("BR003", "BR005")

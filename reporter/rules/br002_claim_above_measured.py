@@ -1,0 +1,90 @@
+"""A claimed figure is above what the trace measures, and the claim does not say how it was got.
+
+## What it checks
+Every claim that is not a sum of per-request rates (BR001 handles those): an aggregate, a
+single-stream rate, a scaling factor or a speed-up, against the same figure recomputed from
+the trace.
+
+## Why it matters
+A number above what the recorded requests can produce came from somewhere else: a different
+run, a sum, a best case, or a typo. A reader can only trust the figure the trace supports.
+
+## How it decides
+`factor = claimed ÷ recomputed`, where the recomputed figure is: for an aggregate, total
+output tokens ÷ wall clock (median over repeats); for a stream rate, the median per-request
+decode rate `(output tokens − 1) ÷ (t_end − t_first)`; for scaling, `A(N) ÷ A(N_min)` in the
+claim's sweep; for a speed-up `A(a) ÷ A(b)`. The claim is above the measurement when the
+factor exceeds `1 + claim_tolerance` (10%, the spread of repeated single runs).
+
+## Worked example
+METHOD.md §4: "8-way reaches 3× single" against case B's natural-stop runs: 171.2 ÷ 60.3 =
+2.84×, so a claimed 3× is 1.06× the measurement (within tolerance, but the threshold's
+definition decides, see BR012). A claimed 350 tok/s at N=4 with method unknown against
+case A's 91.0 tok/s: 3.8× above.
+
+## When it cannot decide
+A claim that names no run, or names several groups, or whose runs have no wall clock.
+
+## What to do
+Publish the recomputed figure, with its definition (total ÷ wall), its concurrency and its
+stop mode.
+
+## References
+METHOD.md §1, §7.
+"""
+
+from __future__ import annotations
+
+from reporter.rules.base import AuditData, Finding, Rule, fmt, run_ref
+from reporter.types import Outcome, Severity
+from reporter.claims import CLAIM_TOLERANCE
+
+_UNIT = {"aggregate_tps": " tok/s", "stream_tps": " tok/s", "speedup": "×", "scaling": "×"}
+
+
+def check(data: AuditData) -> list[Finding]:
+    findings = []
+    tol = data.config[CLAIM_TOLERANCE]
+    if not data.claim_checks:
+        return [RULE.finding("audit", Outcome.NOT_APPLICABLE,
+                             "no claim in the trace or on the command line (--claim)")]
+    for c in data.claim_checks:
+        if c.method == "sum":
+            findings.append(RULE.finding(c.claim, Outcome.NOT_APPLICABLE,
+                                         "a summed claim: see BR001"))
+            continue
+        if c.recomputed is None or c.factor is None:
+            findings.append(RULE.finding(c.claim, Outcome.UNDECIDABLE, c.problem or
+                                         "nothing to recompute it from"))
+            continue
+        unit = _UNIT.get(c.metric, "")
+        digits = 2 if unit == "×" else 1
+        numbers = {"claimed": c.value, "recomputed": c.recomputed, "factor": c.factor}
+        arithmetic = [*c.arithmetic, f"claimed {fmt(c.value, digits)} ÷ recomputed "
+                      f"{fmt(c.recomputed, digits)} = {fmt(c.factor, 2)}×"]
+        refs = [x for x in [c.ref] if x] + [x for r in c.runs for x in run_ref(data, r)]
+        if c.factor > 1 + tol:
+            findings.append(RULE.finding(
+                c.claim, Outcome.FIRED,
+                f"claimed {c.metric} {fmt(c.value, digits)}{unit} (method {c.method}) is "
+                f"{fmt(c.factor, 2)}× what the trace measures, {fmt(c.recomputed, digits)}{unit}",
+                arithmetic=arithmetic, numbers=numbers, refs=refs,
+                help="publish the recomputed figure with its definition (total ÷ wall), its "
+                     "concurrency and its stop mode"))
+        else:
+            findings.append(RULE.finding(
+                c.claim, Outcome.PASSED,
+                f"claimed {fmt(c.value, digits)}{unit} is within {tol:.0%} of (or below) the "
+                f"recomputed {fmt(c.recomputed, digits)}{unit}",
+                arithmetic=arithmetic, numbers=numbers, refs=refs))
+    return findings
+
+
+RULE = Rule(
+    code="BR002",
+    name="claim-above-measured",
+    severity=Severity.ERROR,
+    summary="claimed figure above what the trace measures, method unknown",
+    check=check,
+    doc=__doc__ or "",
+)

@@ -1,0 +1,139 @@
+"""Only k of the N requests were served at once; the rest waited in an admission queue.
+
+## What it checks
+Whether a run that sent N requests together decoded all N at once, or only k of them, the
+others getting their first token only when a running request finished.
+
+## Why it matters
+An engine with k slots (or a `max_num_seqs` of k) admits k requests and queues the rest. The
+queued requests' wait appears in no request's own decode rate: each reports full speed once
+admitted, so a sum of per-request rates overstates the aggregate, and "N concurrent" is
+really "k concurrent plus a queue".
+
+## How it decides
+From the decode intervals `[t_first, t_end]` of the successful requests, the number decoding
+at each moment. `k` is the largest level held for at least `queue_held_share` (10%) of the
+time anything decodes (brief overlaps at hand-over do not count). `N` is the stated
+concurrency, else the level of requests in flight (`[t_send, t_end]`) held as long. The run
+has an admission queue when `2 ≤ k < N` and some requests got their first token only after
+another request had finished (they waited for a slot). `k = 1` is the serial case (BR003).
+
+## Worked example
+METHOD.md §1, case B: 16 concurrent prose requests on a server that admits 8 at a time. Eight
+decode together from the start; the other eight start only as slots free up, with a median
+time to first token of 4.72 s — a whole request's duration. The sum of self-reported rates,
+840.1 tok/s, is 2.09× the honest 401.3 tok/s.
+
+## When it cannot decide
+Without send, first-token and end times for the requests it cannot see a queue. A run with
+fewer than three requests cannot have `2 ≤ k < N`: not applicable.
+
+## What to do
+State the figure at the concurrency the server really serves (k), or raise its slot limit and
+measure again. Never sum per-request rates (BR001).
+
+## References
+METHOD.md §1 (case B); seed 001 §5.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reporter.config import threshold
+from reporter.rules.base import AuditData, Finding, Rule, fmt, request_refs
+from reporter.types import Outcome, Severity
+
+QUEUE_HELD_SHARE = threshold(
+    "queue_held_share",
+    0.10,
+    "a level of concurrency must last a tenth of the busy time to count; hand-overs between "
+    "a finishing and a starting request last milliseconds",
+)
+
+
+def held_level(starts: np.ndarray, ends: np.ndarray, share: float) -> int:
+    """The largest number of intervals open at once for at least `share` of the busy time."""
+    if len(starts) == 0:
+        return 0
+    times = np.concatenate((starts, ends))
+    deltas = np.concatenate((np.ones(len(starts)), -np.ones(len(ends))))
+    # at equal times, close before opening: a hand-over is not an overlap
+    order = np.lexsort((deltas, times))
+    times, deltas = times[order], deltas[order]
+    level = np.cumsum(deltas)[:-1]
+    spans = np.diff(times)
+    busy = spans[level > 0].sum()
+    if busy <= 0:
+        return int(level.max(initial=0))
+    top = int(level.max(initial=0))
+    for k in range(top, 0, -1):
+        if spans[level >= k].sum() >= share * busy:
+            return k
+    return 0
+
+
+def check(data: AuditData) -> list[Finding]:
+    return [_check_run(data, str(run_id)) for run_id in data.stats.index]
+
+
+def _check_run(data: AuditData, run_id: str) -> Finding:
+    s = data.stats.loc[run_id]
+    if int(s["requests"]) < 3:
+        return RULE.finding(run_id, Outcome.NOT_APPLICABLE,
+                            f"{int(s['requests'])} request(s): no queue of k < N to find")
+    if not (s["has_send"] and s["has_first"] and s["has_end"]):
+        missing = [name for name, ok in (("t_send", s["has_send"]), ("t_first", s["has_first"]),
+                                         ("t_end", s["has_end"])) if not ok]
+        return RULE.finding(run_id, Outcome.UNDECIDABLE,
+                            f"no {', '.join(missing)} for every request: cannot see who waited")
+    rows = data.requests_of(run_id)
+    rows = rows[rows["ok"]].dropna(subset=["t_first", "t_end"])
+    share = data.config[QUEUE_HELD_SHARE]
+    k = held_level(rows["t_first"].to_numpy(), rows["t_end"].to_numpy(), share)
+    stated = data.concurrency(run_id)
+    in_flight = held_level(rows["t_send"].to_numpy(), rows["t_end"].to_numpy(), share)
+    n = int(stated) if not np.isnan(stated) else in_flight
+    n = min(n, len(rows))
+    first_done = float(rows["t_end"].min())
+    waited = rows[rows["t_first"] >= first_done]
+    numbers = {"k": k, "n": n, "queued": len(waited),
+               "queued_median_ttft_s": float(waited["ttft"].median()) if len(waited) else None,
+               "served_median_ttft_s": float(rows[rows["t_first"] < first_done]["ttft"].median()),
+               "median_decode_s": float(rows["decode_s"].median())}
+    arithmetic = [
+        f"decoding at once (held ≥ {share:.0%} of the busy time): k = {k}; "
+        f"sent together: N = {n}",
+    ]
+    if k <= 1:
+        return RULE.finding(run_id, Outcome.NOT_APPLICABLE,
+                            "one request decoded at a time: the serial case, see BR003",
+                            numbers=numbers)
+    if k >= n or waited.empty:
+        return RULE.finding(run_id, Outcome.PASSED,
+                            f"all {n} requests decoded together (k = {k})", numbers=numbers,
+                            arithmetic=arithmetic)
+    wait = float(waited["ttft"].median())
+    arithmetic.append(
+        f"{len(waited)} requests got their first token only after another finished: median "
+        f"time to first token {fmt(wait, 2)} s against {fmt(numbers['served_median_ttft_s'], 2)} s "
+        f"for the admitted ones; one request decodes in {fmt(numbers['median_decode_s'], 2)} s")
+    return RULE.finding(
+        run_id, Outcome.FIRED,
+        f"only {k} of {n} requests were served at once; the other {len(waited)} waited a median "
+        f"{fmt(wait, 2)} s for their first token",
+        arithmetic=arithmetic, numbers=numbers, refs=request_refs(waited),
+        help=f"quote the figure as {k} concurrent requests, or raise the server's slot / "
+             "max-sequences limit and measure again; never sum per-request rates",
+    )
+
+
+RULE = Rule(
+    code="BR004",
+    name="admission-queue",
+    severity=Severity.WARNING,
+    summary="only k of N requests served at once (first-token times jump by a request's "
+            "duration)",
+    check=check,
+    doc=__doc__ or "",
+)

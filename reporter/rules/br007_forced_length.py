@@ -1,0 +1,93 @@
+"""A forced output length was asked for, but the requests did not write that many tokens.
+
+## What it checks
+Runs that ask for a forced length (`stop: forced`, `ignore_eos: true` or `min_tokens`): did
+every successful request write the requested number of tokens?
+
+## Why it matters
+A flag accepted is not a feature enabled. Engines silently ignore parameters they do not know
+(llama-cpp-python ignores `ignore_eos`; llama-server ignores `min_tokens`), and a request that
+stops early turns a forced-length run into a natural-stop one: every figure computed as
+`N × requested ÷ wall` is then wrong, and the ladder test loses its footing.
+
+## How it decides
+The requested length is `workload.output_tokens` (or `min_tokens` when only that is given).
+A request falls short when it wrote fewer tokens, or ended on end-of-sequence
+(`finish_reason: stop`). Any short request fires; the finding counts them and gives the
+shortest.
+
+## Worked example
+Case B forced runs (METHOD.md §4) ask for 512 tokens with `ignore_eos` + `min_tokens`: all
+8 requests write 512, 4,096 tokens in 6.76 s. Had the server ignored the flags, answers of
+~61 tokens would have come back and the run would measure prompt processing instead.
+
+## When it cannot decide
+Without output token counts, or without a requested length, it cannot compare.
+
+## What to do
+Send the forced-length parameters the engine honours (`ignore_eos` and `n_predict` for
+llama-server, `min_tokens` for vLLM and llama-cpp-python), and check the server's own
+completion token counts after every run.
+
+## References
+METHOD.md §2, §4; the recipe's parameter table for llama.cpp servers.
+"""
+
+from __future__ import annotations
+
+import math
+
+from reporter.rules.base import AuditData, Finding, Rule, fmt, request_refs
+from reporter.types import Outcome, Severity
+
+
+def check(data: AuditData) -> list[Finding]:
+    return [_check_run(data, str(r)) for r in data.stats.index]
+
+
+def _check_run(data: AuditData, run_id: str) -> Finding:
+    run = data.runs.loc[run_id]
+    min_tokens = run["min_tokens"]
+    forced = (run["stop"] == "forced" or run["ignore_eos"] is True
+              or (min_tokens is not None and not math.isnan(min_tokens) and min_tokens > 0))
+    if not forced:
+        return RULE.finding(run_id, Outcome.NOT_APPLICABLE,
+                            f"no forced length asked for (stop {run['stop']})")
+    requested = run["output_tokens_requested"]
+    if requested is None or math.isnan(requested):
+        requested = min_tokens
+    rows = data.requests_of(run_id)
+    rows = rows[rows["ok"]]
+    if rows.empty or rows["output_tokens"].isna().all():
+        return RULE.finding(run_id, Outcome.UNDECIDABLE, "no output token counts to compare")
+    if requested is None or math.isnan(requested):
+        return RULE.finding(run_id, Outcome.UNDECIDABLE,
+                            "forced length asked for, but the requested length is not stated "
+                            "(workload.output_tokens)")
+    out = rows["output_tokens"]
+    short = rows[(out < requested) | (rows["finish_reason"] == "stop")]
+    numbers = {"requested": float(requested), "requests": len(rows), "short": len(short),
+               "shortest": float(out.min()), "longest": float(out.max())}
+    if short.empty:
+        return RULE.finding(run_id, Outcome.PASSED,
+                            f"all {len(rows)} requests wrote the requested "
+                            f"{fmt(requested, 0)} tokens", numbers=numbers)
+    return RULE.finding(
+        run_id, Outcome.FIRED,
+        f"forced length {fmt(requested, 0)} asked for, but {len(short)} of {len(rows)} requests "
+        f"wrote fewer (shortest {fmt(out.min(), 0)} tokens): the flag was accepted, not honoured",
+        numbers=numbers, refs=request_refs(short),
+        arithmetic=[f"requested {fmt(requested, 0)} tokens; written "
+                    f"{fmt(out.min(), 0)}–{fmt(out.max(), 0)}"],
+        help="send the parameters this engine honours (ignore_eos, min_tokens, n_predict) and "
+             "check its completion token counts after each run")
+
+
+RULE = Rule(
+    code="BR007",
+    name="forced-length-not-honoured",
+    severity=Severity.ERROR,
+    summary="forced length requested, outputs not of that length: flag accepted, not effective",
+    check=check,
+    doc=__doc__ or "",
+)

@@ -1,0 +1,104 @@
+"""Prompt processing takes more than 30% of the wall clock: the figure measures prefill.
+
+## What it checks
+How much of a run's wall clock went to reading the prompts rather than writing the answers.
+
+## Why it matters
+`wall ≈ Σ prompt tokens ÷ prefill rate + longest output ÷ per-request decode rate`. Only the
+second term is decode. A run whose first term dominates measures the prompt length and the
+prefill rate, not the decode throughput it is usually quoted as.
+
+## How it decides
+`prefill share = (Σ prompt tokens ÷ prefill rate) ÷ wall clock`. The prefill rate comes from a
+`probe` record (`what: prefill_rate`, for the run or for the whole trace), else from a lone
+request of the same sweep (`prompt tokens ÷ time to first token`). The run fires above
+`prefill_share` (30%), as METHOD.md states; the median time to first token is shown beside
+the estimate as a cross-check.
+
+## Worked example
+METHOD.md §4, case B, prefill measured at 3,005 tok/s. Natural stop with 5,634-token prompts
+at N=8: `8 × 5,634 = 45,072 tokens ÷ 3,005 = 15.0 s` of a 17.77 s wall clock, 84%; its
+72.03 tok/s is a prefill measurement. With 352-token prompts: `2,816 ÷ 3,005 = 0.94 s` of
+2.84 s, 33% (the measured median time to first token was 0.974 s).
+
+## When it cannot decide
+Without prompt token counts, or without any prefill rate (no probe, no lone request), it
+cannot estimate the first term.
+
+## What to do
+Quote decode throughput from runs with short prompts and forced length; quote long-prompt runs
+as what they are (prefill-bound throughput at that prompt length), with the prompt length.
+
+## References
+METHOD.md §4; seed 001 §2.
+"""
+
+from __future__ import annotations
+
+import math
+
+from reporter.config import threshold
+from reporter.rules.base import AuditData, Finding, Rule, fmt, run_ref
+from reporter.types import Outcome, Severity
+
+PREFILL_SHARE = threshold(
+    "prefill_share",
+    0.30,
+    "METHOD §4: above ~30% of the wall the figure measures prefill, not decode",
+)
+
+
+def check(data: AuditData) -> list[Finding]:
+    return [_check_run(data, str(r)) for r in data.stats.index]
+
+
+def _check_run(data: AuditData, run_id: str) -> Finding:
+    s = data.stats.loc[run_id]
+    prompt = float(s["prompt_tokens_total"])
+    if math.isnan(prompt):
+        return RULE.finding(run_id, Outcome.UNDECIDABLE, "no prompt token counts (prompt_tokens)")
+    rate = float(s["prefill_rate"])
+    if math.isnan(rate):
+        return RULE.finding(run_id, Outcome.UNDECIDABLE,
+                            "no prefill rate: add a probe record (what: prefill_rate) or a lone "
+                            "request of the same sweep")
+    wall = float(s["wall_s"])
+    if math.isnan(wall) or wall <= 0:
+        return RULE.finding(run_id, Outcome.UNDECIDABLE, "no wall clock")
+    share = float(s["prefill_share"])
+    limit = data.config[PREFILL_SHARE]
+    n = int(s["requests"])
+    per = prompt / n if n else float("nan")
+    prefill_s = float(s["prefill_s"])
+    arithmetic = [
+        f"prompt tokens: {n} × {fmt(per, 0)} = {fmt(prompt, 0)}",
+        f"prefill ≈ {fmt(prompt, 0)} ÷ {fmt(rate, 0)} tok/s = {fmt(prefill_s, 2)} s "
+        f"(rate from {s['prefill_rate_source']})",
+        f"share = {fmt(prefill_s, 2)} ÷ {fmt(wall, 2)} s wall = {share:.0%}",
+    ]
+    ttft = float(s["median_ttft_s"])
+    if not math.isnan(ttft):
+        arithmetic.append(f"measured median time to first token: {fmt(ttft, 3)} s")
+    numbers = {"prompt_tokens": prompt, "prefill_rate": rate, "prefill_s": prefill_s,
+               "wall_s": wall, "prefill_share": share, "median_ttft_s": ttft}
+    if share > limit:
+        return RULE.finding(
+            run_id, Outcome.FIRED,
+            f"prompt processing ≈ {fmt(prefill_s, 1)} s of the {fmt(wall, 2)} s wall clock "
+            f"({share:.0%} > {limit:.0%}): the {fmt(s['aggregate_tps'])} tok/s measures prefill",
+            arithmetic=arithmetic, numbers=numbers, refs=run_ref(data, run_id),
+            help="quote decode throughput from short-prompt forced-length runs; state the prompt "
+                 "length with this figure")
+    return RULE.finding(run_id, Outcome.PASSED,
+                        f"prompt processing ≈ {share:.0%} of the wall clock",
+                        arithmetic=arithmetic, numbers=numbers)
+
+
+RULE = Rule(
+    code="BR008",
+    name="prefill-dominates-wall",
+    severity=Severity.WARNING,
+    summary="prompt processing is > 30% of the wall clock",
+    check=check,
+    doc=__doc__ or "",
+)

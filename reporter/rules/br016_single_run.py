@@ -1,0 +1,88 @@
+"""Each figure comes from a single run: its error is unknown.
+
+## What it checks
+Whether the runs behind each concurrency level of a sweep were repeated.
+
+## Why it matters
+Single runs are soft. Case B repeated one point: aggregates 140.55 and 133.27 tok/s, ~5%
+apart, mostly from the time to first token (0.062 vs 0.316 s). A ratio built on two single
+runs carries both errors, and a threshold such as "8-way must reach 3× single" can pass or
+fail on noise alone.
+
+## How it decides
+Per group (a sweep), the number of runs at each concurrency level (`repeat`). With at least
+two runs at some level the spread `max ÷ min − 1` of their aggregates is shown; with one run
+at every level the finding fires (informational).
+
+## Worked example
+METHOD.md §7: 140.55 vs 133.27 tok/s, 5.5% apart; the decode rate alone, 143.01 vs 145.24,
+1.6% apart.
+
+## When it cannot decide
+Runs without a wall clock have no aggregate to compare between repeats.
+
+## What to do
+Repeat each point at least twice (three times for published figures) and quote the spread.
+
+## References
+METHOD.md §7 "How sure are we"; seed 001 §6.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from reporter.rules.base import AuditData, Finding, Rule, fmt, run_ref
+from reporter.types import Outcome, Severity
+
+
+def check(data: AuditData) -> list[Finding]:
+    return [_check_group(data, name, runs) for name, runs in data.groups().items()]
+
+
+def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
+    frame = pd.DataFrame({
+        "run": runs,
+        "n": [data.concurrency(r) for r in runs],
+        "agg": [float(data.stats.at[r, "aggregate_tps"]) for r in runs],
+    })
+    frame["n"] = frame["n"].fillna(-1)
+    counts = frame.groupby("n")["run"].count()
+    if counts.max() < 2:
+        return RULE.finding(
+            group, Outcome.FIRED,
+            f"{len(runs)} run(s), none repeated: the error of each figure is unknown",
+            refs=[x for r in runs for x in run_ref(data, r)][:4],
+            numbers={"runs": len(runs), "repeated_levels": 0},
+            help="repeat each point at least twice and quote the spread")
+    spreads = []
+    lines = []
+    for n, sub in frame.groupby("n"):
+        values = sub["agg"].dropna()
+        if len(values) < 2 or values.min() <= 0:
+            continue
+        spread = float(values.max() / values.min() - 1)
+        spreads.append(spread)
+        label = "N unknown" if n == -1 else f"N={n:g}"
+        lines.append(f"{label}: {len(values)} repeats, {fmt(values.min())}–{fmt(values.max())} "
+                     f"tok/s, spread {fmt(spread * 100, 1)}%")
+    if not spreads:
+        return RULE.finding(group, Outcome.UNDECIDABLE,
+                            "repeated runs, but none has a wall clock to compare")
+    worst = max(spreads)
+    return RULE.finding(
+        group, Outcome.PASSED,
+        f"repeated: the largest spread between repeats is {fmt(worst * 100, 1)}%",
+        arithmetic=lines, numbers={"max_spread": worst if math.isfinite(worst) else None})
+
+
+RULE = Rule(
+    code="BR016",
+    name="single-run",
+    severity=Severity.INFO,
+    summary="no repeats: the figure's error is unknown",
+    check=check,
+    doc=__doc__ or "",
+)

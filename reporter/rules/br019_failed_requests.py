@@ -1,0 +1,113 @@
+"""Requests failed, were aborted or came back empty, and the aggregate may count them.
+
+## What it checks
+Requests with an error, an abort, no tokens although "successful", or a stream cut short (no
+finish reason and fewer tokens than asked for), and whether a tool's aggregate counted them.
+
+## Why it matters
+A request that fails fast frees its slot and shortens the wall clock; one that is cut short
+(llama-cpp-python's default interrupts the running stream when a new request arrives) returns
+HTTP 200 with one token. An aggregate that assumes N × requested tokens, or counts the failed
+requests' tokens, reports throughput that was never delivered.
+
+## How it decides
+Per run: failed = `finish_reason` error or abort, or an `error` field; empty = successful with
+0 output tokens; cut = no finish reason and fewer tokens than requested. Any of them fires:
+errors at `error` severity when they exceed `failed_share` (10%) of the requests, else
+`warning`. benchreport's own aggregate counts only the tokens of successful requests; the
+finding says how many tokens that leaves out. For summary-only files, the tool's failed count.
+
+## Worked example
+The LambdaLabs vLLM file (FORMATS.md §11b): three "successful" requests with 0 output tokens
+of 10. llama-cpp-python with its default settings at N=4: three of four streams got 1 token,
+so "275 tok/s" nominal was 70 tok/s received.
+
+## When it cannot decide
+Without output token counts or finish reasons, a cut stream cannot be told from a short
+answer; errors are still counted.
+
+## What to do
+Fix the errors and rerun; never divide requested tokens by the wall clock; quote the failure
+rate beside any figure.
+
+## References
+The llama.cpp server recipe's pitfalls; FORMATS.md §11.
+"""
+
+from __future__ import annotations
+
+import math
+
+from reporter.config import threshold
+from reporter.rules.base import AuditData, Finding, Rule, fmt, request_refs, run_ref
+from reporter.types import Outcome, Severity
+
+FAILED_SHARE = threshold(
+    "failed_share",
+    0.10,
+    "a tenth of the requests failing changes the wall clock and the token count enough to "
+    "move the aggregate beyond run-to-run noise",
+)
+
+
+def check(data: AuditData) -> list[Finding]:
+    return [_check_run(data, str(r)) for r in data.stats.index]
+
+
+def _check_run(data: AuditData, run_id: str) -> Finding:
+    s = data.stats.loc[run_id]
+    rows = data.requests_of(run_id)
+    if rows.empty:
+        if s["from_summary"] and not math.isnan(s["failed"]):
+            failed = int(s["failed"])
+            if failed:
+                return RULE.finding(run_id, Outcome.FIRED,
+                                    f"the tool counted {failed} failed request(s) of "
+                                    f"{int(s['requests'])}", numbers={"failed": failed},
+                                    refs=run_ref(data, run_id),
+                                    help="fix the errors and rerun; quote the failure rate")
+            return RULE.finding(run_id, Outcome.PASSED, "the tool counted no failed request")
+        return RULE.finding(run_id, Outcome.UNDECIDABLE, "no per-request rows and no failure count")
+    requested = data.runs.at[run_id, "output_tokens_requested"]
+    failed = rows[~rows["ok"]]
+    ok = rows[rows["ok"]]
+    empty = ok[ok["output_tokens"] == 0]
+    cut = ok.iloc[0:0]
+    if requested is not None and not math.isnan(requested):
+        cut = ok[ok["finish_reason"].isna() & (ok["output_tokens"] < requested)
+                 & (ok["output_tokens"] > 0)]
+    n = len(rows)
+    bad = len(failed) + len(empty) + len(cut)
+    lost = float(failed["output_tokens"].sum(min_count=1) or 0.0) if len(failed) else 0.0
+    numbers = {"requests": n, "failed": len(failed), "empty": len(empty), "cut": len(cut),
+               "failed_tokens_not_counted": lost}
+    if bad == 0:
+        return RULE.finding(run_id, Outcome.PASSED,
+                            f"all {n} requests succeeded with output", numbers=numbers)
+    parts = []
+    if len(failed):
+        kinds = failed["finish_reason"].fillna("error").value_counts()
+        parts.append(f"{len(failed)} failed ({', '.join(f'{v} {k}' for k, v in kinds.items())})")
+    if len(empty):
+        parts.append(f"{len(empty)} 'successful' with 0 tokens")
+    if len(cut):
+        parts.append(f"{len(cut)} cut short with no finish reason (shortest "
+                     f"{fmt(cut['output_tokens'].min(), 0)} of {fmt(requested, 0)} tokens)")
+    counted = ("the aggregate counts only successful requests' tokens"
+               + (f" ({fmt(lost, 0)} tokens of failed requests left out)" if lost else ""))
+    severity = Severity.ERROR if bad > data.config[FAILED_SHARE] * n else Severity.WARNING
+    evidence = failed if len(failed) else (empty if len(empty) else cut)
+    return RULE.finding(
+        run_id, Outcome.FIRED, f"{'; '.join(parts)} of {n} requests; {counted}",
+        severity=severity, numbers=numbers, refs=request_refs(evidence),
+        help="fix the failures and rerun; never divide requested tokens by the wall clock")
+
+
+RULE = Rule(
+    code="BR019",
+    name="failed-requests",
+    severity=Severity.WARNING,
+    summary="errors or aborted requests present, and whether the aggregate counts them",
+    check=check,
+    doc=__doc__ or "",
+)
