@@ -185,7 +185,7 @@ def _stream(check: ClaimCheck, stats: pd.DataFrame, runs: list[str]) -> None:
         return
     check.recomputed = float(np.median(values))
     check.arithmetic = [
-        f"median per-request decode rate = (output tokens − 1) ÷ (t_end − t_first) "
+        f"median per-request decode rate = output tokens ÷ (t_end − t_first) "
         f"= {_fmt(check.recomputed)} tok/s"
     ]
 

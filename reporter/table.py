@@ -198,10 +198,10 @@ def derive_request_columns(req: pd.DataFrame) -> None:
         req["ttft"] = req["t_first"] - req["t_send"]
         req["e2e"] = req["t_end"] - req["t_send"]
         req["decode_s"] = req["t_end"] - req["t_first"]
-        # The first token ends prefill; the (n - 1) after it are decode (vLLM's TPOT convention).
-        steps = req["output_tokens"] - 1.0
-        rate = steps / req["decode_s"]
-        req["decode_tps"] = rate.where((steps >= 1) & (req["decode_s"] > 0))
+        # Tokens ÷ decode time, as engines report it (llama-server predicted_per_second) and as
+        # METHOD.md predicts walls with it (TTFT + tokens ÷ rate); one token has no decode time.
+        rate = req["output_tokens"] / req["decode_s"]
+        req["decode_tps"] = rate.where((req["output_tokens"] >= 2) & (req["decode_s"] > 0))
     fr = req["finish_reason"].astype(object)
     failed = fr.isin(["error", "abort"]) | req["error"].notna()
     req["ok"] = ~failed.to_numpy(dtype=bool)

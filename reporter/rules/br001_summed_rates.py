@@ -100,6 +100,10 @@ def check(data: AuditData) -> list[Finding]:
             findings.append(RULE.finding(run_id, Outcome.NOT_APPLICABLE,
                                          "no per-request reported rate (reported_tps)"))
             continue
+        if int(s["ok"]) < 2:
+            findings.append(RULE.finding(run_id, Outcome.NOT_APPLICABLE,
+                                         "one request: nothing to sum"))
+            continue
         if math.isnan(agg) or agg <= 0:
             findings.append(RULE.finding(run_id, Outcome.UNDECIDABLE,
                                          "reported rates but no wall clock to compare with"))

@@ -115,6 +115,18 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     return _by_completions(data, run_id, done, numbers, refs)
 
 
+def single_request_time(data: AuditData, run_id: str) -> tuple[float, str]:
+    """One request's duration: a lone request of the same sweep, else the median decode time."""
+    group = data.runs.at[run_id, "group"]
+    lone = [r for r in data.groups().get(str(group), [])
+            if data.concurrency(r) == 1 and data.stats.at[r, "requests"] == 1]
+    if lone:
+        value = float(np.median([data.stats.at[r, "wall_s"] for r in lone]))
+        if not np.isnan(value):
+            return value, f"one request alone (run {lone[0]})"
+    return float(data.requests_of(run_id)["decode_s"].median()), "median decode time of one request"
+
+
 def _shown(done: np.ndarray, limit: int = 8) -> str:
     text = ", ".join(fmt(x) for x in done[:limit])
     return text + (f", … ({len(done)} in all)" if len(done) > limit else "")
@@ -125,22 +137,22 @@ def _by_overlap(data: AuditData, run_id: str, done: np.ndarray, numbers: dict[st
     s = data.stats.loc[run_id]
     overlap = float(s["overlap"])
     limit = data.config[SERIAL_OVERLAP]
-    single = float(data.requests_of(run_id)["decode_s"].median())
-    steps = np.diff(done)
-    step = float(np.median(steps)) if len(steps) else float("nan")
+    single, single_what = single_request_time(data, run_id)
+    step = float(done[-1] / len(done))
     numbers |= {"overlap": overlap, "step_s": step, "single_request_s": single}
     arithmetic = [
         f"overlap = Σ decode time ÷ union of decode intervals = {fmt(overlap, 2)} "
         f"(1.0 = one at a time; {int(s['ok'])} requests)",
         f"completions (s from the first send): {_shown(done)}",
-        f"median step {fmt(step, 2)} s; median decode time of one request {fmt(single, 2)} s",
+        f"mean step = last completion ÷ N = {fmt(done[-1], 2)} ÷ {len(done)} = {fmt(step, 2)} s; "
+        f"{single_what}: {fmt(single, 2)} s",
     ]
     if overlap <= limit:
         return RULE.finding(
             run_id, Outcome.FIRED,
             f"requests decoded one at a time (overlap {fmt(overlap, 2)} ≤ {fmt(limit, 2)}): "
             f"completions step by {fmt(step, 2)} s ≈ one request's {fmt(single, 2)} s; "
-            f"the run is serial",
+            "the run is serial",
             arithmetic=arithmetic, numbers=numbers, refs=refs,
             help="do not publish this as concurrent throughput; look for a refused batching "
                  "flag in the server log and check the number of slots",

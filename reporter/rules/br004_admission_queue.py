@@ -16,7 +16,8 @@ at each moment. `k` is the largest level held for at least `queue_held_share` (1
 time anything decodes (brief overlaps at hand-over do not count). `N` is the stated
 concurrency, else the level of requests in flight (`[t_send, t_end]`) held as long. The run
 has an admission queue when `2 ≤ k < N` and some requests got their first token only after
-another request had finished (they waited for a slot). `k = 1` is the serial case (BR003).
+another request had finished, within `handover_share` (10%) of a request's decode time of that
+completion (they waited for its slot; first tokens staggered by long prompts do not line up). `k = 1` is the serial case (BR003).
 
 ## Worked example
 METHOD.md §1, case B: 16 concurrent prose requests on a server that admits 8 at a time. Eight
@@ -39,6 +40,7 @@ METHOD.md §1 (case B); seed 001 §5.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from reporter.config import threshold
 from reporter.rules.base import AuditData, Finding, Rule, fmt, request_refs
@@ -49,6 +51,14 @@ QUEUE_HELD_SHARE = threshold(
     0.10,
     "a level of concurrency must last a tenth of the busy time to count; hand-overs between "
     "a finishing and a starting request last milliseconds",
+)
+
+
+HANDOVER_SHARE = threshold(
+    "handover_share",
+    0.10,
+    "a queued request's first token follows a completion by its own prefill, a small part of "
+    "a request's decode time; later than a tenth of it, something else delayed it",
 )
 
 
@@ -71,6 +81,20 @@ def held_level(starts: np.ndarray, ends: np.ndarray, share: float) -> int:
         if spans[level >= k].sum() >= share * busy:
             return k
     return 0
+
+
+def _admitted_at_release(rows: pd.DataFrame, data: AuditData, run_id: str) -> np.ndarray:
+    """True where a request's first token came right after another request ended.
+
+    That is how a slot hands over; first tokens staggered by prefill (long prompts processed
+    one after another) do not line up with completions and are not a queue.
+    """
+    ends = np.sort(rows["t_end"].to_numpy())
+    firsts = rows["t_first"].to_numpy()
+    pos = np.searchsorted(ends, firsts, side="right") - 1
+    gap = np.where(pos >= 0, firsts - ends[np.clip(pos, 0, None)], np.inf)
+    slack = data.config[HANDOVER_SHARE] * float(rows["decode_s"].median())
+    return np.asarray(gap <= slack)
 
 
 def check(data: AuditData) -> list[Finding]:
@@ -96,7 +120,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     n = int(stated) if not np.isnan(stated) else in_flight
     n = min(n, len(rows))
     first_done = float(rows["t_end"].min())
-    waited = rows[rows["t_first"] >= first_done]
+    waited = rows[(rows["t_first"] >= first_done) & _admitted_at_release(rows, data, run_id)]
     numbers = {"k": k, "n": n, "queued": len(waited),
                "queued_median_ttft_s": float(waited["ttft"].median()) if len(waited) else None,
                "served_median_ttft_s": float(rows[rows["t_first"] < first_done]["ttft"].median()),

@@ -57,8 +57,12 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
                "max_output_tokens": hi, "ended_on_eos": len(eos),
                "requested": None if requested is None or math.isnan(requested) else requested}
     of_requested = (f" of {fmt(requested, 0)} requested" if numbers["requested"] else "")
-    lengths = (f"outputs {fmt(lo, 0)}–{fmt(hi, 0)} tokens, mean {fmt(mean, 0)}{of_requested}"
-               if not math.isnan(mean) else "output lengths unknown")
+    if math.isnan(mean):
+        lengths = "output lengths unknown"
+    elif lo == hi:
+        lengths = f"{fmt(lo, 0)} output tokens{of_requested}"
+    else:
+        lengths = f"outputs {fmt(lo, 0)}–{fmt(hi, 0)} tokens, mean {fmt(mean, 0)}{of_requested}"
     help_text = ("measure decode with forced equal lengths (ignore_eos + min_tokens); quote this "
                  "figure only as this prompt set's throughput")
     if stop == "natural":

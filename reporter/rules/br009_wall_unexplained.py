@@ -2,7 +2,8 @@
 
 ## What it checks
 Whether the wall clock is what prefill and decode predict:
-`predicted wall = median TTFT + longest output ÷ median per-request decode rate`.
+`predicted wall = prefill + longest output ÷ median per-request decode rate`, where prefill
+is the median TTFT or `Σ prompt tokens ÷ prefill rate` (METHOD.md §4).
 
 ## Why it matters
 When the prediction holds, the aggregate is understood: it is decode at the measured rate,
@@ -11,8 +12,10 @@ after a known prefill. When the measured wall is far longer, something else took
 rates or token counts are wrong. Either way the figure is not yet explained.
 
 ## How it decides
-Per run with first-token times: the median time to first token, the median per-request decode
-rate `(output tokens − 1) ÷ (t_end − t_first)`, the longest output. The run fires when
+Per run with first-token times: the prefill term, which is the median time to first token,
+or `Σ prompt tokens ÷ prefill rate` when a prefill rate is known and that is longer (prompts
+processed one after another, BR008); the median per-request decode
+rate `output tokens ÷ (t_end − t_first)`, the longest output. The run fires when
 `|measured ÷ predicted − 1|` exceeds `wall_tolerance` (20%). The predicted aggregate
 `Σ output tokens ÷ predicted wall` is shown beside the measured one.
 
@@ -62,7 +65,13 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
                             "no first-token times, so no TTFT or per-request decode rate")
     if math.isnan(wall) or wall <= 0 or math.isnan(longest):
         return RULE.finding(run_id, Outcome.UNDECIDABLE, "no wall clock or output lengths")
-    predicted = ttft + longest / rate
+    prefill = float(s["prefill_s"])
+    # METHOD §4: the first term is Σ prompt ÷ prefill rate where that is known and larger
+    # (prompts processed one after another), else the time to first token
+    first_term, term_name = ttft, "median TTFT"
+    if not math.isnan(prefill) and prefill > ttft:
+        first_term, term_name = prefill, "Σ prompt ÷ prefill rate"
+    predicted = first_term + longest / rate
     total = float(s["output_tokens"])
     off = wall / predicted - 1
     numbers = {"median_ttft_s": ttft, "median_decode_tps": rate, "longest_output": longest,
@@ -70,8 +79,8 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
                "predicted_aggregate_tps": total / predicted, "measured_aggregate_tps": total / wall,
                "off": off}
     arithmetic = [
-        f"predicted wall = {fmt(ttft, 2)} + {fmt(longest, 0)} ÷ {fmt(rate, 2)} = "
-        f"{fmt(predicted, 2)} s",
+        f"predicted wall = {term_name} {fmt(first_term, 2)} + longest output "
+        f"{fmt(longest, 0)} ÷ median decode {fmt(rate, 2)} = {fmt(predicted, 2)} s",
         f"predicted aggregate = {fmt(total, 0)} ÷ {fmt(predicted, 2)} = "
         f"{fmt(total / predicted, 0)} tok/s; measured {fmt(total, 0)} ÷ {fmt(wall, 2)} = "
         f"{fmt(total / wall, 0)} tok/s ({fmt(abs(off) * 100, 1)}% apart)",

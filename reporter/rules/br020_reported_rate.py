@@ -12,8 +12,8 @@ wrong by the number of tokens per chunk (LLMPerf before its PR #45 divided SSE e
 latency); a rate that matches nothing means the token counts or the times are wrong.
 
 ## How it decides
-Per request, three candidates from the trace: decode `(output − 1) ÷ (t_end − t_first)`,
-end-to-end `output ÷ (t_end − t_send)`, chunks `(chunks − 1) ÷ (t_end − t_first)`. The
+Per request, three candidates from the trace: decode `output ÷ (t_end − t_first)`,
+end-to-end `output ÷ (t_end − t_send)`, chunks `chunks ÷ (t_end − t_first)`. The
 median ratio `reported ÷ candidate` over the run's requests decides: within
 `rate_match` (10%) of 1 is a match. Decode or end-to-end matches pass (and say which, since
 only the decode one must never be summed); a chunk match, or no match, fires.
@@ -68,7 +68,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         candidates = {
             "tokens ÷ decode time": rows["decode_tps"].to_numpy(),
             "tokens ÷ end-to-end time": out / rows["e2e"].to_numpy(),
-            "chunks ÷ decode time": (rows["n_chunks"].to_numpy() - 1) / rows["decode_s"].to_numpy(),
+            "chunks ÷ decode time": rows["n_chunks"].to_numpy() / rows["decode_s"].to_numpy(),
         }
     ratios = {}
     for name, values in candidates.items():
