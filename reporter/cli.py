@@ -152,3 +152,6 @@ def explain(code: str, debug: bool) -> None:
     click.echo(rule.doc.strip())
 
 
+from reporter.cli_record import record_cmd  # noqa: E402  (the recorder's command)
+
+main.add_command(record_cmd)

@@ -1,0 +1,467 @@
+"""``benchreport record``: the command line of the recorder (reporter.recorder does the work)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+import click
+
+from reporter.errors import BenchreportError, UsageError
+from reporter.recorder.client import RequestState
+from reporter.recorder.config import RecordConfig
+from reporter.recorder.prompts import load_prompts
+from reporter.recorder.run import Observer, RecordResult, RunResult, record
+
+#: Exit code of a recording stopped by Ctrl-C or SIGTERM (the trace is complete up to there).
+EXIT_INTERRUPTED = 130
+
+
+def _ints(text: str, option: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise UsageError(
+            f"{option} {text!r}; expected whole numbers separated by commas, e.g. 1,2,4,8"
+        ) from None
+    if not values or any(v < 1 for v in values):
+        raise UsageError(f"{option} {text!r}; expected numbers of at least 1, e.g. 1,2,4,8")
+    return values
+
+
+def _floats(text: str, option: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise UsageError(
+            f"{option} {text!r}; expected requests per second separated by commas, e.g. 0.5,1,2"
+        ) from None
+    if not values or any(not v > 0 for v in values):
+        raise UsageError(f"{option} {text!r}; expected rates above 0")
+    return values
+
+
+def _params(items: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--param {item!r}; expected KEY=VALUE, e.g. top_k=1")
+        try:
+            out[key.strip()] = json.loads(value)
+        except ValueError:
+            out[key.strip()] = value
+    return out
+
+
+class _Progress(Observer):
+    """A rich progress bar on stderr when it is a terminal, one line per run otherwise."""
+
+    def __init__(self, quiet: bool) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self.console = Console(stderr=True, highlight=False)
+        self.quiet = quiet
+        self.live = self.console.is_terminal and not quiet
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[tokens]} tok"), TimeElapsedColumn(),
+            console=self.console, transient=False, disable=not self.live,
+        )  # fmt: skip
+        self.tasks: dict[str, Any] = {}
+        self.tokens: dict[str, int] = {}
+
+    def __enter__(self) -> _Progress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def sweep_started(self, runs: list[tuple[str, int]]) -> None:
+        for run_id, total in runs:
+            self.tasks[run_id] = self.progress.add_task(run_id, total=total, tokens=0, start=False)
+
+    def run_started(self, run_id: str, total: int) -> None:
+        if run_id in self.tasks:
+            self.progress.start_task(self.tasks[run_id])
+
+    def request_done(self, run_id: str, state: RequestState) -> None:
+        self.tokens[run_id] = self.tokens.get(run_id, 0) + (state.output_tokens()[0] or 0)
+        if run_id in self.tasks:
+            self.progress.update(self.tasks[run_id], advance=1, tokens=self.tokens[run_id])
+
+    def run_finished(self, result: RunResult) -> None:
+        if not self.live and not self.quiet:
+            self.console.print(
+                f"{result.id}: {result.finished}/{result.sent} requests, "
+                f"{result.output_tokens} tokens, {_f(result.aggregate_tps)} tok/s"
+            )
+
+    def note(self, text: str) -> None:
+        if not self.quiet:
+            self.console.print(f"note: {text}")
+
+
+def _f(value: float | None, digits: int = 1) -> str:
+    return "n/a" if value is None else f"{value:,.{digits}f}"
+
+
+def summary_lines(result: RecordResult) -> list[str]:
+    """The table printed at the end: total ÷ wall per run, and the checks that matter."""
+    lines = [
+        f"{'run':<34} {'N':>4} {'ok/sent':>8} {'tokens':>8} {'wall s':>8} "
+        f"{'tok/s':>8} {'TTFT p50':>9} {'forced':>8} {'lag p99':>8} {'CPU %':>6}"
+    ]
+    for r in result.runs:
+        n = str(r.concurrency) if r.concurrency is not None else f"{r.rate:g}/s"
+        forced = (
+            "-"
+            if r.forced_requested is None
+            else "ok"
+            if not r.not_honoured
+            else f"{r.not_honoured} short"
+        )
+        h = r.health
+        lag = _f(h.loop_lag_p99_ms, 2) + " ms" if h and h.loop_lag_p99_ms is not None else "n/a"
+        cpu = _f(h.cpu_percent, 0) if h else "n/a"
+        ttft = _f(r.ttft_p50_s, 3) + " s" if r.ttft_p50_s is not None else "n/a"
+        lines.append(
+            f"{r.id:<34} {n:>4} {f'{r.ok}/{r.sent}':>8} {r.output_tokens:>8} "
+            f"{_f(r.wall_s, 2):>8} {_f(r.aggregate_tps):>8} {ttft:>9} {forced:>8} "
+            f"{lag:>8} {cpu:>6}" + ("  interrupted" if r.interrupted else "")
+        )
+    lines.append("tok/s is total output tokens ÷ wall clock (first send to last end).")
+    if result.dropped_params:
+        lines.append(f"refused by the server and dropped: {', '.join(result.dropped_params)}")
+    return lines
+
+
+@click.command()
+@click.argument("base_url")
+@click.option("--model", "-m", required=True, help="The model name the server expects.")
+@click.option(
+    "--api",
+    type=click.Choice(["completions", "chat"]),
+    default="completions",
+    show_default=True,
+    help="/v1/completions or /v1/chat/completions.",
+)
+@click.option(
+    "--concurrency",
+    "-c",
+    default="1,2,4,8",
+    show_default=True,
+    help="Closed loop: requests in flight, one run per value.",
+)
+@click.option(
+    "--request-rate",
+    default=None,
+    help="Open loop instead: Poisson arrivals at these rates (requests/s), e.g. 1,2,4.",
+)
+@click.option(
+    "--requests",
+    "-n",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Requests per run [default: N in a closed loop, 4 × rate in an open one].",
+)
+@click.option(
+    "--output-tokens",
+    type=click.IntRange(min=1),
+    default=512,
+    show_default=True,
+    help="Tokens to ask for (forced: max_tokens + ignore_eos + min_tokens).",
+)
+@click.option(
+    "--natural-stop", is_flag=True, help="Do not force the length: let the model stop on its own."
+)
+@click.option(
+    "--repeats",
+    "-r",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Repeat the whole sweep this many times.",
+)
+@click.option(
+    "--out",
+    "-o",
+    "out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The trace file [default: benchreport-<time>.jsonl].",
+)
+@click.option("--append", is_flag=True, help="Add to an existing trace file.")
+@click.option("--prompt", default=None, help="The prompt text.")
+@click.option(
+    "--prompt-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Prompts from a file, separated by blank lines.",
+)
+@click.option(
+    "--prompt-set",
+    type=click.Choice(["code", "prose"]),
+    default=None,
+    help="A shipped prompt set (sets --content) [default: prose].",
+)
+@click.option(
+    "--same-prompt",
+    is_flag=True,
+    help="Send identical prompts (by default each request gets a unique tag, so no "
+    "two share a cached prefix).",
+)
+@click.option(
+    "--content",
+    type=click.Choice(["code", "prose", "json", "mixed", "unknown"]),
+    default=None,
+    help="What the answers are (speculative decoding depends on it).",
+)
+@click.option(
+    "--speculative",
+    type=click.Choice(["on", "off", "unknown"]),
+    default="unknown",
+    show_default=True,
+    help="Was speculative decoding on in the server?",
+)
+@click.option("--spec-method", default=None, help="e.g. eagle, ngram, draft model name.")
+@click.option(
+    "--engine",
+    "engine_name",
+    default=None,
+    help="Engine name for the trace [default: what the server says].",
+)
+@click.option(
+    "--engine-flag",
+    "engine_flags",
+    multiple=True,
+    help="A flag the server was started with (repeatable).",
+)
+@click.option("--hardware", default=None, help="The server's hardware, e.g. 'M1 Max 64GB'.")
+@click.option(
+    "--context-tokens",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Context length the figure is for.",
+)
+@click.option(
+    "--param",
+    "params",
+    multiple=True,
+    help="An extra request field, KEY=JSON (repeatable), e.g. top_k=1.",
+)
+@click.option("--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the Poisson arrivals."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=600.0,
+    show_default=True,
+    help="Seconds one request may take in all.",
+)
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(min=0.1),
+    default=120.0,
+    show_default=True,
+    help="Seconds without a byte before a request is given up.",
+)
+@click.option(
+    "--grace",
+    type=click.FloatRange(min=0),
+    default=10.0,
+    show_default=True,
+    help="After Ctrl-C, seconds in-flight requests may take to finish.",
+)
+@click.option(
+    "--pause",
+    type=click.FloatRange(min=0),
+    default=1.0,
+    show_default=True,
+    help="Seconds between runs.",
+)
+@click.option(
+    "--api-key-env",
+    default="OPENAI_API_KEY",
+    show_default=True,
+    help="The environment variable holding the API key (sent as a bearer token).",
+)
+@click.option(
+    "--metrics-url", default=None, help="Prometheus endpoint [default: BASE_URL/metrics]."
+)
+@click.option("--no-metrics", is_flag=True, help="Do not scrape /metrics.")
+@click.option(
+    "--server-log",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The server's log file: its lines are copied into the trace per run.",
+)
+@click.option("--group", default=None, help="The sweep's group name [default: sweep-<time>].")
+@click.option("--fsync", is_flag=True, help="fsync after each line (survives power loss).")
+@click.option("--audit", "audit_after", is_flag=True, help="Audit the trace when done.")
+@click.option(
+    "--json",
+    "json_out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="With --audit: write the JSON verdict here.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress and no notes on stderr.")
+@click.option("--debug", is_flag=True, help="Show tracebacks for expected errors.")
+def record_cmd(
+    base_url: str,
+    model: str,
+    api: str,
+    concurrency: str,
+    request_rate: str | None,
+    requests: int | None,
+    output_tokens: int,
+    natural_stop: bool,
+    repeats: int,
+    out: str | None,
+    append: bool,
+    prompt: str | None,
+    prompt_file: str | None,
+    prompt_set: str | None,
+    same_prompt: bool,
+    content: str | None,
+    speculative: str,
+    spec_method: str | None,
+    engine_name: str | None,
+    engine_flags: tuple[str, ...],
+    hardware: str | None,
+    context_tokens: int | None,
+    params: tuple[str, ...],
+    temperature: float,
+    seed: int,
+    timeout: float,
+    idle_timeout: float,
+    grace: float,
+    pause: float,
+    api_key_env: str,
+    metrics_url: str | None,
+    no_metrics: bool,
+    server_log: str | None,
+    group: str | None,
+    fsync: bool,
+    audit_after: bool,
+    json_out: str | None,
+    quiet: bool,
+    debug: bool,
+) -> None:
+    """Record a load test of the OpenAI-compatible server at BASE_URL into a trace.
+
+    Each run sends equal, greedy, forced-length streaming requests, N at a time (or at a
+    Poisson rate), and writes one line per finished request as it finishes. Ctrl-C stops
+    sending, lets in-flight requests finish for --grace seconds and marks the run
+    interrupted (exit code 130).
+    """
+    try:
+        result = _record(**locals())
+    except BenchreportError as exc:
+        if debug:
+            raise
+        click.echo(str(exc), err=True)
+        sys.exit(2)
+    for line in summary_lines(result):
+        click.echo(line)
+    click.echo(f"wrote {result.path}")
+    if audit_after:
+        from reporter import api as audit_api
+        from reporter.render.text import render_text
+
+        try:
+            verdict = audit_api.audit([result.path])
+            if json_out:
+                audit_api.render_outputs(verdict, json=json_out)
+        except BenchreportError as exc:
+            click.echo(str(exc), err=True)
+            sys.exit(2)
+        click.echo(render_text(verdict), nl=False)
+    if result.interrupted:
+        sys.exit(EXIT_INTERRUPTED)
+
+
+def _record(
+    *,
+    base_url: str,
+    model: str,
+    api: str,
+    concurrency: str,
+    request_rate: str | None,
+    requests: int | None,
+    output_tokens: int,
+    natural_stop: bool,
+    repeats: int,
+    out: str | None,
+    append: bool,
+    prompt: str | None,
+    prompt_file: str | None,
+    prompt_set: str | None,
+    same_prompt: bool,
+    content: str | None,
+    speculative: str,
+    spec_method: str | None,
+    engine_name: str | None,
+    engine_flags: tuple[str, ...],
+    hardware: str | None,
+    context_tokens: int | None,
+    params: tuple[str, ...],
+    temperature: float,
+    seed: int,
+    timeout: float,
+    idle_timeout: float,
+    grace: float,
+    pause: float,
+    api_key_env: str,
+    metrics_url: str | None,
+    no_metrics: bool,
+    server_log: str | None,
+    group: str | None,
+    fsync: bool,
+    audit_after: bool,
+    json_out: str | None,
+    quiet: bool,
+    debug: bool,
+) -> RecordResult:
+    if not base_url.startswith(("http://", "https://")):
+        raise UsageError(f"BASE_URL {base_url!r}; expected http://host:port")
+    if json_out and not audit_after:
+        raise UsageError("--json writes the audit's verdict; expected --audit with it")
+    prompts, implied = load_prompts(prompt, prompt_file, prompt_set)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    cfg = RecordConfig(
+        base_url=base_url.rstrip("/").removesuffix("/v1"), model=model,
+        out=out or f"benchreport-{stamp}.jsonl",
+        api="chat" if api == "chat" else "completions",
+        concurrency=_ints(concurrency, "--concurrency"),
+        request_rates=_floats(request_rate, "--request-rate") if request_rate else (),
+        requests=requests, output_tokens=output_tokens, forced=not natural_stop,
+        repeats=repeats, prompts=prompts, unique_prompts=not same_prompt,
+        content=content or implied,
+        speculative={"on": True, "off": False}.get(speculative), spec_method=spec_method,
+        engine_name=engine_name, engine_flags=engine_flags, hardware=hardware,
+        context_tokens=context_tokens, temperature=temperature, seed=seed,
+        extra_params=_params(params), api_key=os.environ.get(api_key_env) or None,
+        timeout_s=timeout, idle_timeout_s=idle_timeout, grace_s=grace, pause_s=pause,
+        metrics_url=metrics_url, scrape_metrics=not no_metrics, server_log=server_log,
+        append=append, group=group, fsync=fsync,
+    )  # fmt: skip
+    with _Progress(quiet) as progress:
+        return record(cfg, progress)
+
+
+record_cmd.name = "record"

@@ -1,0 +1,11 @@
+"""The recorder: drive an OpenAI-compatible server the way the method asks, write the trace.
+
+Data flow: ``server`` (identity, /metrics) → ``schedule`` (closed-loop N or Poisson open loop)
+→ ``client`` (one streamed request) → ``writer`` (one flushed JSON line each) → ``run`` (the
+sweep, the checks after each run, the run-end record). ``health`` watches the client itself.
+"""
+
+from reporter.recorder.config import RecordConfig
+from reporter.recorder.run import RecordResult, RunResult, record, record_async
+
+__all__ = ["RecordConfig", "RecordResult", "RunResult", "record", "record_async"]

@@ -1,0 +1,91 @@
+"""The client's own health: event-loop lag and CPU, so a slow server and a saturated client
+can be told apart (rule BR018).
+
+Lag is how long a callback that has just become ready waits before the loop runs it: every
+``interval`` a timer queues a callback with ``call_soon`` and the callback notes how late it
+ran. A loop busy parsing chunks runs it late; every chunk that arrives in that time is
+timestamped late by as much. (How late a timer itself fires is no measure below a millisecond:
+the selector's timeout is rounded up to whole milliseconds.) CPU is the process's user +
+system time over the wall clock of the run (100 = one core busy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+#: How often the lag probe wakes: short enough to catch 1 ms stalls, cheap enough to ignore.
+LAG_INTERVAL_S = 0.005
+
+
+@dataclass
+class ClientHealth:
+    """What the monitor saw during one run (milliseconds and percent)."""
+
+    loop_lag_p50_ms: float | None
+    loop_lag_p99_ms: float | None
+    loop_lag_max_ms: float | None
+    cpu_percent: float | None
+    lag_samples: int
+    wall_s: float
+
+    def to_record(self) -> dict[str, float | int | None]:
+        def r(v: float | None, d: int = 3) -> float | None:
+            return None if v is None else round(v, d)
+
+        return {
+            "loop_lag_p50_ms": r(self.loop_lag_p50_ms),
+            "loop_lag_p99_ms": r(self.loop_lag_p99_ms),
+            "loop_lag_max_ms": r(self.loop_lag_max_ms),
+            "cpu_percent": r(self.cpu_percent, 1),
+            "lag_samples": self.lag_samples,
+            "lag_interval_ms": LAG_INTERVAL_S * 1000,
+        }
+
+
+class HealthMonitor:
+    """Start it when a run starts, stop it when the run ends; ``result()`` then summarises."""
+
+    def __init__(self, interval: float = LAG_INTERVAL_S) -> None:
+        self.interval = interval
+        self.lags: list[float] = []
+        self._handle: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._t0 = 0.0
+        self._cpu0 = 0.0
+        self._t1 = 0.0
+        self._cpu1 = 0.0
+
+    def start(self) -> None:
+        self._t0 = time.perf_counter()
+        self._cpu0 = time.process_time()
+        self._loop = asyncio.get_running_loop()
+        self._handle = self._loop.call_later(self.interval, self._tick)
+
+    def _tick(self) -> None:
+        assert self._loop is not None
+        self._loop.call_soon(self._ran, time.perf_counter())
+        self._handle = self._loop.call_later(self.interval, self._tick)
+
+    def _ran(self, queued: float) -> None:
+        self.lags.append(time.perf_counter() - queued)
+
+    async def stop(self) -> ClientHealth:
+        self._t1 = time.perf_counter()
+        self._cpu1 = time.process_time()
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        return self.result()
+
+    def result(self) -> ClientHealth:
+        wall = max(self._t1 - self._t0, 0.0)
+        cpu = 100.0 * (self._cpu1 - self._cpu0) / wall if wall > 0 else None
+        if self.lags:
+            ms = np.asarray(self.lags) * 1000.0
+            p50, p99 = (float(v) for v in np.percentile(ms, [50, 99]))
+            return ClientHealth(p50, p99, float(ms.max()), cpu, len(ms), wall)
+        return ClientHealth(None, None, None, cpu, 0, wall)

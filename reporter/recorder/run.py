@@ -1,0 +1,587 @@
+"""The sweep: identify the server, check the request dialect, then one run per concurrency
+(or rate) and repeat, each written as run header → one line per finished request → run end.
+
+After each run it checks that the forced length was honoured (by the server's own counts) and
+says so in the trace; it scrapes /metrics before and after, copies the server log lines
+written during the run, and records the client's own loop lag and CPU.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+from reporter.errors import BenchreportError
+from reporter.recorder import client as rc
+from reporter.recorder import schedule
+from reporter.recorder.config import RecordConfig
+from reporter.recorder.health import ClientHealth, HealthMonitor
+from reporter.recorder.server import ServerInfo, identify, metrics_delta, scrape
+from reporter.recorder.writer import TraceWriter
+from reporter.serverlog import level_of
+
+#: Lengths within this many tokens of the requested one count as honoured: some servers
+#: stop at max_tokens − 1 or + 1 (LM Studio, mistral.rs; FORMATS.md §11.6).
+LENGTH_SLACK = 1
+PREFLIGHT_TOKENS = 8
+#: Server-log lines copied into the trace per run (warnings and errors are always kept).
+MAX_LOG_LINES = 500
+
+
+class RecordError(BenchreportError):
+    """The server cannot be recorded (unreachable, refuses every request)."""
+
+    slug = "record"
+
+
+class Observer:
+    """Progress callbacks; the CLI draws a progress bar from them. Defaults do nothing."""
+
+    def sweep_started(self, runs: list[tuple[str, int]]) -> None: ...
+    def run_started(self, run_id: str, total: int) -> None: ...
+    def request_done(self, run_id: str, state: rc.RequestState) -> None: ...
+    def run_finished(self, result: RunResult) -> None: ...
+    def note(self, text: str) -> None: ...
+
+
+@dataclass
+class RunResult:
+    """One run as the recorder saw it (the summary printed at the end)."""
+
+    id: str
+    concurrency: int | None
+    rate: float | None
+    repeat: int
+    sent: int
+    finished: int
+    ok: int
+    output_tokens: int
+    wall_s: float | None
+    aggregate_tps: float | None
+    ttft_p50_s: float | None
+    forced_requested: int | None
+    not_honoured: int
+    health: ClientHealth | None
+    interrupted: bool
+    server_generation_tokens: float | None = None
+
+
+@dataclass
+class RecordResult:
+    path: str
+    server: ServerInfo
+    runs: list[RunResult] = field(default_factory=list)
+    interrupted: bool = False
+    dropped_params: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+class _LogTail:
+    """New complete lines of a growing log file, from where the last read stopped."""
+
+    def __init__(self, path: str) -> None:
+        self.path = Path(path)
+        self.offset = 0
+
+    def read(self) -> list[str]:
+        try:
+            with self.path.open("rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except OSError:
+            return []
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            return []
+        self.offset += cut + 1
+        return data[: cut + 1].decode("utf-8", "replace").splitlines()
+
+
+def _log_records(lines: list[str], run_id: str | None, t: float | None) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    plain = 0
+    omitted = 0
+    for line in lines:
+        if not line.strip():
+            continue
+        level = level_of(line)
+        if level not in ("warning", "error"):
+            plain += 1
+            if plain > MAX_LOG_LINES:
+                omitted += 1
+                continue
+        records.append(
+            {
+                "kind": "log",
+                "run": run_id,
+                "level": level,
+                "text": line.rstrip(),
+                "t": t,
+                "source": "server_log",
+            }
+        )
+    if omitted:
+        records.append(
+            {
+                "kind": "log",
+                "run": run_id,
+                "level": "info",
+                "t": t,
+                "text": f"benchreport record: {omitted} more server-log line(s) "
+                "without a warning or error were not copied",
+                "source": "recorder",
+            }
+        )
+    return records
+
+
+class Recorder:
+    """One sweep against one server, writing one trace file."""
+
+    def __init__(self, cfg: RecordConfig, observer: Observer | None = None) -> None:
+        self.cfg = cfg
+        self.obs = observer or Observer()
+        self.base = cfg.base_url.rstrip("/")
+        self.url = rc.endpoint(self.base, cfg.api)
+        self.headers = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
+        self.stop = asyncio.Event()
+        self.hard_stop = False
+        self.stop_reason: str | None = None
+        self.dropped: list[str] = []
+        self.engine: str | None = None
+        self.prompt_tokens: int | None = None
+        self.group = cfg.group or ""
+        self._current: asyncio.Task[int] | None = None
+
+    # ---- interruption ----------------------------------------------------------------------
+
+    def interrupt(self, reason: str = "interrupted (SIGINT)") -> None:
+        """First call: stop sending, let in-flight requests finish; second: cancel them."""
+        if self.stop.is_set():
+            self.hard_stop = True
+            if self._current is not None:
+                self._current.cancel()
+            return
+        self.stop_reason = reason
+        self.stop.set()
+        self.obs.note(
+            f"{reason}: no new requests; waiting up to {self.cfg.grace_s:g} s "
+            "for those in flight (again to stop now)"
+        )
+
+    # ---- prompts and bodies ----------------------------------------------------------------
+
+    def prompt(self, run_index: int, index: int) -> tuple[str, str]:
+        cfg = self.cfg
+        base = cfg.prompts[index % len(cfg.prompts)]
+        text = f"[request {run_index}.{index:04d}] {base}" if cfg.unique_prompts else base
+        return text, rc.prompt_hash(
+            text if cfg.api == "completions" else [{"role": "user", "content": text}]
+        )
+
+    def params(self, length: int) -> dict[str, Any]:
+        wanted = rc.forced_params(self.engine, length, self.cfg.forced)
+        return {k: v for k, v in wanted.items() if k not in self.dropped}
+
+    def body(self, prompt: str, length: int) -> dict[str, Any]:
+        cfg = self.cfg
+        return rc.build_body(
+            cfg.api,
+            cfg.model,
+            prompt,
+            length,
+            cfg.temperature,
+            self.params(length),
+            cfg.extra_params,
+        )
+
+    def drop(self, names: list[str], why: str) -> None:
+        for name in names:
+            if name not in self.dropped:
+                self.dropped.append(name)
+                self.obs.note(f"the server refused {name!r} ({why}); sending without it")
+
+    # ---- the sweep -------------------------------------------------------------------------
+
+    async def run(self) -> RecordResult:
+        cfg = self.cfg
+        limits = httpx.Limits(
+            max_connections=cfg.max_in_flight + 8, max_keepalive_connections=cfg.max_in_flight + 8
+        )
+        timeout = httpx.Timeout(cfg.idle_timeout_s, connect=cfg.connect_timeout_s)
+        async with httpx.AsyncClient(
+            limits=limits, timeout=timeout, headers=self.headers, trust_env=False
+        ) as client:
+            info = await identify(client, self.base)
+            self.engine = info.engine
+            if cfg.model not in info.models and info.models:
+                self.obs.note(
+                    f"model {cfg.model!r} is not among the server's models "
+                    f"({', '.join(info.models[:5])}); sending it anyway"
+                )
+            await self._preflight(client)
+            result = RecordResult(path=cfg.out, server=info)
+            tail = _LogTail(cfg.server_log) if cfg.server_log else None
+            plan = self._plan()
+            self.obs.sweep_started([(p["id"], p["requests"]) for p in plan])
+            with TraceWriter(cfg.out, append=cfg.append, fsync=cfg.fsync) as writer:
+                startup = tail.read() if tail else []
+                for i, spec in enumerate(plan):
+                    if self.stop.is_set():
+                        break
+                    if i and cfg.pause_s > 0:
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(self.stop.wait(), cfg.pause_s)
+                        if self.stop.is_set():
+                            break
+                    run = await self._run_one(
+                        client, writer, info, spec, i, tail, startup if i == 0 else []
+                    )
+                    result.runs.append(run)
+                    self.obs.run_finished(run)
+            result.interrupted = self.stop.is_set()
+            result.dropped_params = list(self.dropped)
+            return result
+
+    def _plan(self) -> list[dict[str, Any]]:
+        cfg = self.cfg
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+        self.group = cfg.group or f"sweep-{stamp}"
+        plan = []
+        for rep in range(cfg.repeats):
+            if cfg.request_rates:
+                for rate in cfg.request_rates:
+                    total = cfg.requests or max(round(4 * rate), 1)
+                    plan.append(
+                        {
+                            "id": f"{self.group}-rate{rate:g}-r{rep}",
+                            "rate": rate,
+                            "concurrency": None,
+                            "repeat": rep,
+                            "requests": total,
+                        }
+                    )
+            else:
+                for n in cfg.concurrency:
+                    plan.append(
+                        {
+                            "id": f"{self.group}-c{n}-r{rep}",
+                            "rate": None,
+                            "concurrency": n,
+                            "repeat": rep,
+                            "requests": cfg.requests or n,
+                        }
+                    )
+        return plan
+
+    async def _preflight(self, client: httpx.AsyncClient) -> None:
+        """One short request: is the server there, which fields does it refuse, how long is
+        the prompt. Refused optional fields are dropped one at a time until it answers."""
+        length = min(self.cfg.output_tokens, PREFLIGHT_TOKENS)
+        prompt, sha = self.prompt(0, 0)
+        last = ""
+        for _ in range(len(rc.OPTIONAL_PARAMS) + 1):
+            body = self.body(prompt, length)
+            state = rc.RequestState(-1, sha)
+            await rc.send(
+                client, self.url, body, {}, state, time.perf_counter(), timeout_s=self.cfg.timeout_s
+            )
+            if state.http_status is None:
+                raise RecordError(
+                    f"{self.url}: cannot reach the server: {state.error or state.aborted}"
+                )
+            if state.http_status < 400 and state.error is None:
+                self.prompt_tokens = state.usage_prompt
+                return
+            last = state.error or f"HTTP {state.http_status}"
+            if state.http_status in (401, 403):
+                raise RecordError(
+                    f"{self.url}: {last}; expected an API key "
+                    "(set --api-key-env to the variable that holds it)"
+                )
+            if state.http_status not in (400, 422):
+                raise RecordError(f"{self.url}: the first request failed: {last}")
+            named = state.refused
+            if not named:
+                remaining = [p for p in reversed(rc.OPTIONAL_PARAMS) if p in body]
+                if not remaining:
+                    break
+                named = [remaining[0]]
+            self.drop(named, f"HTTP {state.http_status}")
+        raise RecordError(
+            f"{self.url}: the server refuses the request even without the optional fields: {last}"
+        )
+
+    async def _run_one(
+        self,
+        client: httpx.AsyncClient,
+        writer: TraceWriter,
+        info: ServerInfo,
+        spec: dict[str, Any],
+        run_index: int,
+        tail: _LogTail | None,
+        startup: list[str],
+    ) -> RunResult:
+        cfg = self.cfg
+        run_id: str = spec["id"]
+        metrics_url = cfg.metrics_url or (f"{self.base}/metrics" if cfg.scrape_metrics else None)
+        before = await scrape(client, metrics_url) if cfg.scrape_metrics else None
+        params = self.params(cfg.output_tokens)
+        writer.write(self._header(info, spec, params, before))
+        for rec in _log_records(startup, None, None):
+            writer.write(rec)
+        total: int = spec["requests"]
+        self.obs.run_started(run_id, total)
+        states: list[rc.RequestState] = []
+        dropped_at_start = list(self.dropped)
+        t0 = time.perf_counter()
+
+        async def fire(index: int) -> None:
+            prompt, sha = self.prompt(run_index, index)
+            state = rc.RequestState(index, sha)
+            try:
+                await rc.send(
+                    client,
+                    self.url,
+                    self.body(prompt, cfg.output_tokens),
+                    {},
+                    state,
+                    t0,
+                    timeout_s=cfg.timeout_s,
+                )
+                if state.refused and state.http_status in (400, 422):
+                    self.drop(state.refused, f"HTTP {state.http_status} during the run")
+                    retry = rc.RequestState(index, sha, retried_without=list(state.refused))
+                    state = retry
+                    await rc.send(
+                        client,
+                        self.url,
+                        self.body(prompt, cfg.output_tokens),
+                        {},
+                        state,
+                        t0,
+                        timeout_s=cfg.timeout_s,
+                    )
+            except asyncio.CancelledError:
+                state.aborted = (
+                    f"cancelled by the recorder ({self.stop_reason or 'stopped'}) "
+                    f"after {state.n_chunks} chunk(s)"
+                )
+                state.t_end = time.perf_counter() - t0
+                writer.write(state.to_record(run_id))
+                states.append(state)
+                raise
+            writer.write(state.to_record(run_id))
+            states.append(state)
+            self.obs.request_done(run_id, state)
+
+        monitor = HealthMonitor()
+        monitor.start()
+        if spec["rate"] is not None:
+            coro = schedule.open_loop(
+                spec["rate"],
+                total,
+                cfg.seed + run_index,
+                fire,
+                self.stop,
+                cfg.max_in_flight,
+                time.perf_counter,
+            )
+        else:
+            coro = schedule.closed_loop(spec["concurrency"], total, fire, self.stop)
+        task = asyncio.get_running_loop().create_task(coro)
+        self._current = task
+        sent = await self._wait(task, states, total)
+        self._current = None
+        health = await monitor.stop()
+        t_end = time.perf_counter() - t0
+        after = await scrape(client, metrics_url) if cfg.scrape_metrics else None
+        interrupted = self.stop.is_set()
+        forced = self._forced_check(states)
+        delta = metrics_delta(before, after)
+        if forced["not_honoured"]:
+            writer.write(
+                {
+                    "kind": "log",
+                    "run": run_id,
+                    "level": "warning",
+                    "t": round(t_end, 6),
+                    "text": forced["message"],
+                    "source": "recorder",
+                }
+            )
+        if tail is not None:
+            for rec in _log_records(tail.read(), run_id, round(t_end, 6)):
+                writer.write(rec)
+        newly = [p for p in self.dropped if p not in dropped_at_start]
+        end: dict[str, Any] = {
+            "kind": "run_end", "run": run_id, "interrupted": interrupted,
+            "reason": self.stop_reason if interrupted else "completed",
+            "requests_sent": sent, "requests_finished": len(states),
+            "requests_ok": sum(1 for s in states if s.finish()[0] in ("length", "stop")),
+            "t_end": round(t_end, 6), "client": health.to_record(),
+            "dropped_params": list(self.dropped), "dropped_during_run": newly,
+            "metrics_after": after, "metrics_delta": delta, "forced_length": forced,
+        }  # fmt: skip
+        writer.write(end)
+        return self._summary(spec, states, sent, health, interrupted, forced, delta)
+
+    async def _wait(
+        self, task: asyncio.Task[int], states: list[rc.RequestState], total: int
+    ) -> int:
+        """Until the schedule ends, or after a stop, for the grace period at most."""
+        stop_wait = asyncio.ensure_future(self.stop.wait())
+        try:
+            await asyncio.wait({task, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+            if not task.done() and not self.hard_stop:
+                await asyncio.wait({task}, timeout=self.cfg.grace_s)
+            if not task.done():
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                return await task
+            return len(states)
+        finally:
+            stop_wait.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await stop_wait
+
+    def _header(
+        self,
+        info: ServerInfo,
+        spec: dict[str, Any],
+        params: dict[str, Any],
+        before: dict[str, float] | None,
+    ) -> dict[str, Any]:
+        from reporter import __version__
+
+        cfg = self.cfg
+        forced = cfg.forced
+        spec_block = {"enabled": cfg.speculative, "method": cfg.spec_method, "acceptance": None}
+        return {
+            "kind": "run", "schema": "benchreport/1", "id": spec["id"],
+            "tool": {"name": "benchreport", "version": __version__, "command": "record"},
+            "engine": {"name": cfg.engine_name or info.engine, "version": info.version,
+                       "flags": list(cfg.engine_flags)},
+            "model": {"name": cfg.model},
+            "hardware": {"name": cfg.hardware},
+            "workload": {
+                "concurrency": spec["concurrency"], "output_tokens": cfg.output_tokens,
+                "stop": "forced" if forced else "natural",
+                "ignore_eos": bool(forced and "ignore_eos" in params),
+                "min_tokens": params.get("min_tokens"), "temperature": cfg.temperature,
+                "prompt_tokens": self.prompt_tokens, "context_tokens": cfg.context_tokens,
+                "content": cfg.content, "request_rate": spec["rate"],
+                "speculative": spec_block,
+            },
+            "repeat": spec["repeat"], "group": self.group, "interrupted": False,
+            "started_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "clock": "seconds on a monotonic clock from this run's start",
+            "api": cfg.api, "endpoint": self.url,
+            "schedule": {"mode": "poisson" if spec["rate"] is not None else "closed",
+                         "requests": spec["requests"], "seed": cfg.seed},
+            "params_sent": dict(params) | dict(cfg.extra_params),
+            "dropped_params": list(self.dropped),
+            "server": info.to_record(), "metrics_before": before,
+            "server_log": cfg.server_log,
+        }  # fmt: skip
+
+    def _forced_check(self, states: list[rc.RequestState]) -> dict[str, Any]:
+        """Did every request that ended normally get the length asked for (by the server's
+        own count)? Requests that failed are counted by the failed-requests rule instead."""
+        cfg = self.cfg
+        ended = [s for s in states if s.finish()[0] in ("length", "stop")]
+        counts = [(s.output_tokens()[0] or 0, s.finish()[0], s.output_tokens()[1]) for s in ended]
+        if not cfg.forced:
+            return {"requested": None, "checked": len(ended), "not_honoured": 0}
+        want = cfg.output_tokens
+        short = [c for c in counts if abs(c[0] - want) > LENGTH_SLACK]
+        out: dict[str, Any] = {
+            "requested": want,
+            "checked": len(ended),
+            "honoured": len(ended) - len(short),
+            "not_honoured": len(short),
+            "min": min((c[0] for c in counts), default=None),
+            "max": max((c[0] for c in counts), default=None),
+            "count_source": sorted({c[2] for c in counts}),
+        }
+        if short:
+            stops = sum(1 for c in short if c[1] == "stop")
+            lo, hi = min(c[0] for c in short), max(c[0] for c in short)
+            span = f"{lo}" if lo == hi else f"{lo}–{hi}"
+            out["message"] = (
+                f"benchreport record: forced length not honoured: {len(short)} of {len(ended)} "
+                f"requests returned {span} tokens, not the {want} asked for "
+                f"({stops} ended with finish_reason stop); fields sent: "
+                f"{', '.join(sorted(self.params(want))) or 'none'}"
+                + (f"; refused and dropped: {', '.join(self.dropped)}" if self.dropped else "")
+            )
+        return out
+
+    def _summary(
+        self,
+        spec: dict[str, Any],
+        states: list[rc.RequestState],
+        sent: int,
+        health: ClientHealth,
+        interrupted: bool,
+        forced: dict[str, Any],
+        delta: dict[str, Any] | None,
+    ) -> RunResult:
+        ok = [s for s in states if s.finish()[0] in ("length", "stop")]
+        tokens = sum(s.output_tokens()[0] or 0 for s in ok)
+        sends = [s.t_send for s in states]
+        ends = [s.t_end for s in states if s.t_end is not None]
+        wall = max(ends) - min(sends) if sends and ends else None
+        ttfts = [s.t_first - s.t_send for s in ok if s.t_first is not None]
+        return RunResult(
+            id=spec["id"],
+            concurrency=spec["concurrency"],
+            rate=spec["rate"],
+            repeat=spec["repeat"],
+            sent=sent,
+            finished=len(states),
+            ok=len(ok),
+            output_tokens=tokens,
+            wall_s=wall,
+            aggregate_tps=tokens / wall if wall else None,
+            ttft_p50_s=float(np.median(ttfts)) if ttfts else None,
+            forced_requested=forced.get("requested"),
+            not_honoured=forced["not_honoured"],
+            health=health,
+            interrupted=interrupted,
+            server_generation_tokens=(delta or {}).get("generation_tokens"),
+        )
+
+
+async def record_async(
+    cfg: RecordConfig, observer: Observer | None = None, recorder: Recorder | None = None
+) -> RecordResult:
+    """Record a sweep; SIGINT and SIGTERM stop it gracefully when run in the main thread."""
+    rec = recorder or Recorder(cfg, observer)
+    loop = asyncio.get_running_loop()
+    installed: list[signal.Signals] = []
+    if threading.current_thread() is threading.main_thread():
+        for sig, name in ((signal.SIGINT, "SIGINT"), (signal.SIGTERM, "SIGTERM")):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, rec.interrupt, f"interrupted ({name})")
+                installed.append(sig)
+    try:
+        return await rec.run()
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+
+def record(cfg: RecordConfig, observer: Observer | None = None) -> RecordResult:
+    """The blocking form of `record_async`."""
+    return asyncio.run(record_async(cfg, observer))
