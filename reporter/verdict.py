@@ -84,7 +84,7 @@ class Verdict:
         }
 
 
-def _num(value: Any, digits: int = 4) -> Any:
+def _num(value: Any, digits: int = 6) -> Any:
     if value is None:
         return None
     if isinstance(value, float | int) and not isinstance(value, bool):

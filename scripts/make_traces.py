@@ -233,7 +233,7 @@ def case_b_forced() -> None:
                         model=CASE_B_MODEL, hardware=CASE_B_HW))
         wall8 = 4096 / agg8
         ttfts = [0.20, 0.21, 0.22, 0.225, 0.235, 0.24, 0.245, 0.25]
-        spread = [-0.6, -0.4, -0.2, -0.05, 0.05, 0.2, 0.4]
+        spread = [-0.6, -0.4, -0.05, 0.05, 0.2, 0.4, 0.6]
         rates = [decode8 + s * decode8 / 80 for s in reversed(spread)]
         rates.append(512 / (wall8 - 0.25))
         assert max(t + 512 / r for t, r in zip(ttfts, rates, strict=True)) <= wall8 + 1e-9
@@ -296,12 +296,14 @@ def case_b_repeats() -> None:
           "temperature": 0, "prompt_tokens": 16, "context_tokens": 528, "content": "code",
           "speculative": {"enabled": True, "method": "draft model", "acceptance": 0.689}}
     recs: list[dict[str, Any]] = []
-    for rep, (ttft, decode) in enumerate(((0.062, 143.01), (0.316, 145.24))):
+    # the aggregates are the quoted figures; decode then comes out at 142.98 and 145.22 tok/s,
+    # within 0.02% of the quoted 143.01 and 145.24 (the note's own rounding)
+    for rep, (ttft, aggregate) in enumerate(((0.062, 140.55), (0.316, 133.27))):
         run_id = f"b-repeat-{rep}"
         recs.append(run(run_id, group="case-b-code-n1-repeats", concurrency=1, workload=wl,
                         engine=CASE_B_ENGINE, model=CASE_B_MODEL, hardware=CASE_B_HW,
                         repeat=rep))
-        recs += batch(run_id, [ttft], [512], [decode], 16, "length",
+        recs += batch(run_id, [ttft], [512], [512 / (512 / aggregate - ttft)], 16, "length",
                       "Write a few small Python functions.")
     write("case-b-repeats.jsonl", recs)
 
@@ -329,7 +331,7 @@ def honest_batched() -> None:
             rates = [rate * wobble * (1 - 0.002 * k) for k in range(n)]
             recs += batch(run_id, ttfts, [256] * n, rates, 32, "length",
                           "Describe the water cycle.")
-    recs.append({"kind": "claim", "id": "honest-592", "metric": "aggregate_tps", "value": 585,
+    recs.append({"kind": "claim", "id": "honest-585", "metric": "aggregate_tps", "value": 585,
                  "concurrency": 8, "method": "wall", "group": "honest-batched",
                  "source": "release note: 8 concurrent requests, 585 tok/s"})
     write("honest-batched.jsonl", recs)
