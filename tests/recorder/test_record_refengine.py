@@ -1,0 +1,242 @@
+"""Record the reference engine in each of its behaviours, audit the trace, check the verdict.
+
+Every test talks HTTP to a real server process on loopback; nothing is mocked. The engine's
+step clock makes the right answers known: with ``--step-ms 5`` one request of 32 tokens takes
+0.16 s, so a serial server delivers ~200 tok/s at any N and a batching one more.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from reporter.recorder.schedule import poisson_offsets
+from tests.conftest import finding, run_of
+
+pytestmark = pytest.mark.slow
+
+C1, C2, C4 = "g-c1-r0", "g-c2-r0", "g-c4-r0"
+
+
+def requests_of(trace, run):
+    return [r for r in trace if r["kind"] == "request" and r["run"] == run]
+
+
+def only(trace, kind, run=None):
+    found = [r for r in trace if r["kind"] == kind and (run is None or r.get("run") == run)]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_serial_server_is_a_ladder_and_flat(engine, rec):
+    with engine("--slots", "1", "--step-ms", "5", "--timings") as eng:
+        result, trace, v = rec(eng.url)
+    assert [r.ok for r in result.runs] == [1, 2, 4]
+    for run in (C2, C4):
+        assert finding(v, "BR003", run)["outcome"] == "fired"
+        assert run_of(v, run)["verdict"] == "serial"
+    assert finding(v, "BR005", "g")["outcome"] == "fired"
+    n4 = run_of(v, C4)
+    assert n4["output_tokens"] == 128
+    assert n4["overlap"] == pytest.approx(1.0, abs=0.05)
+    # one 32-token request takes 32 steps of 5 ms; four in a row take four times as long
+    assert n4["wall_s"] == pytest.approx(4 * 0.16, rel=0.2)
+    assert n4["aggregate_tps"] == pytest.approx(200, rel=0.2)
+    # the engine's own per-request rates exclude the wait: their sum is ~4× the aggregate
+    assert n4["sum_reported_tps"] / n4["aggregate_tps"] == pytest.approx(4.0, rel=0.15)
+    assert finding(v, "BR001", C4)["outcome"] == "fired"
+    ends = sorted(r["t_end"] for r in requests_of(trace, C4))
+    steps = [b - a for a, b in itertools.pairwise(ends)]
+    assert all(s == pytest.approx(0.16, rel=0.25) for s in steps)
+
+
+def test_batching_server_clusters_and_rises(engine, rec):
+    with engine("--slots", "8", "--step-ms", "5", "--step-ms-per-seq", "0.5") as eng:
+        _result, _trace, v = rec(eng.url)
+    for run in (C2, C4):
+        assert finding(v, "BR003", run)["outcome"] == "passed"
+        assert run_of(v, run)["verdict"] == "supported"
+    assert finding(v, "BR005", "g")["outcome"] == "passed"
+    aggs = [run_of(v, r)["aggregate_tps"] for r in (C1, C2, C4)]
+    assert aggs[0] < aggs[1] < aggs[2]
+    # a step of 4 costs 5 + 3 × 0.5 = 6.5 ms: 4 tokens per 6.5 ms ≈ 615 tok/s, ~3× one stream
+    assert aggs[2] / aggs[0] == pytest.approx(5.0 / 6.5 * 4, rel=0.2)
+    assert run_of(v, C4)["overlap"] == pytest.approx(4.0, rel=0.1)
+    assert v["verdict"] != "serial"
+
+
+def test_admission_limit_shows_k_of_n(engine, rec):
+    with engine("--slots", "2", "--step-ms", "5") as eng:
+        _, trace, v = rec(eng.url, concurrency=(1, 4))
+    f = finding(v, "BR004", C4)
+    assert f["outcome"] == "fired"
+    assert (f["numbers"]["k"], f["numbers"]["n"]) == (2, 4)
+    first = sorted(r["t_first"] - r["t_send"] for r in requests_of(trace, C4))
+    # two start at once; two wait a whole request (32 steps of 5 ms) for a slot
+    assert first[1] < 0.05
+    assert first[2] == pytest.approx(0.16, rel=0.3)
+
+
+def test_ignored_forced_length_is_recorded_and_fires_br007(engine, rec):
+    args = ("--slots", "4", "--step-ms", "3", "--eos-after", "10",
+            "--ignore-eos", "ignore", "--min-tokens", "ignore")  # fmt: skip
+    with engine(*args) as eng:
+        result, trace, v = rec(eng.url, concurrency=(2,))
+    run = "g-c2-r0"
+    assert [(r["output_tokens"], r["finish_reason"]) for r in requests_of(trace, run)] == [
+        (10, "stop"), (10, "stop")]  # fmt: skip
+    end = only(trace, "run_end", run)
+    assert end["forced_length"] | {"count_source": None} == {
+        "requested": 32, "checked": 2, "honoured": 0, "not_honoured": 2, "min": 10, "max": 10,
+        "count_source": None, "message": end["forced_length"]["message"],
+    }  # fmt: skip
+    warning = only(trace, "log", run)
+    assert warning["level"] == "warning"
+    assert "forced length not honoured: 2 of 2 requests returned 10 tokens" in warning["text"]
+    assert result.runs[0].not_honoured == 2
+    assert finding(v, "BR007", run)["outcome"] == "fired"
+
+
+def test_min_tokens_alone_forces_the_length(engine, rec):
+    # llama-cpp-python's dialect: ignore_eos ignored, min_tokens honoured
+    with engine(
+        "--slots", "2", "--step-ms", "3", "--eos-after", "10", "--ignore-eos", "ignore"
+    ) as eng:
+        _, trace, v = rec(eng.url, concurrency=(2,))
+    assert {r["output_tokens"] for r in requests_of(trace, "g-c2-r0")} == {32}
+    assert finding(v, "BR007", "g-c2-r0")["outcome"] == "passed"
+
+
+def test_several_tokens_per_chunk_counted_from_usage(engine, rec):
+    with engine("--slots", "4", "--step-ms", "3", "--chunk-tokens", "4") as eng:
+        _, trace, v = rec(eng.url, concurrency=(2,))
+    reqs = requests_of(trace, "g-c2-r0")
+    assert [(r["output_tokens"], r["n_chunks"], len(r["token_times"])) for r in reqs] == [
+        (32, 8, 8), (32, 8, 8)]  # fmt: skip
+    assert {r["output_tokens_source"] for r in reqs} == {"usage"}
+    assert {r["chunk_tokens"] for r in reqs} == {None}
+    assert run_of(v, "g-c2-r0")["output_tokens"] == 64
+
+
+def test_mid_stream_error_fires_br019_and_is_not_counted(engine, rec):
+    with engine("--slots", "4", "--step-ms", "3", "--error-every", "2") as eng:
+        _, trace, v = rec(eng.url, concurrency=(4,))
+    reqs = requests_of(trace, "g-c4-r0")
+    failed = [r for r in reqs if r["finish_reason"] == "error"]
+    assert len(failed) == 2
+    assert all(r["error"].startswith("error event after") for r in failed)
+    assert {r["output_tokens"] for r in failed} == {16}  # half of 32, counted from chunks
+    assert {r["output_tokens_source"] for r in failed} == {"chunks"}
+    assert finding(v, "BR019", "g-c4-r0")["outcome"] == "fired"
+    assert run_of(v, "g-c4-r0")["output_tokens"] == 64  # only the two that finished
+    assert only(trace, "run_end", "g-c4-r0")["requests_ok"] == 2
+
+
+def test_interrupting_server_cut_streams_are_not_throughput(engine, rec):
+    # llama-cpp-python's default: a waiting request cuts the running stream short
+    with engine("--slots", "1", "--step-ms", "5", "--interrupt") as eng:
+        _, trace, v = rec(eng.url, concurrency=(4,))
+    reqs = requests_of(trace, "g-c4-r0")
+    cut = [r for r in reqs if r["finish_reason"] == "abort"]
+    assert len(cut) == 3
+    assert {r["output_tokens"] for r in cut} == {1}
+    assert all("without a finish reason" in r["error"] for r in cut)
+    assert finding(v, "BR019", "g-c4-r0")["outcome"] == "fired"
+    run = run_of(v, "g-c4-r0")
+    assert run["output_tokens"] == 32  # the one whole request, not 4 × 32
+    assert run["aggregate_tps"] < 4 * 32 / run["wall_s"] / 3
+
+
+def test_refused_parameter_is_dropped_and_said(engine, rec):
+    with engine("--slots", "2", "--step-ms", "3", "--reject-param", "min_tokens") as eng:
+        result, trace, _ = rec(eng.url, concurrency=(2,))
+    header = next(r for r in trace if r["kind"] == "run")
+    assert header["dropped_params"] == ["min_tokens"]
+    assert "min_tokens" not in header["params_sent"]
+    assert header["workload"]["min_tokens"] is None
+    assert header["workload"]["ignore_eos"] is True
+    assert only(trace, "run_end", "g-c2-r0")["dropped_params"] == ["min_tokens"]
+    assert result.dropped_params == ["min_tokens"]
+    assert {r["output_tokens"] for r in requests_of(trace, "g-c2-r0")} == {32}
+
+
+def test_prefill_heavy_run_fires_br008(engine, rec):
+    prompt = " ".join(["word"] * 200)  # 200 prompt tokens at 2,000 tok/s: 0.1 s each
+    with engine("--slots", "4", "--step-ms", "3", "--prefill-tps", "2000") as eng:
+        _, trace, v = rec(eng.url, concurrency=(1, 4), output_tokens=8, prompts=(prompt,))
+    n4 = run_of(v, C4)
+    assert n4["prefill_share"] > 0.3
+    assert finding(v, "BR008", C4)["outcome"] == "fired"
+    ttft = sorted(r["t_first"] - r["t_send"] for r in requests_of(trace, C1))
+    assert ttft[0] == pytest.approx(0.1 + 0.003, rel=0.3)
+
+
+def test_server_metrics_match_the_recorded_tokens(engine, rec):
+    with engine("--slots", "4", "--step-ms", "3") as eng:
+        _, trace, _ = rec(eng.url, concurrency=(4,))
+    header = next(r for r in trace if r["kind"] == "run")
+    assert header["server"]["engine"] == "refengine"
+    assert header["server"]["models"] == ["ref"]
+    assert "refengine:generation_tokens_total" in header["metrics_before"]
+    delta = only(trace, "run_end", "g-c4-r0")["metrics_delta"]
+    recorded = sum(r["output_tokens"] for r in requests_of(trace, "g-c4-r0"))
+    assert delta["generation_tokens"] == recorded == 128
+    assert delta["finished_reasons"]["length"] == 4
+
+
+def test_chat_api_times_the_first_content_not_the_role_chunk(engine, rec):
+    with engine("--slots", "4", "--step-ms", "5") as eng:
+        _, trace, v = rec(eng.url, api="chat", concurrency=(2,))
+    reqs = requests_of(trace, "g-c2-r0")
+    assert [(r["output_tokens"], r["n_chunks"], r["finish_reason"]) for r in reqs] == [
+        (32, 32, "length"), (32, 32, "length")]  # fmt: skip
+    for r in reqs:
+        assert r["t_first"] == r["token_times"][0]
+        assert r["t_first"] - r["t_send"] >= 0.004  # one 5 ms step, not the instant role chunk
+    assert run_of(v, "g-c2-r0")["output_tokens"] == 64
+
+
+def test_poisson_open_loop_sends_on_the_seeded_schedule(engine, rec):
+    with engine("--slots", "8", "--step-ms", "3") as eng:
+        _, trace, v = rec(eng.url, request_rates=(20.0,), requests=10, output_tokens=8, seed=7)
+    run = "g-rate20-r0"
+    header = next(r for r in trace if r["kind"] == "run")
+    assert header["workload"]["request_rate"] == 20.0
+    assert header["workload"]["concurrency"] is None
+    assert header["schedule"] == {"mode": "poisson", "requests": 10, "seed": 7}
+    sends = sorted(r["t_send"] for r in requests_of(trace, run))
+    expected = poisson_offsets(20.0, 10, 7)
+    assert len(sends) == 10
+    assert [s - sends[0] for s in sends] == pytest.approx(list(expected), abs=0.02)
+    assert run_of(v, run)["output_tokens"] == 80
+
+
+def test_server_log_lines_are_copied_into_the_trace(engine, rec):
+    with engine(
+        "--slots",
+        "1",
+        "--step-ms",
+        "3",
+        "--warn",
+        "continuous batching is not supported for this model",
+    ) as eng:
+        _, trace, _ = rec(eng.url, concurrency=(2,), server_log=str(eng.log))
+    logs = [r for r in trace if r["kind"] == "log"]
+    startup = [r for r in logs if r["run"] is None]
+    assert any(r["level"] == "warning" and "continuous batching is not supported" in r["text"]
+               for r in startup)  # fmt: skip
+    during = [r["text"] for r in logs if r["run"] == "g-c2-r0"]
+    assert sum(" done: 32 tokens, finish length" in t for t in during) == 2
+
+
+def test_api_key_is_sent_and_never_written(engine, rec, tmp_path):
+    from reporter.recorder.run import RecordError, record
+    from tests.recorder.conftest import base_config
+
+    with engine("--slots", "2", "--step-ms", "3", "--api-key", "s3cret-key") as eng:
+        _, trace, _ = rec(eng.url, concurrency=(1,), api_key="s3cret-key")
+        with pytest.raises(RecordError, match=r"HTTP 401.*expected an API key"):
+            record(base_config(eng.url, tmp_path / "nokey.jsonl", concurrency=(1,)))
+    assert len(requests_of(trace, C1)) == 1
+    assert not any("s3cret" in str(r) for r in trace)
