@@ -69,9 +69,10 @@ class _Collector:
         self.reasons: dict[str, int] = {}
 
     def add(self, line: int, message: str, expected: str | None, col: int | None = None) -> None:
+        if line not in self.bad_lines:  # a line's first problem names why it was skipped
+            key = message.split(" is ")[0].split(": ")[0]
+            self.reasons[key] = self.reasons.get(key, 0) + 1
         self.bad_lines.add(line)
-        key = message.split(" is ")[0]
-        self.reasons[key] = self.reasons.get(key, 0) + 1
         if len(self.problems) < 5 * MAX_SHOWN_PROBLEMS:
             self.problems.append(Problem(self.path, line, message, expected, col))
 
@@ -136,8 +137,7 @@ def _read_fast(
     frame = req_table.select(cols).to_pandas(split_blocks=True, self_destruct=True)
     del table, req_table
     frame["source_line"] = lines[is_request.to_numpy(zero_copy_only=False)]
-    _check_requests(frame, source, problems, starts)
-    return frame, others
+    return _check_requests(frame, source, problems, starts), others
 
 
 def _read_slow(
@@ -167,16 +167,16 @@ def _read_slow(
     frame = frame.astype(object).where(frame.notna(), None) if len(frame) else frame
     frame["source_line"] = np.asarray(request_lines, dtype="int64")
     starts = np.concatenate(([0], np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1))
-    _check_requests(frame, Source(source.path, data), problems, starts)
-    return frame, others
+    return _check_requests(frame, Source(source.path, data), problems, starts), others
 
 
 def _check_requests(
     frame: pd.DataFrame, source: Source, problems: _Collector, starts: np.ndarray
-) -> None:
+) -> pd.DataFrame:
+    """The frame without its failing rows; each failure is reported (worded or counted)."""
     bad = bad_request_rows(frame)
     if not bad.any():
-        return
+        return frame
     bad_lines = frame["source_line"].to_numpy()[bad]
     worded = 0
     for line in bad_lines:
@@ -193,7 +193,7 @@ def _check_requests(
         for message, expected in found:
             problems.add(line, message, expected)
         worded += 1
-    frame.drop(index=frame.index[bad], inplace=True)
+    return frame[~bad]
 
 
 def _tabulate(

@@ -64,6 +64,11 @@ def json_problem(path: str, number: int, line: bytes, exc: Exception) -> Problem
         col = len(line[:pos].decode("utf-8", "replace")) + 1
     if isinstance(exc, orjson.JSONDecodeError):
         msg = exc.msg
+        rest = line[pos:] if isinstance(pos, int) else b""
+        for token in (b"NaN", b"Infinity", b"-Infinity"):
+            if rest.startswith(token):
+                return Problem(path, number, f"not valid JSON: {token.decode()} is not a JSON "
+                               "number", "a finite number or null", col=col)
     return Problem(path, number, f"not valid JSON: {msg}", "one JSON object per line", col=col)
 
 
