@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from reporter.claims import CLAIM_TOLERANCE, ClaimCheck
+from reporter.latency import latency_table, run_latency
 from reporter.rules.base import AuditData, Finding, clean
 from reporter.table import InputFile
 from reporter.types import Outcome, VerdictKind, worst
@@ -43,6 +44,8 @@ class RunSummary:
     questions: dict[str, str] = field(default_factory=dict)
     derived: list[str] = field(default_factory=list)
     source: str = ""
+    #: TTFT, ITL, TPOT and e2e percentiles in seconds (reporter.latency).
+    latency: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -104,6 +107,7 @@ def _run_dict(r: RunSummary) -> dict[str, Any]:
         "median_decode_tps": _num(r.median_decode_tps), "format": r.format,
         "verdict": str(r.verdict), "reasons": r.reasons, "questions": r.questions,
         "derived": r.derived, "source": r.source,
+        "latency": {m: {p: _num(v, 6) for p, v in q.items()} for m, q in r.latency.items()},
     }  # fmt: skip
 
 
@@ -161,6 +165,7 @@ def build_verdict(
     data: AuditData, checks: list[ClaimCheck], findings: list[Finding], rules: list[str]
 ) -> Verdict:
     by_subject = {(f.code, f.subject): f for f in findings}
+    latencies = latency_table(data.tables.requests)
     runs: list[RunSummary] = []
     run_verdicts: dict[str, VerdictKind] = {}
     for _, row in data.tables.runs.iterrows():
@@ -201,6 +206,7 @@ def build_verdict(
             derived=list(row["derived"] or []),
             source=f"{row['source_path']}:{int(row['source_line'])}"
             if _opt(row["source_line"]) is not None else str(row["source_path"]),
+            latency=run_latency(latencies, run_id),
         ))
     claims = [_claim_verdict(c, by_subject, run_verdicts, data) for c in checks]
     headline = worst([r.verdict for r in runs] + [c.verdict for c in claims])
