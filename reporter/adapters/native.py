@@ -28,6 +28,7 @@ NAME = "benchreport"
 REQUEST_FIELDS = (
     "run", "id", "t_send", "t_first", "t_end", "prompt_tokens", "output_tokens",
     "finish_reason", "reported_tps", "prompt_sha256", "token_times", "chunk_tokens", "error",
+    "n_chunks",
 )  # fmt: skip
 
 
@@ -106,20 +107,24 @@ def _read_fast(
     data = source.data
     if data.startswith(b"\xef\xbb\xbf"):
         return None
+    lines = _line_numbers(data)
+    starts = np.concatenate(([0], np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1))
+    # pyarrow's reader crashes the process on some top-level values (a bare `null` line):
+    # it only gets files whose every line opens an object
+    if len(lines) == 0 or not (np.frombuffer(data, np.uint8)[starts[lines - 1]] == ord("{")).all():
+        return None
     try:
         table = pj.read_json(
             io.BytesIO(data), read_options=pj.ReadOptions(block_size=1 << 24)
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    lines = _line_numbers(data)
     if len(lines) != table.num_rows or "kind" not in table.column_names:
         return None
     if not pa.types.is_string(table.schema.field("kind").type):
         return None
     kind = table.column("kind")
     is_request = pc.fill_null(pc.equal(kind, "request"), False)
-    starts = np.concatenate(([0], np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1))
     others: list[tuple[int, dict[str, Any]]] = []
     other_lines = lines[~is_request.to_numpy(zero_copy_only=False)]
     for line in other_lines:
@@ -134,7 +139,7 @@ def _read_fast(
             others.append((int(line), record))
     req_table = table.filter(is_request)
     cols = [c for c in REQUEST_FIELDS if c in req_table.column_names]
-    frame = req_table.select(cols).to_pandas(split_blocks=True, self_destruct=True)
+    frame = req_table.select(cols).to_pandas(split_blocks=True)
     del table, req_table
     frame["source_line"] = lines[is_request.to_numpy(zero_copy_only=False)]
     return _check_requests(frame, source, problems, starts), others
@@ -202,9 +207,13 @@ def _tabulate(
     partial = Partial()
     requests["source_path"] = source.path
     if "token_times" in requests:
-        requests["n_chunks"] = requests["token_times"].map(
+        counted = requests["token_times"].map(
             lambda t: np.nan if t is None or not hasattr(t, "__len__") else float(len(t))
         )
+        # a converted trace may state chunk counts without chunk times (no clock in the source)
+        stated = pd.to_numeric(requests["n_chunks"], errors="coerce") if (
+            "n_chunks" in requests) else None
+        requests["n_chunks"] = counted if stated is None else counted.fillna(stated)
     partial.requests = normalize_requests(requests)
     for line, record in others:
         kind = record["kind"]
@@ -242,13 +251,17 @@ def run_row(record: dict[str, Any], path: str, line: int | None, fmt: str) -> di
     spec = wl.get("speculative") or {}
     group = record.get("group")
     known = {"kind", "schema", "id", "tool", "engine", "model", "hardware", "workload",
-             "repeat", "group", "interrupted"}
+             "repeat", "group", "interrupted", "summary", "derived", "source_format",
+             "concurrency_derived"}
+    # written by `benchreport convert` so that a converted summary-only run audits the same
+    summary = record.get("summary")
+    derived = record.get("derived")
     return {
         "run": str(record["id"]),
         "group": None if group is None else str(group),
         "group_explicit": group is not None,
         "concurrency": wl.get("concurrency"),
-        "concurrency_derived": False,
+        "concurrency_derived": record.get("concurrency_derived") is True,
         "repeat": record.get("repeat"),
         "stop": wl.get("stop") or "unknown",
         "output_tokens_requested": wl.get("output_tokens"),
@@ -277,9 +290,9 @@ def run_row(record: dict[str, Any], path: str, line: int | None, fmt: str) -> di
         "bandwidth_nominal_gbps": _get(record, "hardware", "bandwidth_nominal_gbps"),
         "bandwidth_measured_gbps": _get(record, "hardware", "bandwidth_measured_gbps"),
         "interrupted": record.get("interrupted"),
-        "format": fmt,
-        "summary": None,
-        "derived": [],
+        "format": record.get("source_format") or fmt,
+        "summary": summary if isinstance(summary, dict) else None,
+        "derived": [str(d) for d in derived] if isinstance(derived, list) else [],
         "extra": {k: v for k, v in record.items() if k not in known} or None,
         "source_path": path,
         "source_line": line,

@@ -2,8 +2,8 @@
 
 ## What it checks
 Whether the wall clock is what prefill and decode predict:
-`predicted wall = prefill + longest output ÷ median per-request decode rate`, where prefill
-is the median TTFT or `Σ prompt tokens ÷ prefill rate` (METHOD.md §4).
+`predicted wall = waves × (prefill + longest output ÷ median per-request decode rate)`, where
+prefill is the median TTFT or `Σ prompt tokens ÷ prefill rate` (METHOD.md §4).
 
 ## Why it matters
 When the prediction holds, the aggregate is understood: it is decode at the measured rate,
@@ -14,7 +14,8 @@ rates or token counts are wrong. Either way the figure is not yet explained.
 ## How it decides
 Per run with first-token times: the prefill term, which is the median time to first token,
 or `Σ prompt tokens ÷ prefill rate` when a prefill rate is known and that is longer (prompts
-processed one after another, BR008); the median per-request decode
+processed one after another, BR008); the number of waves, `⌈requests ÷ concurrency⌉`, when a
+closed loop sends more requests than it keeps in flight; the median per-request decode
 rate `output tokens ÷ (t_end − t_first)`, the longest output. The run fires when
 `|measured ÷ predicted − 1|` exceeds `wall_tolerance` (20%). The predicted aggregate
 `Σ output tokens ÷ predicted wall` is shown beside the measured one.
@@ -71,16 +72,20 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     first_term, term_name = ttft, "median TTFT"
     if not math.isnan(prefill) and prefill > ttft:
         first_term, term_name = prefill, "Σ prompt ÷ prefill rate"
-    predicted = first_term + longest / rate
+    # closed loop with more requests than slots: requests ÷ N waves, one after another
+    n = data.concurrency(run_id)
+    waves = math.ceil(int(s["requests"]) / n) if not math.isnan(n) and n >= 1 else 1
+    predicted = waves * (first_term + longest / rate)
     total = float(s["output_tokens"])
     off = wall / predicted - 1
-    numbers = {"median_ttft_s": ttft, "median_decode_tps": rate, "longest_output": longest,
+    numbers = {"waves": waves, "median_ttft_s": ttft, "median_decode_tps": rate, "longest_output": longest,
                "predicted_wall_s": predicted, "measured_wall_s": wall,
                "predicted_aggregate_tps": total / predicted, "measured_aggregate_tps": total / wall,
                "off": off}
     arithmetic = [
-        f"predicted wall = {term_name} {fmt(first_term, 2)} + longest output "
-        f"{fmt(longest, 0)} ÷ median decode {fmt(rate, 2)} = {fmt(predicted, 2)} s",
+        ("predicted wall = " + (f"{waves} waves × (" if waves > 1 else "")
+         + f"{term_name} {fmt(first_term, 2)} + longest output {fmt(longest, 0)} ÷ median "
+         f"decode {fmt(rate, 2)}" + (")" if waves > 1 else "") + f" = {fmt(predicted, 2)} s"),
         f"predicted aggregate = {fmt(total, 0)} ÷ {fmt(predicted, 2)} = "
         f"{fmt(total / predicted, 0)} tok/s; measured {fmt(total, 0)} ÷ {fmt(wall, 2)} = "
         f"{fmt(total / wall, 0)} tok/s ({fmt(abs(off) * 100, 1)}% apart)",
