@@ -96,6 +96,10 @@ def audit_tables(tables: Tables, *, rules_chosen: list[rules.Rule] | None = None
     return build_verdict(data, checks, findings, [r.code for r in chosen])
 
 
+#: Where the HTML report goes when no output is named (the current directory).
+DEFAULT_HTML = "report.html"
+
+
 def render_outputs(verdict: Verdict, *, html: str | None = None, pdf: str | None = None,
                    md: str | None = None, json: str | None = None, default_html: bool = False,
                    command: str | None = None) -> list[str]:
@@ -106,17 +110,35 @@ def render_outputs(verdict: Verdict, *, html: str | None = None, pdf: str | None
     if json:
         _write(json, render_json(verdict))
         written.append(json)
-    for name in ("html", "pdf", "md"):
-        if locals()[name]:
-            raise UsageError(f"the {name.upper()} report is not available in this version; "
-                             "expected --json")
+    if default_html and not html:
+        html = DEFAULT_HTML
+    if html or pdf:
+        from reporter.render.html import render_html
+
+        page = render_html(verdict, command)
+        if html:
+            _write(html, page)
+            written.append(html)
+        if pdf:
+            from reporter.render.pdf import html_to_pdf
+
+            _write(pdf, html_to_pdf(page))
+            written.append(pdf)
+    if md:
+        from reporter.render.markdown import render_markdown
+
+        _write(md, render_markdown(verdict, command))
+        written.append(md)
     return written
 
 
-def _write(path: str, text: str) -> None:
+def _write(path: str, text: str | bytes) -> None:
     from reporter.errors import RenderError
 
     try:
-        Path(path).write_text(text, encoding="utf-8")
+        if isinstance(text, bytes):
+            Path(path).write_bytes(text)
+        else:
+            Path(path).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise RenderError(f"{path}: cannot write: {exc.strerror}") from None

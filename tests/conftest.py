@@ -16,6 +16,15 @@ FIXTURES = ROOT / "tests" / "fixtures"
 SHARED = ROOT.parent / "shared"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite the files in tests/golden/ from the current output (accept intended changes)",
+    )
+
+
 def finding(verdict: Verdict | dict[str, Any], code: str, subject: str) -> dict[str, Any]:
     """The one finding of `code` about `subject`, from a verdict or its JSON dict."""
     __tracebackhide__ = True

@@ -1,0 +1,615 @@
+"""The report's charts: altair specs drawn to inline SVG by vl-convert.
+
+Drawing is deterministic (no random ids: vega numbers its clip paths with a counter that
+lives as long as the process, so every id is renamed after the chart it belongs to), and
+every SVG is checked to hold only drawing elements that load nothing. Big traces are
+sampled (evenly, in a fixed order) and the chart says what it shows.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from typing import Any
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import vl_convert as vlc
+
+from reporter.errors import RenderError
+from reporter.render.context import Chart, num, pct, shown
+from reporter.verdict import Verdict
+
+#: Requests drawn in one timeline; more are sampled evenly in send order.
+MAX_TIMELINE = 200
+#: Completions drawn in one completion chart; more are sampled evenly in completion order.
+MAX_COMPLETIONS = 600
+#: Runs that get their own timeline and completion chart.
+MAX_RUN_CHARTS = 12
+#: Runs shown in the wall-clock split; groups shown against N.
+MAX_SPLIT_RUNS = 40
+MAX_SCALING_GROUPS = 8
+#: Longest label drawn in a chart (trace strings are cut to this).
+LABEL = 48
+
+COLORS = {
+    "waiting": "#c7c7c7",
+    "prefill": "#e0a030",
+    "wait + prefill": "#d9b878",
+    "decode": "#3566a8",
+    "request": "#3566a8",
+    "measured": "#3566a8",
+    "serial": "#c0392b",
+    "ideal": "#2e8b57",
+}
+PART_TEXT = {
+    "waiting": "grey: waiting in a queue",
+    "prefill": "amber: prefill, prompt tokens ÷ prefill rate",
+    "wait + prefill": "tan: waiting and prefill, not separable without a prefill rate",
+    "decode": "blue: decode, first token to last",
+    "request": "blue: the whole request (no first-token time)",
+}
+FONT = "DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif"
+CONFIG: dict[str, Any] = {
+    "font": FONT,
+    "aria": False,
+    "view": {"stroke": "#ddd"},
+    "axis": {"labelFontSize": 11, "titleFontSize": 11, "titleFontWeight": "normal",
+             "gridColor": "#eee"},
+    "legend": {"labelFontSize": 11, "titleFontSize": 11, "orient": "bottom",
+               "titleFontWeight": "normal", "labelLimit": 260},
+    "title": {"fontSize": 13, "anchor": "start", "fontWeight": "bold"},
+}  # fmt: skip
+
+# What an inline SVG from vega may hold; anything else is refused rather than embedded.
+_ALLOWED_TAGS = {
+    "svg", "g", "path", "rect", "line", "circle", "ellipse", "polyline", "polygon", "text",
+    "tspan", "defs", "clipPath", "title", "desc", "linearGradient", "radialGradient", "stop",
+}  # fmt: skip
+_SVG_NS = "{http://www.w3.org/2000/svg}"
+_ID = re.compile(r'\bid="([^"]+)"')
+
+
+@dataclass
+class Drawn:
+    """The charts of one report, and what was left out or sampled."""
+
+    overview: list[Chart] = field(default_factory=list)
+    runs: list[Chart] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def to_svg(spec: dict[str, Any], chart_id: str) -> str:
+    """Draw a Vega-Lite spec; ids renamed `<chart_id>-<n>`, content checked to load nothing."""
+    try:
+        svg: str = vlc.vegalite_to_svg(spec, config=CONFIG, allowed_base_urls=[])
+    except Exception as exc:  # vl-convert raises plain ValueErrors for spec problems
+        raise RenderError(f"chart {chart_id}: cannot draw: {exc}") from None
+    ids = list(dict.fromkeys(_ID.findall(svg)))
+    for n, old in enumerate(ids, start=1):
+        new = f"{chart_id}-{n}"
+        svg = re.sub(rf'\bid="{re.escape(old)}"', f'id="{new}"', svg)
+        svg = svg.replace(f"url(#{old})", f"url(#{new})").replace(
+            f'href="#{old}"', f'href="#{new}"'
+        )
+    check_svg(svg, chart_id)
+    return svg
+
+
+def check_svg(svg: str, chart_id: str = "chart") -> None:
+    """Refuse an SVG that could run or load anything: scripts, links, images, styles, events."""
+    try:
+        root = ET.fromstring(svg)
+    except ET.ParseError as exc:
+        raise RenderError(f"chart {chart_id}: not well-formed SVG: {exc}") from None
+    for el in root.iter():
+        tag = el.tag.removeprefix(_SVG_NS)
+        if tag not in _ALLOWED_TAGS:
+            raise RenderError(f"chart {chart_id}: refused element <{tag}> in the SVG")
+        for name, value in el.attrib.items():
+            local = name.rsplit("}", 1)[-1].lower()
+            refused = local.startswith("on") or local in ("href", "src", "style")
+            if refused and not (local == "href" and value.startswith("#")):
+                raise RenderError(f"chart {chart_id}: refused attribute {local} in the SVG")
+            if "url(" in value and not re.fullmatch(r"url\(#[\w-]+\)", value.strip()):
+                raise RenderError(f"chart {chart_id}: refused reference {value!r} in the SVG")
+
+
+def _label(value: object) -> str:
+    return shown(value, LABEL)
+
+
+def _values(rows: list[dict[str, Any]]) -> alt.InlineData:
+    return alt.InlineData(values=rows)
+
+
+def _even_sample(n: int, limit: int) -> np.ndarray:
+    """Indices of `limit` rows spread evenly over `n` (first and last kept)."""
+    if n <= limit:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, limit).round().astype(int))
+
+
+# --------------------------------------------------------------------------- per run
+
+
+def _single_request_time(verdict: Verdict, run_id: str, done: np.ndarray) -> tuple[float, str]:
+    """One request's duration alone: the N=1 run of the group if any, else the first completion."""
+    data = verdict.data
+    assert data is not None
+    runs = data.runs
+    group = str(runs.at[run_id, "group"])
+    alone = runs[(runs["group"].astype(str) == group) & (runs["concurrency"] == 1)]
+    for other in alone["run"]:
+        e2e = _f(data.stats.at[str(other), "median_e2e_s"])
+        if str(other) != run_id and math.isfinite(e2e) and e2e > 0:
+            return e2e, f"the N=1 run {_label(other)} takes {num(e2e, 2)} s"
+    return float(done[0]), f"the first completion, {num(float(done[0]), 2)} s"
+
+
+def run_chart(verdict: Verdict, run_id: str, index: int) -> Chart | None:
+    """Timeline (waiting, prefill, decode per request) beside completions against the staircase."""
+    data = verdict.data
+    assert data is not None
+    rows = data.requests_of(run_id)
+    rows = rows[rows["t_end"].notna()]
+    if rows.empty:
+        return None
+    stats = data.stats.loc[run_id]
+    t0 = _f(stats["t0"])
+    if not math.isfinite(t0):
+        t0 = _f(rows["t_send"].min())
+    if not math.isfinite(t0):
+        return None
+    notes = []
+    timeline, note, legend = _timeline(rows, t0, _opt_rate(stats["prefill_rate"]))
+    if note:
+        notes.append(note)
+    done = np.sort(rows.loc[rows["ok"], "t_end"].to_numpy(dtype="float64") - t0)
+    parts: list[Any] = [timeline]
+    caption = (
+        f"Left: each request from send to last token ({legend}); a staircase of blue bars "
+        "is a queue, blue bars side by side are a batch."
+    )
+    if len(done):
+        single, why = _single_request_time(verdict, run_id, done)
+        completion, note = _completions(done, single)
+        parts.append(completion)
+        if note:
+            notes.append(note)
+        caption += (
+            f" Right: requests finished over time against the serial staircase "
+            f"(one request at a time, each taking {why})."
+        )
+    spec = (
+        alt.hconcat(*parts, spacing=24)
+        .resolve_scale(color="independent", strokeDash="independent")
+        .resolve_legend(color="independent", strokeDash="independent")
+        .properties(title=alt.Title(f"run {_label(run_id)}", anchor="start"))
+        .to_dict()
+    )
+    chart_id = f"run-{index}"
+    return Chart(
+        chart_id, f"Run {shown(run_id)}", caption, to_svg(spec, chart_id), "; ".join(notes)
+    )
+
+
+def _count_axis(n: int, start: int) -> alt.Axis:
+    """An axis of whole counts: every value when few, else round steps (never 0.5)."""
+    if n <= 12:
+        return alt.Axis(values=list(range(start, n + 1)), format="d")
+    raw = n / 6
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
+    values = sorted({start, *range(step, n + 1, step)})
+    return alt.Axis(values=values, format=",d")
+
+
+def _f(value: Any) -> float:
+    """A table cell as a float (NaN when it is not a number)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _opt_rate(value: Any) -> float | None:
+    try:
+        rate = float(value)
+    except (TypeError, ValueError):
+        return None
+    return rate if math.isfinite(rate) and rate > 0 else None
+
+
+def _timeline(
+    rows: pd.DataFrame, t0: float, prefill_rate: float | None
+) -> tuple[alt.Chart, str, str]:
+    order = rows.sort_values(["t_send", "t_first", "t_end", "source_line"], kind="stable")
+    pick = _even_sample(len(order), MAX_TIMELINE)
+    shown_rows = order.iloc[pick]
+    note = ""
+    if len(pick) < len(order):
+        note = (
+            f"timeline: {len(pick):,} of {len(order):,} requests drawn, evenly spaced in send order"
+        )
+    send = shown_rows["t_send"].to_numpy(dtype="float64") - t0
+    first = shown_rows["t_first"].to_numpy(dtype="float64") - t0
+    end = shown_rows["t_end"].to_numpy(dtype="float64") - t0
+    prompt = shown_rows["prompt_tokens"].to_numpy(dtype="float64")
+    segs: list[dict[str, Any]] = []
+    for k in range(len(shown_rows)):
+        y = int(pick[k]) + 1
+        s, f, e = float(send[k]), float(first[k]), float(end[k])
+        s = s if math.isfinite(s) else 0.0
+        if not math.isfinite(f):
+            segs.append({"request": y, "start": s, "end": e, "part": "request"})
+            continue
+        if prefill_rate is not None and math.isfinite(prompt[k]):
+            p0 = max(s, f - float(prompt[k]) / prefill_rate)
+            if p0 > s:
+                segs.append({"request": y, "start": s, "end": p0, "part": "waiting"})
+            segs.append({"request": y, "start": p0, "end": f, "part": "prefill"})
+        elif f > s:
+            segs.append({"request": y, "start": s, "end": f, "part": "wait + prefill"})
+        segs.append({"request": y, "start": f, "end": e, "part": "decode"})
+    parts = [p for p in COLORS if p in {seg["part"] for seg in segs}]
+    n = len(order)
+    height = int(min(max(len(pick) * 12, 90), 300))
+    chart = (
+        alt.Chart(_values(segs))
+        .mark_bar(height={"band": 0.8} if len(pick) <= 60 else 1.5)
+        .encode(
+            x=alt.X(
+                "start:Q",
+                title="seconds from the first send",
+                scale=alt.Scale(nice=False),
+                axis=alt.Axis(tickCount=8),
+            ),
+            x2="end:Q",
+            y=alt.Y(
+                "request:Q",
+                title=f"request (send order, {n:,})",
+                scale=alt.Scale(domain=[0.4, n + 0.6], nice=False, reverse=True),
+                axis=_count_axis(n, start=1),
+            ),
+            color=alt.Color(
+                "part:N",
+                title=None,
+                scale=alt.Scale(domain=parts, range=[COLORS[p] for p in parts]),
+            ),
+        )
+        .properties(width=360, height=height, title="timeline")
+    )
+    legend = "; ".join(PART_TEXT[p] for p in parts)
+    return chart, note, legend
+
+
+def _completions(done: np.ndarray, single: float) -> tuple[Any, str]:
+    n = len(done)
+    pick = _even_sample(n, MAX_COMPLETIONS)
+    note = ""
+    if len(pick) < n:
+        note = f"completions: {len(pick):,} of {n:,} drawn, evenly spaced in completion order"
+    measured = [{"t": 0.0, "done": 0, "line": "measured"}] + [
+        {"t": float(done[i]), "done": int(i) + 1, "line": "measured"} for i in pick
+    ]
+    serial = [{"t": 0.0, "done": 0, "line": "serial"}] + [
+        {"t": float((i + 1) * single), "done": int(i) + 1, "line": "serial"} for i in pick
+    ]
+    x_max = max(float(done[-1]), single) * 1.12
+    interpolate = "step-after" if len(pick) == n else "linear"
+    domain = ["measured", "serial"]
+    base = alt.Chart(_values(measured + serial)).encode(
+        x=alt.X(
+            "t:Q",
+            title="seconds from the first send",
+            scale=alt.Scale(domain=[0, x_max], nice=False),
+            axis=alt.Axis(tickCount=6),
+        ),
+        y=alt.Y(
+            "done:Q",
+            title="requests finished",
+            scale=alt.Scale(domain=[0, n]),
+            axis=_count_axis(n, start=0),
+        ),
+        color=alt.Color(
+            "line:N",
+            title=None,
+            scale=alt.Scale(domain=domain, range=[COLORS["measured"], COLORS["serial"]]),
+        ),
+        strokeDash=alt.StrokeDash(
+            "line:N", title=None, scale=alt.Scale(domain=domain, range=[[1, 0], [5, 4]])
+        ),
+    )
+    lines = base.mark_line(interpolate=interpolate, clip=True, strokeWidth=2)  # type: ignore[arg-type]
+    layers: list[Any] = [lines]
+    if n <= 64:
+        points = (
+            alt.Chart(_values(measured[1:]))
+            .mark_point(filled=True, size=28, color=COLORS["measured"], clip=True)
+            .encode(x="t:Q", y="done:Q")
+        )
+        layers.append(points)
+    height = 180 if n <= 60 else 220
+    chart = alt.layer(*layers).properties(width=300, height=height, title="completions")
+    return chart, note
+
+
+# --------------------------------------------------------------------------- overview
+
+
+def scaling_charts(verdict: Verdict, notes: list[str]) -> list[Chart]:
+    """Aggregate against N per group, with the ideal-scaling and the serial lines."""
+    out: list[Chart] = []
+    groups: dict[str, list[tuple[float, float, str]]] = {}
+    for r in verdict.runs:
+        if r.concurrency is not None and r.aggregate_tps is not None:
+            groups.setdefault(r.group, []).append((r.concurrency, r.aggregate_tps, r.id))
+    swept = {g: pts for g, pts in groups.items() if len({p[0] for p in pts}) >= 2}
+    for k, (group, pts) in enumerate(swept.items()):
+        if k >= MAX_SCALING_GROUPS:
+            notes.append(
+                f"aggregate against N: {MAX_SCALING_GROUPS} of {len(swept)} sweeps "
+                "drawn; the run table has the rest"
+            )
+            break
+        frame = pd.DataFrame(pts, columns=["n", "tps", "run"])
+        medians = frame.groupby("n")["tps"].median().sort_index()
+        base_n, base = _f(medians.index[0]), _f(medians.iloc[0])
+        top_n = _f(medians.index[-1])
+        ns = sorted(_f(x) for x in medians.index)
+        rows = [
+            {"n": float(x), "tps": float(base * x / base_n), "line": "ideal scaling"} for x in ns
+        ]
+        rows += [{"n": float(x), "tps": base, "line": "serial (flat)"} for x in ns]
+        rows += [{"n": _f(x), "tps": _f(v), "line": "measured"} for x, v in medians.items()]
+        points = [{"n": float(n), "tps": float(t), "run": _label(r)} for n, t, r in pts]
+        domain = ["measured", "ideal scaling", "serial (flat)"]
+        y_max = max(base * top_n / base_n, float(frame["tps"].max())) * 1.08
+        lines = (
+            alt.Chart(_values(rows))
+            .mark_line(strokeWidth=2)
+            .encode(
+                x=alt.X(
+                    "n:Q",
+                    title="concurrent requests (N)",
+                    scale=alt.Scale(domain=[0, top_n * 1.05], nice=False),
+                    axis=alt.Axis(values=ns, format="d"),
+                ),
+                y=alt.Y(
+                    "tps:Q",
+                    title="aggregate tok/s (tokens ÷ wall)",
+                    scale=alt.Scale(domain=[0, y_max], nice=False),
+                ),
+                color=alt.Color(
+                    "line:N",
+                    title=None,
+                    scale=alt.Scale(
+                        domain=domain, range=[COLORS["measured"], COLORS["ideal"], COLORS["serial"]]
+                    ),
+                ),
+                strokeDash=alt.StrokeDash(
+                    "line:N",
+                    title=None,
+                    scale=alt.Scale(domain=domain, range=[[1, 0], [5, 4], [2, 3]]),
+                ),
+            )
+        )
+        dots = (
+            alt.Chart(_values(points))
+            .mark_point(filled=True, size=40, color=COLORS["measured"])
+            .encode(x="n:Q", y="tps:Q")
+        )
+        spec = (
+            alt.layer(lines, dots)
+            .properties(width=260, height=180, title=f"aggregate against N: {_label(group)}")
+            .to_dict()
+        )
+        chart_id = f"scaling-{k + 1}"
+        growth = float(medians.iloc[-1]) / base if base else float("nan")
+        caption = (
+            f"Measured aggregate (tokens ÷ wall) at N = "
+            f"{', '.join(num(x, 0) for x in ns)}: {num(base, 1)} → "
+            f"{num(float(medians.iloc[-1]), 1)} tok/s, {num(growth, 2)}× for "
+            f"{num(top_n / base_n, 0)}× the requests. Ideal scaling multiplies the "
+            f"N={num(base_n, 0)} figure by N; a serial server stays flat."
+        )
+        out.append(
+            Chart(
+                chart_id,
+                f"Aggregate against N ({shown(group)})",
+                caption,
+                to_svg(spec, chart_id),
+                small=True,
+            )
+        )
+    return out
+
+
+def wall_split_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
+    """The wall clock of each run split into prefill and the rest (decode)."""
+    data = verdict.data
+    assert data is not None
+    rows: list[dict[str, Any]] = []
+    unknown = []
+    for r in verdict.runs:
+        s = data.stats.loc[r.id]
+        prefill, wall = _f(s["prefill_s"]), _f(s["wall_s"])
+        if not (math.isfinite(prefill) and math.isfinite(wall) and wall > 0):
+            unknown.append(r.id)
+            continue
+        prefill = min(prefill, wall)
+        label = _label(r.id)
+        share = pct(prefill / wall)
+        rows.append({"run": label, "part": "prefill", "s": prefill, "order": 0, "share": share})
+        rows.append(
+            {
+                "run": label,
+                "part": "decode and the rest",
+                "s": wall - prefill,
+                "order": 1,
+                "share": share,
+            }
+        )
+    if unknown:
+        names = ", ".join(_label(u) for u in unknown[:5])
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        notes.append(f"wall clock split: no prefill rate or prompt lengths for {names}{more}")
+    if not rows:
+        return None
+    runs = list(dict.fromkeys(r["run"] for r in rows))
+    if len(runs) > MAX_SPLIT_RUNS:
+        notes.append(f"wall clock split: {MAX_SPLIT_RUNS} of {len(runs)} runs drawn")
+        keep = set(runs[:MAX_SPLIT_RUNS])
+        rows = [r for r in rows if r["run"] in keep]
+        runs = runs[:MAX_SPLIT_RUNS]
+    domain = ["prefill", "decode and the rest"]
+    bars = (
+        alt.Chart(_values(rows))
+        .mark_bar(height={"band": 0.7})
+        .encode(
+            y=alt.Y("run:N", title=None, sort=runs, axis=alt.Axis(labelLimit=220)),
+            x=alt.X("s:Q", title="seconds of wall clock", stack="zero"),
+            color=alt.Color(
+                "part:N",
+                title=None,
+                scale=alt.Scale(domain=domain, range=[COLORS["prefill"], COLORS["decode"]]),
+            ),
+            order=alt.Order("order:Q"),
+        )
+    )
+    labels = (
+        alt.Chart(_values(_totals(rows)))
+        .mark_text(align="left", dx=4, fontSize=10, color="#333")
+        .encode(y=alt.Y("run:N", sort=runs), x="wall:Q", text="label:N")
+    )
+    height = max(60, 22 * len(runs))
+    spec = (
+        alt.layer(bars, labels)
+        .properties(width=440, height=height, title="wall clock: prefill and the rest")
+        .to_dict()
+    )
+    caption = (
+        "Prefill is the prompt tokens of the run ÷ the prefill rate (METHOD §4); the "
+        "label is its share of the wall clock. Above 30%, the figure measures prompt "
+        "processing more than decoding."
+    )
+    return Chart("wall-split", "Wall clock split", caption, to_svg(spec, "wall-split"))
+
+
+def _totals(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        entry = out.setdefault(
+            r["run"], {"run": r["run"], "wall": 0.0, "label": f"prefill {r['share']}"}
+        )
+        entry["wall"] += r["s"]
+    return list(out.values())
+
+
+def bandwidth_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
+    """Bandwidth utilization (achieved ÷ measured) per subject, from BR015 or the run records."""
+    items: list[dict[str, Any]] = []
+    for f in verdict.findings:
+        if f.code != "BR015":
+            continue
+        lo = _opt_rate(f.numbers.get("utilization_low", f.numbers.get("utilization")))
+        hi = _opt_rate(f.numbers.get("utilization_high", f.numbers.get("utilization")))
+        if lo is None and hi is None:
+            continue
+        known = [u for u in (lo, hi) if u is not None]
+        items.append(
+            {
+                "subject": _label(f.subject),
+                "low": min(known) * 100,
+                "high": max(known) * 100,
+                "source": "BR015",
+            }
+        )
+    source = "BR015 findings"
+    if not items and verdict.data is not None:
+        runs = verdict.data.runs
+        for r in verdict.runs:
+            row = runs.loc[r.id]
+            bpt = _opt_rate(row.get("bytes_per_token"))
+            bw = _opt_rate(row.get("bandwidth_measured_gbps"))
+            rate = _opt_rate(r.median_decode_tps)
+            if bpt and bw and rate:
+                u = rate * bpt / 1e9 / bw * 100
+                items.append({"subject": _label(r.id), "low": u, "high": u, "source": "run"})
+        source = "the run records: median decode rate × bytes per token ÷ measured bandwidth"
+    if not items:
+        return None
+    subjects = list(dict.fromkeys(i["subject"] for i in items))
+    x_max = max(110.0, max(i["high"] for i in items) * 1.1)
+    bars = (
+        alt.Chart(_values(items))
+        .mark_bar(height={"band": 0.6}, color=COLORS["decode"])
+        .encode(
+            y=alt.Y("subject:N", title=None, sort=subjects, axis=alt.Axis(labelLimit=220)),
+            x=alt.X(
+                "low:Q",
+                title="bandwidth utilization, % of measured",
+                scale=alt.Scale(domain=[0, x_max], nice=False),
+            ),
+            x2="high:Q",
+        )
+    )
+    ticks = (
+        alt.Chart(_values(items))
+        .mark_tick(color=COLORS["decode"], thickness=2)
+        .encode(y=alt.Y("subject:N", sort=subjects), x="high:Q")
+    )
+    marks = (
+        alt.Chart(
+            _values(
+                [
+                    {"x": 55.0, "what": "55% near the ceiling"},
+                    {"x": 100.0, "what": "100% impossible"},
+                ]
+            )
+        )
+        .mark_rule(strokeDash=[4, 3], color=COLORS["serial"])
+        .encode(x="x:Q")
+    )
+    spec = (
+        alt.layer(bars, ticks, marks)
+        .properties(width=440, height=max(60, 24 * len(subjects)), title="bandwidth utilization")
+        .to_dict()
+    )
+    caption = (
+        f"Achieved bandwidth (tok/s × bytes read per token) ÷ measured read bandwidth at "
+        f"the model's size, from {source}. Dashed: 55% (near the ceiling for MoE decode) "
+        "and 100% (physically impossible)."
+    )
+    return Chart("bandwidth", "Bandwidth utilization", caption, to_svg(spec, "bandwidth"))
+
+
+def draw_charts(verdict: Verdict) -> Drawn:
+    """Every chart of the report, in the order the report shows them."""
+    drawn = Drawn()
+    if verdict.data is None:
+        return drawn
+    drawn.overview.extend(scaling_charts(verdict, drawn.notes))
+    for maker in (wall_split_chart, bandwidth_chart):
+        chart = maker(verdict, drawn.notes)
+        if chart is not None:
+            drawn.overview.append(chart)
+    with_rows = [
+        r.id
+        for r in verdict.runs
+        if r.requests and not math.isnan(_f(verdict.data.stats.at[r.id, "t1"]))
+    ]
+    for k, run_id in enumerate(with_rows[:MAX_RUN_CHARTS]):
+        chart = run_chart(verdict, run_id, k + 1)
+        if chart is not None:
+            drawn.runs.append(chart)
+    if len(with_rows) > MAX_RUN_CHARTS:
+        drawn.notes.append(
+            f"timelines: {MAX_RUN_CHARTS} of {len(with_rows)} runs drawn (in "
+            "the order of the run table)"
+        )
+    return drawn

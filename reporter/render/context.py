@@ -1,0 +1,707 @@
+"""A verdict as the report's content: plain dataclasses, every number already a string.
+
+Templates only loop and print what is here; nothing is computed in them. Strings that came
+from a trace pass through `shown()`, which makes invisible and direction-changing characters
+visible and caps their length, so that a name cannot hide or reorder the text around it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+import reporter
+from reporter.rules import REGISTRY
+from reporter.rules.base import Finding
+from reporter.types import Outcome, Severity, VerdictKind
+from reporter.verdict import FORMAT_VERSION, ClaimSummary, RunSummary, Verdict
+
+#: Longest trace string shown in full; longer ones are cut and say how long they were.
+MAX_SHOWN = 160
+#: Longest finding message shown (messages quote trace strings).
+MAX_MESSAGE = 1200
+#: Evidence rows shown per finding, and refs shown per finding.
+MAX_EVIDENCE_ROWS = 20
+MAX_REFS = 12
+#: The schema the native format declares on its run records.
+NATIVE_SCHEMA = "benchreport/1"
+
+# Characters that reorder or hide text (bidi embeddings, overrides and isolates, marks, zero
+# width) and C0/C1 controls: shown as a visible <U+XXXX> instead of acting on the page.
+_INVISIBLE = re.compile(
+    "[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u2069\ufeff]"
+)
+_SPACES = re.compile(r"[\t\n\r]+")
+
+VERDICT_TEXT = {
+    VerdictKind.SUPPORTED: "Supported",
+    VerdictKind.INSUFFICIENT_DATA: "Insufficient data",
+    VerdictKind.INCOMPARABLE: "Incomparable",
+    VerdictKind.SERIAL: "Serial",
+    VerdictKind.INFLATED: "Inflated",
+}
+VERDICT_MEANING = {
+    VerdictKind.SUPPORTED: "the figures hold when recomputed as total output tokens ÷ wall clock",
+    VerdictKind.INSUFFICIENT_DATA: "the trace does not hold enough to recompute the figures",
+    VerdictKind.INCOMPARABLE: "figures are compared that were measured under different conditions",
+    VerdictKind.SERIAL: "the requests were served one at a time: the concurrency is not real",
+    VerdictKind.INFLATED: "a published figure is higher than the trace supports",
+}
+SEVERITY_TITLE = {Severity.ERROR: "Errors", Severity.WARNING: "Warnings", Severity.INFO: "Notes"}
+METRIC_TEXT = {
+    "aggregate_tps": "aggregate tok/s",
+    "stream_tps": "single-stream tok/s",
+    "speedup": "speed-up",
+    "scaling": "scaling",
+}
+
+
+def shown(value: object, limit: int = MAX_SHOWN) -> str:
+    """A trace string made safe to look at: visible controls, one line, at most `limit` chars."""
+    text = "" if value is None else str(value)
+    text = _SPACES.sub(" ", text)
+    text = _INVISIBLE.sub(lambda m: f"<U+{ord(m.group(0)):04X}>", text)
+    if len(text) > limit:
+        text = f"{text[: limit - 1]}… ({len(text):,} characters)"
+    return text
+
+
+def num(value: float | None, digits: int = 1, unit: str = "") -> str:
+    """One way to print a number: fixed decimals, thousands separated, n/a when unknown."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    return f"{value:,.{digits}f}{unit}"
+
+
+def pct(value: float | None, digits: int = 0) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    return f"{value * 100:,.{digits}f}%"
+
+
+def value_text(value: Any) -> str:
+    """An evidence or numbers value as text (numbers at a readable precision)."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "n/a"
+        if value == int(value) and abs(value) < 1e15:
+            return f"{int(value):,}"
+        if abs(value) >= 1000:
+            return f"{value:,.1f}"
+        if abs(value) >= 0.01:
+            return f"{value:.3f}".rstrip("0").rstrip(".")
+        return f"{value:.3g}"
+    if isinstance(value, list | tuple):
+        items = [value_text(v) for v in value[:8]]
+        more = f", … ({len(value)} in all)" if len(value) > 8 else ""
+        return ", ".join(items) + more
+    return shown(value)
+
+
+def _opt(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+# --------------------------------------------------------------------------- dataclasses
+
+
+@dataclass(frozen=True)
+class Span:
+    """A piece of a line of documentation: plain text or `code`."""
+
+    text: str
+    code: bool = False
+
+
+@dataclass(frozen=True)
+class DocBlock:
+    """A block of a rule page: a heading, a paragraph, a list or a code block."""
+
+    kind: str
+    spans: list[Span] = field(default_factory=list)
+    items: list[list[Span]] = field(default_factory=list)
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class RulePage:
+    code: str
+    name: str
+    severity: str
+    summary: str
+    blocks: list[DocBlock]
+
+
+@dataclass(frozen=True)
+class ClaimView:
+    id: str
+    metric: str
+    value: str
+    concurrency: str
+    method: str
+    runs: str
+    recomputed: str
+    factor: str
+    verdict: str
+    verdict_class: str
+    reason: str
+    equation: str
+    arithmetic: list[str]
+    source: str
+    ref: str
+
+
+@dataclass(frozen=True)
+class RunView:
+    id: str
+    group: str
+    concurrency: str
+    requests: str
+    failed: str
+    output_tokens: str
+    wall_s: str
+    aggregate_tps: str
+    sum_reported_tps: str
+    overlap: str
+    verdict: str
+    verdict_class: str
+    reasons: list[str]
+    q_aggregate: str
+    q_ladder: str
+    q_slope: str
+    stop: str
+    lengths: str
+    prompt_tokens: str
+    prefill_share: str
+    prefill_note: str
+    content: str
+    speculation: str
+    context_tokens: str
+    engine: str
+    model: str
+    hardware: str
+    median_ttft_s: str
+    median_decode_tps: str
+    source: str
+    derived: list[str]
+
+
+@dataclass(frozen=True)
+class EvidenceTable:
+    columns: list[str]
+    rows: list[list[str]]
+    more: int
+
+
+@dataclass(frozen=True)
+class FindingView:
+    code: str
+    name: str
+    severity: str
+    outcome: str
+    subject: str
+    message: str
+    arithmetic: list[str]
+    help: str
+    numbers: list[tuple[str, str]]
+    refs: list[str]
+    refs_more: int
+    evidence: EvidenceTable | None
+    has_page: bool
+
+
+@dataclass(frozen=True)
+class SeverityGroup:
+    severity: str
+    title: str
+    findings: list[FindingView]
+
+
+@dataclass(frozen=True)
+class InputView:
+    path: str
+    sha256: str
+    format: str
+    schema: str
+    records: str
+    skipped: str
+    skipped_reasons: list[str]
+    notes: list[str]
+    tools: str
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One chart: an SVG document (already checked to load nothing) and what it shows."""
+
+    id: str
+    title: str
+    caption: str
+    svg: str
+    note: str = ""
+    #: Small charts sit side by side in a grid; the others take the full width.
+    small: bool = False
+
+
+@dataclass(frozen=True)
+class Counts:
+    fired: int
+    passed: int
+    undecidable: int
+    not_applicable: int
+    rules: int
+    inputs: int
+    runs: int
+    claims: int
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    """Everything the HTML and Markdown templates print."""
+
+    title: str
+    verdict: str
+    verdict_text: str
+    verdict_class: str
+    verdict_meaning: str
+    headline: str
+    equation: str
+    claims: list[ClaimView]
+    runs: list[RunView]
+    groups: list[SeverityGroup]
+    undecided: list[FindingView]
+    passed: list[FindingView]
+    undisclosed: list[str]
+    inputs: list[InputView]
+    command: str
+    command_fence: str
+    version: str
+    format_version: str
+    counts: Counts
+    rule_pages: list[RulePage]
+    charts: list[Chart] = field(default_factory=list)
+    run_charts: list[Chart] = field(default_factory=list)
+    chart_notes: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def rerun_command(verdict: Verdict, command: str | None) -> str:
+    """The command line that reproduces this audit (the one given, else one from the inputs)."""
+    if command:
+        return _SPACES.sub(" ", command)
+    return shlex.join(["benchreport", "audit", *(i.path for i in verdict.inputs)])
+
+
+def _fence(text: str) -> str:
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _run_rows(verdict: Verdict) -> dict[str, pd.Series]:
+    if verdict.data is None:
+        return {}
+    runs = verdict.data.tables.runs
+    return {str(row["run"]): row for _, row in runs.iterrows()}
+
+
+def _stats(verdict: Verdict, run_id: str) -> pd.Series | None:
+    if verdict.data is None or run_id not in verdict.data.stats.index:
+        return None
+    row = verdict.data.stats.loc[run_id]
+    return row if isinstance(row, pd.Series) else None
+
+
+def _speculation(row: pd.Series | None) -> str:
+    if row is None:
+        return "unknown"
+    enabled = row.get("spec_enabled")
+    if enabled is None or (isinstance(enabled, float) and math.isnan(enabled)):
+        return "unknown"
+    if not enabled:
+        return "off"
+    parts = ["on"]
+    if row.get("spec_method"):
+        parts.append(shown(row["spec_method"]))
+    acceptance = _opt(row.get("spec_acceptance"))
+    if acceptance is not None:
+        parts.append(f"acceptance {pct(acceptance, 1)}")
+    return ", ".join(parts)
+
+
+def _named(row: pd.Series | None, name: str, version: str | None = None) -> str:
+    if row is None or not row.get(name):
+        return "unknown"
+    text = shown(row[name])
+    if version and row.get(version):
+        text += f" {shown(row[version])}"
+    return text
+
+
+def _lengths(stats: pd.Series | None, row: pd.Series | None) -> str:
+    requested = _opt(row.get("output_tokens_requested")) if row is not None else None
+    parts = []
+    if requested is not None:
+        parts.append(f"requested {num(requested, 0)}")
+    if stats is not None:
+        lo, hi = _opt(stats.get("out_min")), _opt(stats.get("out_max"))
+        if lo is not None and hi is not None:
+            parts.append(f"got {num(lo, 0)}" if lo == hi else f"got {num(lo, 0)}–{num(hi, 0)}")
+    return "; ".join(parts) or "unknown"
+
+
+def _prefill_note(stats: pd.Series | None) -> str:
+    if stats is None:
+        return ""
+    share = _opt(stats.get("prefill_share"))
+    if share is None:
+        if _opt(stats.get("prompt_tokens_total")) is None:
+            return "prompt lengths unknown"
+        return "prefill rate unknown (no probe, no lone request)"
+    rate = _opt(stats.get("prefill_rate"))
+    return (
+        f"{num(_opt(stats.get('prompt_tokens_total')), 0)} prompt tokens ÷ {num(rate, 0)} tok/s "
+        f"= {num(_opt(stats.get('prefill_s')), 2)} s of {num(_opt(stats.get('wall_s')), 2)} s; "
+        f"rate from {shown(stats.get('prefill_rate_source') or 'unknown')}"
+    )
+
+
+def run_view(r: RunSummary, row: pd.Series | None, stats: pd.Series | None) -> RunView:
+    prompt = _opt(stats.get("prompt_tokens_mean")) if stats is not None else None
+    if prompt is None and row is not None:
+        prompt = _opt(row.get("prompt_tokens"))
+    context = _opt(row.get("context_tokens")) if row is not None else None
+    failed = _opt(stats.get("failed")) if stats is not None else None
+    return RunView(
+        id=shown(r.id),
+        group=shown(r.group),
+        concurrency="?" if r.concurrency is None else num(r.concurrency, 0),
+        requests=num(r.requests, 0),
+        failed=num(failed, 0) if failed else "0",
+        output_tokens=num(r.output_tokens, 0),
+        wall_s=num(r.wall_s, 2),
+        aggregate_tps=num(r.aggregate_tps),
+        sum_reported_tps=num(r.sum_reported_tps),
+        overlap=num(r.overlap, 2),
+        verdict=str(r.verdict),
+        verdict_class=str(r.verdict),
+        reasons=[shown(x, MAX_MESSAGE) for x in r.reasons],
+        q_aggregate=shown(r.questions.get("aggregate", "not checked"), MAX_MESSAGE),
+        q_ladder=shown(r.questions.get("ladder", "not checked"), MAX_MESSAGE),
+        q_slope=shown(r.questions.get("slope", "not checked"), MAX_MESSAGE),
+        stop=shown(r.stop),
+        lengths=_lengths(stats, row),
+        prompt_tokens="unknown" if prompt is None else num(prompt, 0),
+        prefill_share=pct(r.prefill_share),
+        prefill_note=_prefill_note(stats),
+        content=shown(row.get("content") or "unknown") if row is not None else "unknown",
+        speculation=_speculation(row),
+        context_tokens="unknown" if context is None else num(context, 0),
+        engine=_named(row, "engine_name", "engine_version"),
+        model=_named(row, "model_name"),
+        hardware=_named(row, "hardware_name"),
+        median_ttft_s=num(r.median_ttft_s, 3),
+        median_decode_tps=num(r.median_decode_tps),
+        source=shown(r.source),
+        derived=[shown(x) for x in r.derived],
+    )
+
+
+def _equation(c: ClaimSummary, verdict: Verdict) -> str:
+    """The claim in one line: '4 × 512 tokens ÷ 22.50 s = 91.0 tok/s; claimed 350 = 3.85×'."""
+    k = c.check
+    if k.recomputed is None or k.factor is None:
+        return ""
+    unit = " tok/s" if k.metric in ("aggregate_tps", "stream_tps") else "×"
+    digits = 2 if unit == "×" else 1
+    left = ""
+    if k.metric == "aggregate_tps" and len(k.runs) == 1 and verdict.data is not None:
+        rows = verdict.data.requests_of(k.runs[0])
+        rows = rows[rows["ok"]]
+        stats = _stats(verdict, k.runs[0])
+        lengths = rows["output_tokens"].dropna().unique()
+        if stats is not None and len(rows) and len(lengths) == 1:
+            left = (
+                f"{len(rows):,} × {num(float(lengths[0]), 0)} tokens ÷ "
+                f"{num(_opt(stats['wall_s']), 2)} s = "
+            )
+        elif stats is not None and _opt(stats["output_tokens"]) is not None:
+            left = (
+                f"{num(_opt(stats['output_tokens']), 0)} tokens ÷ "
+                f"{num(_opt(stats['wall_s']), 2)} s = "
+            )
+    claimed = f"{k.value:,g}"
+    return (
+        f"{left}{num(k.recomputed, digits)}{unit}; claimed {claimed}{unit if unit == '×' else ''}"
+        f" = {num(k.factor, 2)}×"
+    )
+
+
+def claim_view(c: ClaimSummary, verdict: Verdict) -> ClaimView:
+    k = c.check
+    digits = 2 if k.metric in ("speedup", "scaling") else 1
+    return ClaimView(
+        id=shown(k.claim),
+        metric=METRIC_TEXT.get(k.metric, shown(k.metric)),
+        value=f"{k.value:,.{digits}f}",
+        concurrency="—" if k.concurrency is None else f"{k.concurrency:,}",
+        method=shown(k.method),
+        runs=", ".join(shown(r) for r in k.runs) or "—",
+        recomputed=num(k.recomputed, digits),
+        factor="n/a" if k.factor is None else f"{k.factor:.2f}×",
+        verdict=str(c.verdict),
+        verdict_class=str(c.verdict),
+        reason=shown(c.reason, MAX_MESSAGE),
+        equation=_equation(c, verdict),
+        arithmetic=[shown(x, MAX_MESSAGE) for x in k.arithmetic],
+        source=shown(k.source or "", MAX_MESSAGE),
+        ref=shown(k.ref or ""),
+    )
+
+
+def _evidence(rows: list[dict[str, Any]]) -> EvidenceTable | None:
+    if not rows:
+        return None
+    columns: list[str] = []
+    for row in rows:
+        columns.extend(k for k in row if k not in columns)
+    body = [[value_text(row.get(c)) for c in columns] for row in rows[:MAX_EVIDENCE_ROWS]]
+    return EvidenceTable([shown(c) for c in columns], body, max(0, len(rows) - MAX_EVIDENCE_ROWS))
+
+
+def finding_view(f: Finding, pages: set[str]) -> FindingView:
+    return FindingView(
+        code=f.code,
+        name=f.name,
+        severity=str(f.severity),
+        outcome=str(f.outcome),
+        subject=shown(f.subject),
+        message=shown(f.message, MAX_MESSAGE),
+        arithmetic=[shown(x, MAX_MESSAGE) for x in f.arithmetic],
+        help=shown(f.help, MAX_MESSAGE),
+        numbers=[(shown(k), value_text(v)) for k, v in f.numbers.items()],
+        refs=[shown(r) for r in f.refs[:MAX_REFS]],
+        refs_more=max(0, len(f.refs) - MAX_REFS),
+        evidence=_evidence(f.evidence),
+        has_page=f.code in pages,
+    )
+
+
+def input_views(verdict: Verdict) -> list[InputView]:
+    tools: dict[str, list[str]] = {}
+    schemas: dict[str, str] = {}
+    for row in _run_rows(verdict).values():
+        path = str(row.get("source_path") or "")
+        if row.get("tool_name"):
+            tool = shown(row["tool_name"], 60)
+            if row.get("tool_version"):
+                tool += f" {shown(row['tool_version'], 40)}"
+            if tool not in tools.setdefault(path, []):
+                tools[path].append(tool)
+        if row.get("format") == "benchreport":
+            schemas[path] = NATIVE_SCHEMA
+    out = []
+    for i in verdict.inputs:
+        names = tools.get(i.path, [])
+        out.append(InputView(
+            path=shown(i.path, 400), sha256=i.sha256, format=shown(i.format),
+            schema=schemas.get(i.path, "—"), records=f"{i.records:,}", skipped=f"{i.skipped:,}",
+            skipped_reasons=[shown(x) for x in i.skipped_reasons],
+            notes=[shown(x, MAX_MESSAGE) for x in i.notes],
+            tools=", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+            or "not recorded",
+        ))  # fmt: skip
+    return out
+
+
+# --------------------------------------------------------------------------- rule pages
+
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+
+
+def _spans(text: str) -> list[Span]:
+    out: list[Span] = []
+    pos = 0
+    for m in _CODE_SPAN.finditer(text):
+        if m.start() > pos:
+            out.append(Span(text[pos : m.start()]))
+        out.append(Span(m.group(1), code=True))
+        pos = m.end()
+    if pos < len(text):
+        out.append(Span(text[pos:]))
+    return out
+
+
+def doc_blocks(doc: str) -> tuple[str, list[DocBlock]]:
+    """A rule's page (its module docstring) as a summary line and blocks to print."""
+    lines = doc.strip("\n").splitlines()
+    summary = lines[0].strip() if lines else ""
+    blocks: list[DocBlock] = []
+    para: list[str] = []
+    items: list[str] = []
+    code: list[str] | None = None
+
+    def flush() -> None:
+        if para:
+            blocks.append(DocBlock("para", spans=_spans(" ".join(para))))
+            para.clear()
+        if items:
+            blocks.append(DocBlock("list", items=[_spans(x) for x in items]))
+            items.clear()
+
+    for raw in lines[1:]:
+        line = raw.rstrip()
+        if code is not None:
+            if line.strip().startswith("```"):
+                blocks.append(DocBlock("code", text="\n".join(code)))
+                code = None
+            else:
+                code.append(line)
+            continue
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            flush()
+            code = []
+        elif stripped.startswith("#"):
+            flush()
+            blocks.append(DocBlock("heading", spans=_spans(stripped.lstrip("#").strip())))
+        elif not stripped:
+            flush()
+        elif stripped.startswith(("- ", "* ")):
+            if para:
+                flush()
+            items.append(stripped[2:])
+        elif items and raw.startswith((" ", "\t")):
+            items[-1] += " " + stripped
+        else:
+            if items:
+                flush()
+            para.append(stripped)
+    if code is not None:
+        blocks.append(DocBlock("code", text="\n".join(code)))
+    flush()
+    return summary, blocks
+
+
+def rule_pages(codes: Iterable[str]) -> list[RulePage]:
+    pages = []
+    for code in sorted(set(codes)):
+        rule = REGISTRY.get(code)
+        if rule is None:
+            continue
+        summary, blocks = doc_blocks(rule.doc or rule.summary)
+        pages.append(RulePage(rule.code, rule.name, str(rule.severity), summary, blocks))
+    return pages
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def _headline(verdict: Verdict) -> str:
+    """The one sentence under the verdict: the worst claim's or run's reason."""
+    for c in verdict.claims:
+        if c.verdict is verdict.verdict:
+            return shown(f"Claim {c.check.claim}: {c.reason}", MAX_MESSAGE)
+    for r in verdict.runs:
+        if r.verdict is verdict.verdict and r.reasons:
+            return shown(f"Run {r.id}: {r.reasons[0]}", MAX_MESSAGE)
+    if not verdict.runs and not verdict.claims:
+        return "The trace holds no run and no claim."
+    return VERDICT_MEANING[verdict.verdict].capitalize() + "."
+
+
+def _title(verdict: Verdict) -> str:
+    names = [i.path.rsplit("/", 1)[-1] for i in verdict.inputs]
+    shown_names = ", ".join(shown(n, 60) for n in names[:3])
+    if len(names) > 3:
+        shown_names += f" and {len(names) - 3} more"
+    return f"benchreport audit: {VERDICT_TEXT[verdict.verdict].lower()}" + (
+        f" ({shown_names})" if shown_names else ""
+    )
+
+
+def _fired_sorted(findings: Sequence[Finding]) -> list[Finding]:
+    return sorted(
+        (f for f in findings if f.fired), key=lambda f: (-int(f.severity), f.code, f.subject)
+    )
+
+
+def build_context(
+    verdict: Verdict, command: str | None = None, *, charts: bool = True
+) -> ReportContext:
+    """The report's content; `charts=False` skips drawing (the Markdown summary has none)."""
+    fired = _fired_sorted(verdict.findings)
+    pages = rule_pages(f.code for f in fired)
+    page_codes = {p.code for p in pages}
+    groups = []
+    for severity in (Severity.ERROR, Severity.WARNING, Severity.INFO):
+        views = [finding_view(f, page_codes) for f in fired if f.severity is severity]
+        if views:
+            groups.append(SeverityGroup(str(severity), SEVERITY_TITLE[severity], views))
+    rows = _run_rows(verdict)
+    runs = [run_view(r, rows.get(r.id), _stats(verdict, r.id)) for r in verdict.runs]
+    order = {o: i for i, o in enumerate(Outcome)}
+    rest = sorted(
+        (f for f in verdict.findings if not f.fired),
+        key=lambda f: (order[f.outcome], f.code, f.subject),
+    )
+    counts = Counts(
+        fired=len(fired),
+        passed=sum(1 for f in verdict.findings if f.outcome is Outcome.PASSED),
+        undecidable=sum(1 for f in verdict.findings if f.outcome is Outcome.UNDECIDABLE),
+        not_applicable=sum(1 for f in verdict.findings if f.outcome is Outcome.NOT_APPLICABLE),
+        rules=len(verdict.rules), inputs=len(verdict.inputs), runs=len(verdict.runs),
+        claims=len(verdict.claims),
+    )  # fmt: skip
+    cmd = rerun_command(verdict, command)
+    claims = [claim_view(c, verdict) for c in verdict.claims]
+    context = ReportContext(
+        title=_title(verdict),
+        verdict=str(verdict.verdict),
+        verdict_text=VERDICT_TEXT[verdict.verdict],
+        verdict_class=str(verdict.verdict),
+        verdict_meaning=VERDICT_MEANING[verdict.verdict],
+        headline=_headline(verdict),
+        equation=next((c.equation for c in claims if c.verdict == str(verdict.verdict)), ""),
+        claims=claims,
+        runs=runs,
+        groups=groups,
+        undecided=[finding_view(f, page_codes) for f in rest if f.outcome is Outcome.UNDECIDABLE],
+        passed=[finding_view(f, page_codes) for f in rest if f.outcome is not Outcome.UNDECIDABLE],
+        undisclosed=[shown(u, MAX_MESSAGE) for u in verdict.undisclosed],
+        inputs=input_views(verdict),
+        command=cmd,
+        command_fence=_fence(cmd),
+        version=reporter.__version__,
+        format_version=str(FORMAT_VERSION),
+        counts=counts,
+        rule_pages=pages,
+    )
+    if charts:
+        from reporter.render.charts import draw_charts
+
+        drawn = draw_charts(verdict)
+        context.charts.extend(drawn.overview)
+        context.run_charts.extend(drawn.runs)
+        context.chart_notes.extend(drawn.notes)
+    return context

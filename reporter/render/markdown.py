@@ -1,0 +1,131 @@
+"""The Markdown summary (GitHub-flavoured) for a pull-request comment: no HTML, no links.
+
+Every value printed by the template passes through `md_text()` unless it is `Md` (text this
+module built, such as a code fence around the rerun command). Trace strings can therefore
+neither open a table cell, a link, an image or an HTML tag, nor become an autolink.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import jinja2
+
+from reporter.render.context import FindingView, ReportContext, build_context
+from reporter.resources import templates_dir
+from reporter.verdict import Verdict
+
+TEMPLATE = "summary.md.j2"
+#: Rules whose findings are listed (one line each); the rest are counted.
+TOP_FINDINGS = 8
+#: Subjects named per rule.
+SUBJECTS = 3
+#: Runs in the table; the rest are counted.
+TOP_RUNS = 12
+#: Longest value in a table cell, and longest finding message.
+CELL = 60
+MESSAGE = 300
+
+# ASCII punctuation that starts Markdown or HTML syntax anywhere in a line.
+_SPECIAL = re.compile(r"([\\`*_\[\]<>|!#~&$(){}])")
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<=www)(\.)|(@)")
+_SPACE = re.compile(r"\s+")
+
+
+class Md(str):
+    """Text that is already Markdown and is printed as it is."""
+
+    __slots__ = ()
+
+
+def md_text(value: object) -> str:
+    """A value as inert Markdown text: one line, every syntax character escaped.
+
+    Values are never printed at the start of a line, so list and heading markers need no
+    escape; `:` before `//`, `.` after `www` and `@` are escaped so that no autolink forms.
+    """
+    if isinstance(value, Md):
+        return str(value)
+    text = _SPACE.sub(" ", str(value))
+    text = _SPECIAL.sub(r"\\\1", text)
+    return _AUTOLINK.sub(lambda m: "\\" + m.group(0), text)
+
+
+def cut(value: object, limit: int = CELL) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def fenced(text: str, fence: str) -> Md:
+    """A fenced code block; the fence is longer than any run of backticks in the text."""
+    return Md(f"{fence}\n{' '.join(text.split())}\n{fence}")
+
+
+@cache
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        autoescape=False,
+        undefined=jinja2.StrictUndefined,
+        finalize=md_text,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["cut"] = cut
+    return env
+
+
+@dataclass(frozen=True)
+class CodeLine:
+    """The fired findings of one rule, as one line: the first message, the subjects."""
+
+    code: str
+    name: str
+    severity: str
+    count: int
+    subjects: list[str]
+    more: int
+    message: str
+
+
+def by_code(findings: list[FindingView]) -> list[CodeLine]:
+    """Fired findings grouped by rule, in the order of their first (worst) finding."""
+    groups: dict[str, list[FindingView]] = {}
+    for f in findings:
+        groups.setdefault(f.code, []).append(f)
+    return [
+        CodeLine(
+            code=fs[0].code,
+            name=fs[0].name,
+            severity=fs[0].severity,
+            count=len(fs),
+            subjects=[f.subject for f in fs[:SUBJECTS]],
+            more=max(0, len(fs) - SUBJECTS),
+            message=fs[0].message,
+        )
+        for fs in groups.values()
+    ]
+
+
+def render_markdown_context(context: ReportContext) -> str:
+    fired = by_code([f for g in context.groups for f in g.findings])
+    extra: dict[str, Any] = {
+        "top": fired[:TOP_FINDINGS],
+        "more_findings": sum(line.count for line in fired[TOP_FINDINGS:]),
+        "runs": context.runs[:TOP_RUNS],
+        "more_runs": max(0, len(context.runs) - TOP_RUNS),
+        "command": fenced(context.command, context.command_fence),
+        "cell": CELL,
+        "message": MESSAGE,
+    }
+    text = environment().get_template(TEMPLATE).render(r=context, **extra)
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+
+
+def render_markdown(verdict: Verdict, command: str | None = None) -> str:
+    """The summary as GitHub-flavoured Markdown."""
+    return render_markdown_context(build_context(verdict, command, charts=False))

@@ -1,0 +1,43 @@
+"""Golden files: the JSON verdict, Markdown summary and HTML report of every shipped trace.
+
+Accept intended changes with `pytest tests/report --update-golden` (README, "Report golden
+files"); a mismatch prints a diff and writes the actual file to tests/actual/.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from reporter import api
+
+ROOT = Path(__file__).resolve().parents[2]
+#: case name → trace path relative to the repository root (goldens hold no absolute path).
+CASES = {
+    **{p.stem: f"traces/{p.name}" for p in sorted((ROOT / "traces").glob("*.jsonl"))},
+    **{
+        f"fixture-{p.stem}": f"tests/fixtures/report/{p.name}"
+        for p in sorted((ROOT / "tests" / "fixtures" / "report").glob("*.jsonl"))
+    },
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES), ids=sorted(CASES))
+def test_golden_outputs(
+    case: str, at_root: Path, tmp_path: Path, golden: Callable[[str, str, str], None]
+) -> None:
+    trace = CASES[case]
+    verdict = api.audit([trace])
+    out = {name: tmp_path / name for name in ("report.html", "summary.md", "verdict.json")}
+    written = api.render_outputs(
+        verdict,
+        html=str(out["report.html"]),
+        md=str(out["summary.md"]),
+        json=str(out["verdict.json"]),
+        command=f"benchreport audit {trace} --md summary.md --json verdict.json",
+    )
+    assert written == [str(out["verdict.json"]), str(out["report.html"]), str(out["summary.md"])]
+    for name, path in out.items():
+        golden(case, name, path.read_text(encoding="utf-8"))

@@ -1,0 +1,99 @@
+"""Hostile strings from a trace show as text and run or load nothing (HTML, Markdown, SVG)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+from markdown_it import MarkdownIt
+from report_helpers import parse
+
+from reporter.render.charts import draw_charts
+from reporter.render.html import render_html
+from reporter.render.markdown import render_markdown
+from reporter.verdict import Verdict
+
+SCRIPT = "<script>alert(1)</script>"
+IMG = '"><img src=x onerror=alert(1)>'
+
+
+@pytest.fixture(scope="module")
+def hostile(fixture_verdicts: Callable[[str], Verdict]) -> Verdict:
+    return fixture_verdicts("hostile.jsonl")
+
+
+@pytest.fixture(scope="module")
+def html(hostile: Verdict) -> str:
+    return render_html(hostile)
+
+
+@pytest.fixture(scope="module")
+def md(hostile: Verdict) -> str:
+    return render_markdown(hostile)
+
+
+def test_html_has_no_element_from_the_trace(html: str) -> None:
+    doc = parse(html)
+    counts: dict[str, int] = {}
+    for tag, _ in doc.tags:
+        counts[tag] = counts.get(tag, 0) + 1
+    for tag in ("script", "img", "iframe", "object", "embed", "base", "form", "style"):
+        assert counts.get(tag, 0) == (1 if tag == "style" else 0), tag
+    equiv = [a.get("http-equiv") for t, a in doc.tags if t == "meta" and a.get("http-equiv")]
+    assert equiv == ["Content-Security-Policy"]
+    assert counts["link"] == 1  # the data: favicon that stops browsers asking for one
+    assert all(not name.startswith("on") for _, attrs in doc.tags for name in attrs)
+    hrefs = {a["href"] for _, a in doc.tags if a.get("href")}
+    assert all(h.startswith("#") or h == "data:," for h in hrefs)
+    assert not [a for _, a in doc.tags if "src" in a]
+
+
+def test_html_shows_the_strings_as_text(html: str) -> None:
+    assert "<bdi>&lt;script&gt;alert(1)&lt;/script&gt;</bdi>" in html
+    assert "&#34;&gt;&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "javascript:alert(1) evil&lt;U+202E&gt;gnp.exe" in html
+    assert "&lt;iframe src=&#34;http://evil.invalid/x&#34;&gt;&lt;/iframe&gt;" in html
+    assert "&lt;link rel=&#34;stylesheet&#34; href=&#34;http://evil.invalid/x.css&#34;&gt;" in html
+    assert "\u202e" not in html
+    assert "L" * 159 + "… (5,000 characters)" in html
+    assert "L" * 161 not in html
+
+
+def test_svg_labels_from_the_trace_are_escaped(hostile: Verdict) -> None:
+    drawn = draw_charts(hostile)
+    svg = "".join(c.svg for c in drawn.runs)
+    assert "run &lt;script&gt;alert(1)&lt;/script&gt;</text>" in svg
+    assert "<script" not in svg and "<img" not in svg and "<iframe" not in svg
+    assert "\u202e" not in svg
+
+
+def test_markdown_escapes_every_syntax_character(md: str) -> None:
+    assert "| \\<script\\>alert\\(1\\)\\</script\\> | 2 |" in md
+    assert '| "\\>\\<img src=x onerror=alert\\(1\\)\\> | aggregate tok/s |' in md
+    assert "javascript:alert\\(1\\) evil\\<U+202E\\>gnp.exe" in md
+    assert "<" not in md.replace("\\<", "")
+    assert "](" not in md.replace("\\]\\(", "")
+    assert "\u202e" not in md
+    assert max(len(line) for line in md.splitlines()) < 1200
+
+
+def test_markdown_renders_to_no_tag_and_no_link(md: str) -> None:
+    rendered = MarkdownIt("commonmark", {"html": True}).enable("table").render(md)
+    tags = set(re.findall(r"<([a-zA-Z][a-zA-Z0-9]*)", rendered))
+    assert tags <= {
+        "h3",
+        "p",
+        "strong",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+        "ul",
+        "li",
+        "pre",
+        "code",
+    }, tags
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in rendered

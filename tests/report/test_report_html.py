@@ -1,0 +1,146 @@
+"""The HTML report: self-contained, deterministic, and holding what DESIGN.md asks of it."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from report_helpers import parse
+
+from reporter import api
+from reporter.cli import main
+from reporter.render.html import render_html
+from reporter.verdict import Verdict
+
+ROOT = Path(__file__).resolve().parents[2]
+LADDER = "tests/fixtures/report/ladder.jsonl"
+
+
+@pytest.fixture(scope="module")
+def ladder_html(fixture_verdicts: Callable[[str], Verdict]) -> str:
+    return render_html(fixture_verdicts("ladder.jsonl"))
+
+
+def test_nothing_is_loaded_from_anywhere(ladder_html: str) -> None:
+    doc = parse(ladder_html)
+    names = {tag for tag, _ in doc.tags}
+    assert not names & {"script", "iframe", "img", "object", "embed", "image", "foreignobject"}
+    links = [attrs for tag, attrs in doc.tags if tag == "link"]
+    assert links == [{"rel": "icon", "href": "data:,"}]
+    assert [attrs for tag, attrs in doc.tags if "src" in attrs] == []
+    hrefs = {attrs["href"] for _, attrs in doc.tags if attrs.get("href")}
+    assert all(h.startswith("#") or h == "data:," for h in hrefs), hrefs
+    css = "".join(doc.styles)
+    assert "@import" not in css
+    assert "url(" not in css
+    assert "@font-face" not in css
+    assert all(not a.startswith("on") for _, attrs in doc.tags for a in attrs)
+
+
+def test_content_security_policy_forbids_scripts_and_fetches(ladder_html: str) -> None:
+    doc = parse(ladder_html)
+    csp = [a["content"] for t, a in doc.tags if t == "meta" and a.get("http-equiv")]
+    assert csp == [
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src 'none'; "
+        "script-src 'none'; connect-src 'none'; frame-src 'none'; form-action 'none'; "
+        "base-uri 'none'"
+    ]
+
+
+def test_ids_are_unique_across_the_inline_svgs(ladder_html: str) -> None:
+    ids = [attrs["id"] for _, attrs in parse(ladder_html).tags if attrs.get("id")]
+    assert len(ids) == len(set(ids))
+    targets = {h[1:] for _, a in parse(ladder_html).tags if (h := a.get("href")) and h[0] == "#"}
+    assert targets <= set(ids)
+    clips = [i for i in ids if "-" in i and i.split("-")[0] in ("run", "scaling", "wall")]
+    assert clips, "the charts' clip paths carry the chart's name"
+
+
+def test_same_input_same_bytes(fixture_verdicts: Callable[[str], Verdict]) -> None:
+    verdict = fixture_verdicts("ladder.jsonl")
+    first = render_html(verdict)
+    second = render_html(verdict)
+    assert hashlib.sha256(first.encode()).hexdigest() == hashlib.sha256(second.encode()).hexdigest()
+
+
+def test_the_claim_with_its_arithmetic(ladder_html: str) -> None:
+    assert '<p class="equation">4 × 512 tokens ÷ 22.50 s = 91.0 tok/s; claimed 350 = 3.85×</p>' in (
+        ladder_html
+    )
+    assert '<pre class="arith">run case-a-n4: 2,048 tokens ÷ 22.50 s = 91.0 tok/s\n</pre>' in (
+        ladder_html
+    )
+    assert '<span class="badge v-inflated">Inflated</span>' in ladder_html
+
+
+def test_three_questions_and_what_the_figure_contains(ladder_html: str) -> None:
+    assert "<th>1. How was the aggregate computed?</th>" in ladder_html
+    assert (
+        '<td class="long"><bdi>total ÷ wall: 2,048 tokens ÷ 22.50 s = 91.0 tok/s; the sum of '
+        "self-reported rates would be 368.0</bdi></td>"
+    ) in ladder_html
+    assert '<td class="long"><bdi>ladder (serial)</bdi></td>' in ladder_html
+    row = (
+        '<tr><td class="id"><bdi>case-a-n4</bdi></td><td><bdi>forced</bdi></td><td>requested 512; '
+        'got 512</td><td class="num">24</td>'
+    )
+    assert row in ladder_html
+
+
+def test_findings_link_to_rule_pages_that_are_in_the_report(ladder_html: str) -> None:
+    doc = parse(ladder_html)
+    links = {a["href"] for t, a in doc.tags if t == "a" and a.get("class") == "code"}
+    pages = {a["id"] for t, a in doc.tags if t == "article" and a.get("class") == "rule-page"}
+    assert {"#BR001", "#BR003", "#BR005"} <= links
+    assert pages == {code[1:] for code in links}
+    assert "<h4>What it checks</h4>" in ladder_html
+
+
+def test_inputs_hash_and_rerun_command(ladder_html: str) -> None:
+    digest = hashlib.sha256((ROOT / LADDER).read_bytes()).hexdigest()
+    assert f'<td class="hash"><code>{digest}</code></td>' in ladder_html
+    assert f'<pre class="command">benchreport audit {LADDER}</pre>' in ladder_html
+    assert "<li><bdi>context length: all runs</bdi></li>" in ladder_html
+    assert "/work/" not in ladder_html and "/root/" not in ladder_html
+
+
+def test_default_output_is_report_html_in_the_working_directory(
+    fixture_verdicts: Callable[[str], Verdict], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    written = api.render_outputs(fixture_verdicts("batched.jsonl"), default_html=True)
+    assert written == ["report.html"]
+    assert (tmp_path / "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_cli_writes_every_document_and_prints_the_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trace = ROOT / "tests" / "fixtures" / "report" / "batched.jsonl"
+    args = ["audit", str(trace), "-o", "r.html", "--md", "s.md", "--json", "v.json"]
+    monkeypatch.setattr("sys.argv", ["benchreport", *args])
+    runner = CliRunner()
+    with runner.isolated_filesystem(temp_dir=tmp_path):
+        result = runner.invoke(main, args)
+        assert result.exit_code == 0, result.output
+        assert result.stderr == "wrote v.json\nwrote r.html\nwrote s.md\n"
+        html = Path("r.html").read_text(encoding="utf-8")
+        assert f'<pre class="command">benchreport audit {trace} -o r.html --md s.md' in html
+        assert (
+            Path("s.md")
+            .read_text(encoding="utf-8")
+            .startswith("### benchreport audit: **Supported**\n")
+        )
+
+
+def test_cli_default_html(tmp_path: Path) -> None:
+    trace = ROOT / "tests" / "fixtures" / "report" / "batched.jsonl"
+    runner = CliRunner()
+    with runner.isolated_filesystem(temp_dir=tmp_path):
+        result = runner.invoke(main, ["audit", str(trace)])
+        assert result.exit_code == 0, result.output
+        assert result.stderr == "wrote report.html\n"
+        assert Path("report.html").is_file()

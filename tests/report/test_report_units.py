@@ -1,0 +1,187 @@
+"""Units of the report: text made safe, numbers, Markdown escaping, SVG checks, rule pages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import altair as alt
+import pytest
+
+from reporter.errors import RenderError
+from reporter.render.charts import check_svg, draw_charts, to_svg
+from reporter.render.context import (
+    DocBlock,
+    Span,
+    build_context,
+    doc_blocks,
+    num,
+    rerun_command,
+    shown,
+    value_text,
+)
+from reporter.render.markdown import fenced, md_text
+from reporter.verdict import Verdict
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("run-1", "run-1"),
+        ("evil\u202egnp.exe", "evil<U+202E>gnp.exe"),
+        ("a\u2066b\u2069c\u200bd", "a<U+2066>b<U+2069>c<U+200B>d"),
+        ("line\nbreak\r\n\tand tab", "line break and tab"),
+        ("nul\x00bell\x07", "nul<U+0000>bell<U+0007>"),
+        ("x" * 200, "x" * 159 + "… (200 characters)"),
+        (None, ""),
+        (42, "42"),
+    ],
+)
+def test_shown(raw: object, expected: str) -> None:
+    assert shown(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, "—"),
+        (True, "yes"),
+        (2048, "2,048"),
+        (512.0, "512"),
+        (91.0222, "91.022"),
+        (0.5, "0.5"),
+        (1849000000.5, "1,849,000,000.5"),
+        (0.000123, "0.000123"),
+        (float("nan"), "n/a"),
+        ([5.5, 11.1], "5.5, 11.1"),
+        (list(range(10)), "0, 1, 2, 3, 4, 5, 6, 7, … (10 in all)"),
+        ("<b>", "<b>"),
+    ],
+)
+def test_value_text(value: object, expected: str) -> None:
+    assert value_text(value) == expected
+
+
+def test_num() -> None:
+    assert num(91.0222) == "91.0"
+    assert num(2048, 0, " tokens") == "2,048 tokens"
+    assert num(None) == "n/a"
+    assert num(float("inf")) == "n/a"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("plain run-1.a", "plain run-1.a"),
+        ("a|b", "a\\|b"),
+        ("<script>", "\\<script\\>"),
+        ("[x](javascript:alert(1))", "\\[x\\]\\(javascript:alert\\(1\\)\\)"),
+        ("![i](http://e.invalid/i.png)", "\\!\\[i\\]\\(http\\://e.invalid/i.png\\)"),
+        ("see http://e.invalid and www.e.invalid", "see http\\://e.invalid and www\\.e.invalid"),
+        ("mail a@b.invalid", "mail a\\@b.invalid"),
+        ("`tick` *b* _u_ ~s~ #h", "\\`tick\\` \\*b\\* \\_u\\_ \\~s\\~ \\#h"),
+        ("&lt; $x$", "\\&lt; \\$x\\$"),
+        ("back\\slash", "back\\\\slash"),
+        ("two\nlines", "two lines"),
+        (": ", ": "),
+    ],
+)
+def test_md_text(raw: str, expected: str) -> None:
+    assert md_text(raw) == expected
+
+
+def test_fence_is_longer_than_any_backtick_run() -> None:
+    assert fenced("benchreport audit a```b.jsonl", "````") == (
+        "````\nbenchreport audit a```b.jsonl\n````"
+    )
+
+
+def test_rerun_command_quotes_paths(fixture_verdicts: Callable[[str], Verdict]) -> None:
+    verdict = fixture_verdicts("ladder.jsonl")
+    assert rerun_command(verdict, None) == "benchreport audit tests/fixtures/report/ladder.jsonl"
+    assert rerun_command(verdict, "benchreport audit\nx") == "benchreport audit x"
+
+
+def test_doc_blocks() -> None:
+    summary, blocks = doc_blocks(
+        "One line.\n\n## What it checks\nThe `overlap` of\nrequests.\n\n- one\n  more\n- two\n"
+        "\n```\nA(4) ÷ A(1)\n```\n"
+    )
+    assert summary == "One line."
+    assert blocks == [
+        DocBlock("heading", spans=[Span("What it checks")]),
+        DocBlock("para", spans=[Span("The "), Span("overlap", code=True), Span(" of requests.")]),
+        DocBlock("list", items=[[Span("one more")], [Span("two")]]),
+        DocBlock("code", text="A(4) ÷ A(1)"),
+    ]
+
+
+SVG = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">{}</svg>'
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("<script>alert(1)</script>", "chart c: refused element <script> in the SVG"),
+        ('<image href="http://e.invalid/i.png"/>', "chart c: refused element <image> in the SVG"),
+        ("<foreignObject/>", "chart c: refused element <foreignObject> in the SVG"),
+        ('<g onload="alert(1)"/>', "chart c: refused attribute onload in the SVG"),
+        ('<g style="fill:red"/>', "chart c: refused attribute style in the SVG"),
+        ('<path xlink:href="http://e.invalid/"/>', "chart c: refused attribute href in the SVG"),
+        ('<rect fill="url(http://x/)"/>', "chart c: refused reference 'url(http://x/)' in the SVG"),
+        ("<style>@import 'x';</style>", "chart c: refused element <style> in the SVG"),
+    ],
+)  # fmt: skip
+def test_check_svg_refuses(body: str, message: str) -> None:
+    with pytest.raises(RenderError) as exc:
+        check_svg(SVG.format(body), "c")
+    assert str(exc.value) == message
+
+
+def test_check_svg_accepts_local_references() -> None:
+    check_svg(
+        SVG.format('<defs><clipPath id="c-1"><rect/></clipPath></defs><g clip-path="url(#c-1)"/>')
+    )
+
+
+def test_to_svg_renames_ids_the_same_way_each_time() -> None:
+    spec = (
+        alt.Chart(alt.InlineData(values=[{"x": 1, "y": 2}, {"x": 2, "y": 3}]))
+        .mark_line(clip=True)
+        .encode(x="x:Q", y=alt.Y("y:Q", scale=alt.Scale(domain=[0, 2])))
+        .to_dict()
+    )
+    first, second = to_svg(spec, "demo"), to_svg(spec, "demo")
+    assert first == second
+    assert 'id="demo-1"' in first and 'clip-path="url(#demo-1)"' in first
+
+
+def test_charts_of_a_sweep(fixture_verdicts: Callable[[str], Verdict]) -> None:
+    drawn = draw_charts(fixture_verdicts("batched.jsonl"))
+    assert [c.id for c in drawn.overview] == ["scaling-1", "wall-split"]
+    assert [c.id for c in drawn.runs] == ["run-1", "run-2", "run-3", "run-4"]
+    assert drawn.overview[0].caption == (
+        "Measured aggregate (tokens ÷ wall) at N = 1, 2, 4, 8: 132.5 → 605.3 tok/s, 4.57× for 8× "
+        "the requests. Ideal scaling multiplies the N=1 figure by N; a serial server stays flat."
+    )
+    assert drawn.runs[3].caption.endswith("each taking the N=1 run batched-n1 takes 3.86 s).")
+    assert drawn.notes == []
+
+
+def test_bandwidth_from_the_rule_findings(at_root: Path) -> None:
+    from reporter import api
+
+    verdict = api.audit(["traces/case-a-versions.jsonl"])
+    drawn = draw_charts(verdict)
+    chart = next(c for c in drawn.overview if c.id == "bandwidth")
+    assert "from BR015 findings" in chart.caption
+    assert ">55</text>" in chart.svg or ">60</text>" in chart.svg
+
+
+def test_markdown_context_draws_no_chart(fixture_verdicts: Callable[[str], Verdict]) -> None:
+    context = build_context(fixture_verdicts("ladder.jsonl"), charts=False)
+    assert context.charts == [] and context.run_charts == []
+    assert context.equation == "4 × 512 tokens ÷ 22.50 s = 91.0 tok/s; claimed 350 = 3.85×"
+    assert context.headline == "Claim blog-350: claimed 350.0 is 3.85× the recomputed 91.0"
