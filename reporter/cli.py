@@ -155,3 +155,7 @@ def explain(code: str, debug: bool) -> None:
 from reporter.cli_record import record_cmd  # noqa: E402  (the recorder's command)
 
 main.add_command(record_cmd)
+
+from reporter.cli_convert import convert  # noqa: E402  (any supported format → native trace)
+
+main.add_command(convert)

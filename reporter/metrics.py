@@ -149,17 +149,24 @@ def run_stats(tables: Tables) -> pd.DataFrame:
 
 
 def _apply_summaries(tables: Tables, stats: pd.DataFrame) -> None:
-    """Fill the figures of runs that have only a tool's summary, never over per-request ones."""
+    """Fill figures from a tool's summary: all of them for a run without request rows, and
+    only the missing ones (wall clock, Σ latency, TTFT, decode) for a run whose request rows
+    carry no times (vLLM without start_times, LLMPerf); never over per-request figures."""
     for _, run in tables.runs.iterrows():
         summary: dict[str, Any] | None = run["summary"]
         run_id = str(run["run"])
-        if not summary or stats.at[run_id, "requests"] > 0:
+        if not summary:
             continue
-        stats.at[run_id, "from_summary"] = True
+        only = not stats.at[run_id, "requests"] > 0
+        if only:
+            stats.at[run_id, "from_summary"] = True
 
-        def put(col: str, key: str, summary: dict[str, Any] = summary, run_id: str = run_id) -> None:
+        def put(col: str, key: str, summary: dict[str, Any] = summary, run_id: str = run_id,
+                only: bool = only) -> None:
             value = summary.get(key)
-            if value is not None and np.isfinite(value):
+            if value is None or isinstance(value, bool) or not np.isfinite(value):
+                return
+            if only or np.isnan(stats.at[run_id, col]):
                 stats.at[run_id, col] = float(value)
 
         put("requests", "requests")
@@ -171,13 +178,17 @@ def _apply_summaries(tables: Tables, stats: pd.DataFrame) -> None:
         put("out_min", "min_output_tokens")
         put("out_max", "max_output_tokens")
         put("prompt_tokens_total", "prompt_tokens")
-        failed = summary.get("failed") or 0
-        stats.at[run_id, "failed"] = float(failed)
-        stats.at[run_id, "ok"] = stats.at[run_id, "requests"] - float(failed)
+        if only:
+            failed = summary.get("failed")
+            # an unknown failure count stays unknown (NaN), not zero
+            stats.at[run_id, "failed"] = np.nan if failed is None else float(failed)
+            stats.at[run_id, "ok"] = stats.at[run_id, "requests"] - float(failed or 0)
         wall = stats.at[run_id, "wall_s"]
         if wall > 0:
-            stats.at[run_id, "aggregate_tps"] = stats.at[run_id, "output_tokens"] / wall
-            if summary.get("sum_latency_s") is not None:
+            if only or np.isnan(stats.at[run_id, "aggregate_tps"]):
+                stats.at[run_id, "aggregate_tps"] = stats.at[run_id, "output_tokens"] / wall
+            if summary.get("sum_latency_s") is not None and (
+                    only or np.isnan(stats.at[run_id, "in_flight"])):
                 stats.at[run_id, "in_flight"] = float(summary["sum_latency_s"]) / wall
-        if summary.get("mean_tpot_s"):
+        if summary.get("mean_tpot_s") and (only or np.isnan(stats.at[run_id, "median_decode_tps"])):
             stats.at[run_id, "median_decode_tps"] = 1.0 / float(summary["mean_tpot_s"])

@@ -144,16 +144,20 @@ def _mean_if_list(value: Any) -> float:
     return float(value)
 
 
-#: Keys an adapter may put in a run's `summary` when the file has no per-request rows
-#: (all optional; seconds and tokens): requests, failed, output_tokens, prompt_tokens,
-#: wall_s, sum_latency_s, mean_ttft_s, median_ttft_s, mean_tpot_s, mean_itl_s,
-#: mean_reported_tps, sum_reported_tps, tool_aggregate_tps, tool_peak_concurrency,
-#: tool_concurrency, mean_output_tokens, min_output_tokens, max_output_tokens.
+#: Keys an adapter may put in a run's `summary` when the file has no per-request rows, or
+#: rows without times (all optional; seconds and tokens): requests, failed (absent: unknown),
+#: output_tokens, prompt_tokens, wall_s, sum_latency_s, mean_ttft_s, median_ttft_s,
+#: mean_tpot_s, mean_itl_s, mean_reported_tps, sum_reported_tps, tool_aggregate_tps,
+#: tool_peak_concurrency (+ tool_peak_concurrency_trusted: False where the tool's method is
+#: known to over-count), tool_concurrency (the tool's own Little's-law or time-weighted
+#: figure), mean_output_tokens, min_output_tokens, max_output_tokens, chunks (stream chunks
+#: received, summed over requests).
 SUMMARY_KEYS = (
     "requests", "failed", "output_tokens", "prompt_tokens", "wall_s", "sum_latency_s",
     "mean_ttft_s", "median_ttft_s", "mean_tpot_s", "mean_itl_s", "mean_reported_tps",
-    "sum_reported_tps", "tool_aggregate_tps", "tool_peak_concurrency", "tool_concurrency",
-    "mean_output_tokens", "min_output_tokens", "max_output_tokens",
+    "sum_reported_tps", "tool_aggregate_tps", "tool_peak_concurrency",
+    "tool_peak_concurrency_trusted", "tool_concurrency", "mean_output_tokens",
+    "min_output_tokens", "max_output_tokens", "chunks",
 )  # fmt: skip
 
 

@@ -6,6 +6,10 @@ An adapter is a module with:
   (`records` are the first parsed JSON values of the file, or [] when it is not JSON);
 - `read(source, *, lenient=False, **options) -> Partial`: the rows, each with source_path
   and source_line, raising TraceError with every problem found.
+
+Detection tries the most specific formats first: the native format, then the tools whose
+files carry a distinctive key, then the look-alike summaries of vLLM and SGLang, llama.cpp,
+and never the custom format (it needs a mapping file).
 """
 
 from __future__ import annotations
@@ -13,11 +17,24 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from reporter.adapters import native
-from reporter.errors import Problem, UnknownFormat
-from reporter.ingest.lines import Source, iter_lines, parse_line
+from reporter.adapters import (
+    aiperf,
+    custom,
+    genai_perf,
+    guidellm,
+    llama_bench,
+    llmperf,
+    native,
+    sglang,
+    vllm,
+)
+from reporter.adapters._common import document, parse_value
+from reporter.errors import Problem, TraceError, UnknownFormat
+from reporter.ingest.lines import Source, iter_lines
 
 ADAPTERS: dict[str, ModuleType] = {native.NAME: native}
+for _module in (guidellm, aiperf, genai_perf, llmperf, sglang, vllm, llama_bench, custom):
+    ADAPTERS[_module.NAME] = _module
 
 
 def register(module: ModuleType) -> None:
@@ -25,29 +42,32 @@ def register(module: ModuleType) -> None:
 
 
 def first_records(source: Source, limit: int = 5) -> list[Any]:
-    """The first JSON values of a file: a whole JSON document, or its first JSON lines."""
-    head = source.data.lstrip(b"\xef\xbb\xbf").lstrip()
-    if head[:1] in (b"{", b"["):
-        records: list[Any] = []
-        for number, line in iter_lines(head):
-            record, problem = parse_line(source.path, number, line)
-            if problem is not None:
-                break
-            records.append(record)
-            if len(records) >= limit:
-                return records
-        if records:
-            return records
-        import orjson
+    """The first JSON values of a file: a whole JSON document, or its first JSON lines.
 
-        try:
-            doc = orjson.loads(head)
-        except orjson.JSONDecodeError:
-            return []
-        if isinstance(doc, list):
-            return doc[:limit]
-        return [doc]
-    return []
+    Lines with Python's non-standard tokens (Infinity, NaN: SGLang writes them) count as JSON.
+    """
+    head = source.data.lstrip(b"\xef\xbb\xbf").lstrip()
+    if head[:1] not in (b"{", b"["):
+        return []
+    records: list[Any] = []
+    for number, line in iter_lines(head):
+        record, problem = parse_value(source.path, number, line)
+        if problem is not None:
+            break
+        records.append(record)
+        if len(records) >= limit:
+            return records
+    if len(records) == 1 and isinstance(records[0], list):
+        return records[0][:limit]
+    if records:
+        return records
+    try:
+        doc = document(source)
+    except TraceError:
+        return []
+    if isinstance(doc, list):
+        return doc[:limit]
+    return [doc]
 
 
 def detect(source: Source) -> ModuleType:
@@ -59,11 +79,32 @@ def detect(source: Source) -> ModuleType:
         if ok:
             return module
         missing[name] = lacks
-    said = "; ".join(f"{n}: no {', '.join(m)}" for n, m in missing.items() if m)
+    if not records and not _looks_like_csv(source):
+        what = "the file is neither JSON, JSON Lines nor CSV"
+    else:
+        ranked = sorted(
+            (n for n in missing if n != custom.NAME and missing[n]), key=lambda n: len(missing[n])
+        )
+        closest = "; ".join(f"{n} lacks {', '.join(missing[n])}" for n in ranked[:3])
+        what = f"could not tell the format (closest: {closest})"
+    known = ", ".join(n for n in ADAPTERS if n != custom.NAME)
     raise UnknownFormat(
-        [Problem(source.path, None, f"could not tell the format ({said})",
-                 f"one of {', '.join(ADAPTERS)}; pass --format")]
+        [
+            Problem(
+                source.path,
+                None,
+                what,
+                f"a file written by one of {known}; pass --format NAME, or --format custom "
+                "--mapping FILE for other logs",
+            )
+        ]
     )
+
+
+def _looks_like_csv(source: Source) -> bool:
+    head = source.head(4096).lstrip(b"\xef\xbb\xbf")
+    first = head.split(b"\n", 1)[0]
+    return b"," in first and b"\x00" not in head
 
 
 def get(name: str) -> ModuleType:

@@ -211,9 +211,9 @@ def _tabulate(
             lambda t: np.nan if t is None or not hasattr(t, "__len__") else float(len(t))
         )
         # a converted trace may state chunk counts without chunk times (no clock in the source)
-        stated = pd.to_numeric(requests["n_chunks"], errors="coerce") if (
-            "n_chunks" in requests) else None
-        requests["n_chunks"] = counted if stated is None else counted.fillna(stated)
+        if "n_chunks" in requests:
+            counted = counted.fillna(pd.to_numeric(requests["n_chunks"], errors="coerce"))
+        requests["n_chunks"] = counted
     partial.requests = normalize_requests(requests)
     for line, record in others:
         kind = record["kind"]

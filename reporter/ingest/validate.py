@@ -30,6 +30,7 @@ _NUMBER_FIELDS: dict[str, tuple[str, float | None]] = {
     "prompt_tokens": ("integer", 0),
     "output_tokens": ("integer", 0),
     "reported_tps": ("number", 0),
+    "n_chunks": ("integer", 0),
 }
 _STRING_FIELDS = ("prompt_sha256", "error")
 _ID_FIELDS = ("run", "id")

@@ -1,0 +1,488 @@
+"""NVIDIA AIPerf exports: `profile_export.jsonl` (one record per request), and the summary
+`profile_export_aiperf.json` / `profile_export_aiperf.csv`.
+
+Records carry epoch-nanosecond clocks (`request_start_ns`, `request_end_ns`); they are made
+relative to the run's first send by integer subtraction before becoming float seconds, so
+nothing is lost. Per-request metrics are `{value, unit}` pairs in milliseconds and tokens;
+`inter_chunk_latency` gaps are per SSE chunk, not per token. Records of the warm-up phase are
+left out and counted.
+
+The summary holds one statistics object per metric; since schema 1.1 each has a `sum`, and
+`output_token_throughput_per_user.sum` is a sum of per-request rates (the trap: 233 110
+"tokens/sec/user" for a true 1 792 tok/s); it is kept as the sum of reported rates, and the
+honest aggregate is recomputed from `total_osl` ÷ `benchmark_duration`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from reporter.adapters._common import (
+    Fields,
+    Problems,
+    csv_head,
+    csv_rows,
+    document,
+    epoch_ns_seconds,
+    fail,
+    finish,
+    get,
+    json_lines,
+    new_run,
+    num,
+    obj,
+    stop_mode,
+)
+from reporter.ingest.lines import Source
+from reporter.table import Partial
+
+NAME = "aiperf"
+WHAT = "AIPerf record"
+WHAT_SUMMARY = "AIPerf summary"
+_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0}
+#: CSV display names that do not reduce to the JSON tag by lower-casing and underscoring.
+_CSV_ALIASES = {
+    "total_output_sequence_length": "total_osl",
+    "total_input_sequence_length": "total_isl",
+    "http_waiting_(ttfb)": "http_req_waiting",
+    "goodrequestfraction": "good_request_fraction",
+}
+
+
+def _is_record(r: Any) -> bool:
+    return (
+        isinstance(r, dict)
+        and isinstance(r.get("metadata"), dict)
+        and isinstance(r.get("metrics"), dict)
+        and ("request_start_ns" in r["metadata"] or "timestamp_ns" in r["metadata"])
+    )
+
+
+def _is_summary(r: Any) -> bool:
+    return isinstance(r, dict) and (
+        "aiperf_version" in r
+        or ("schema_version" in r and isinstance(r.get("output_token_throughput"), dict))
+    )
+
+
+def _is_csv(source: Source) -> bool:
+    head = csv_head(source)
+    return head[:4] == ["Metric", "avg", "min", "max"]
+
+
+def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
+    """Records with metadata.request_start_ns and metrics, or a summary with aiperf_version,
+    or the summary CSV (Metric,avg,min,max,…)."""
+    dicts = [r for r in records if isinstance(r, dict)]
+    if dicts and all(_is_record(r) for r in dicts):
+        return True, []
+    if dicts and _is_summary(dicts[0]):
+        return True, []
+    if not dicts and _is_csv(source):
+        return True, []
+    return False, ['"metadata".request_start_ns and "metrics"', 'or "aiperf_version"']
+
+
+def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
+    """Records → one run with request rows; a summary (JSON or CSV) → one summary-only run."""
+    head = source.data.lstrip(b"\xef\xbb\xbf").lstrip()
+    if head[:1] not in (b"{", b"["):
+        return _read_csv(source, lenient)
+    first = head.split(b"\n", 1)[0].strip()
+    if first == b"{" or b'"aiperf_version"' in head[:4096] or b'"schema_version"' in first:
+        doc = document(source)
+        if _is_summary(doc):
+            return _read_summary(source, doc, lenient)
+    return _read_records(source, lenient)
+
+
+# --------------------------------------------------------------------------- records
+
+
+def _metric(f: Fields, name: str, unit_scale: bool = True) -> float | None:
+    """A `{value, unit}` metric; times in seconds, counts as written."""
+    value = f.number(f"metrics.{name}.value", minimum=None)
+    if value is None:
+        return None
+    unit = get(f.record, "metrics", name, "unit")
+    if unit_scale and isinstance(unit, str) and unit in _TIME_UNITS:
+        return value * _TIME_UNITS[unit]
+    return value
+
+
+def _read_records(source: Source, lenient: bool) -> Partial:
+    problems = Problems(source.path)
+    records = json_lines(source, problems)
+    run_id = "aiperf"
+    raw: list[dict[str, Any]] = []
+    warmup = 0
+    for line, record in records:
+        if not _is_record(record):
+            problems.add(
+                line,
+                "the line is not an AIPerf record",
+                'an object with "metadata".request_start_ns and "metrics"',
+            )
+            continue
+        f = Fields(record, line, problems, WHAT)
+        phase = f.string("metadata.benchmark_phase")
+        if phase is not None and phase != "profiling":
+            warmup += 1
+            continue
+        start = f.integer("metadata.request_start_ns", minimum=None)
+        if start is None:
+            start = f.integer("metadata.timestamp_ns", required=True, minimum=None)
+        end = f.integer("metadata.request_end_ns", minimum=None)
+        ttft = _metric(f, "time_to_first_token")
+        latency = _metric(f, "request_latency")
+        gaps_value = f.value("metrics.inter_chunk_latency.value")
+        gap_unit = get(record, "metrics", "inter_chunk_latency", "unit")
+        gaps = None
+        if isinstance(gaps_value, list):
+            gaps = f.numbers("metrics.inter_chunk_latency.value", minimum=None)
+        usage_out = _metric(f, "usage_completion_tokens", False)
+        osl = _metric(f, "output_sequence_length", False)
+        usage_in = _metric(f, "usage_prompt_tokens", False)
+        isl = _metric(f, "input_sequence_length", False)
+        reported = _metric(f, "output_token_throughput_per_user", False)
+        cancelled = f.boolean("metadata.was_cancelled")
+        error = record.get("error")
+        if not f.ok or start is None:
+            continue
+        message = None
+        if isinstance(error, dict):
+            message = str(error.get("message") or error.get("type") or error.get("code") or "error")
+        elif error is not None:
+            message = str(error)
+        raw.append(
+            {
+                "line": line,
+                "start": start,
+                "end": end,
+                "ttft": ttft,
+                "latency": latency,
+                "gaps": gaps,
+                "gap_scale": _TIME_UNITS.get(str(gap_unit), 1e-3),
+                "output": usage_out if usage_out is not None else osl,
+                "from_usage": usage_out is not None,
+                "prompt": usage_in if usage_in is not None else isl,
+                "reported": reported,
+                "error": message,
+                "cancelled": bool(cancelled),
+                "id": get(record, "metadata", "x_request_id")
+                or get(record, "metadata", "session_num"),
+            }
+        )
+    problems.raise_unless(lenient)
+    rows: list[dict[str, Any]] = []
+    base = min((r["start"] for r in raw), default=0)
+    sends = epoch_ns_seconds([r["start"] for r in raw], base)
+    ends = epoch_ns_seconds([r["end"] for r in raw], base)
+    for r, t_send, t_end in zip(raw, sends, ends, strict=True):
+        if r["end"] is None and r["latency"] is not None:
+            t_end = t_send + r["latency"]
+        row: dict[str, Any] = {
+            "run": run_id,
+            "id": str(r["id"]) if r["id"] is not None else str(r["line"]),
+            "t_send": t_send,
+            "t_end": t_end,
+            "prompt_tokens": r["prompt"],
+            "output_tokens": r["output"],
+            "reported_tps": r["reported"],
+            "error": r["error"],
+            "source_line": r["line"],
+            "finish_reason": "abort" if r["cancelled"] else ("error" if r["error"] else None),
+        }
+        if r["ttft"] is not None and r["error"] is None:
+            row["t_first"] = t_send + r["ttft"]
+            if r["gaps"] is not None:
+                times = [row["t_first"]]
+                for gap in r["gaps"]:
+                    times.append(times[-1] + gap * r["gap_scale"])
+                row["token_times"] = times
+                row["n_chunks"] = len(times)
+        rows.append(row)
+    derived = [
+        "times: epoch nanoseconds, made relative to the first send (integer "
+        "subtraction, no precision lost)",
+        "token_times are per SSE chunk (inter_chunk_latency), not per token",
+        "concurrency not recorded in the records file (it is in the summary export)",
+        "tool version not recorded in the records file",
+    ]
+    if rows:
+        usage = sum(1 for r in raw if r["from_usage"])
+        derived.append(
+            "output tokens: the server's usage counts"
+            if usage == len(raw)
+            else "output tokens: AIPerf's output_sequence_length (client tokenizer "
+            "unless --use-server-token-count)"
+            if usage == 0
+            else f"output tokens: server usage for {usage} of {len(raw)} records, "
+            "output_sequence_length for the others"
+        )
+    run = new_run(
+        run_id,
+        source.path,
+        rows[0]["source_line"] if rows else 1,
+        NAME,
+        tool=("aiperf", None),
+        summary=None,
+        derived=derived,
+        extra={"t0_epoch_ns": base} if rows else None,
+    )
+    notes = [f"AIPerf: {len(rows)} profiling record(s)"]
+    if warmup:
+        notes.append(f"AIPerf: left out {warmup} warm-up record(s) (benchmark_phase)")
+    return finish(source, NAME, [run], rows, records=len(records), notes=notes, problems=problems)
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def _scaled(stats: dict[str, Any], name: str, field: str) -> float | None:
+    """A summary statistic in seconds (time units) or as written (tokens, counts)."""
+    entry = stats.get(name)
+    if not isinstance(entry, dict):
+        return None
+    value = num(entry.get(field))
+    unit = entry.get("unit")
+    if value is None:
+        return None
+    if isinstance(unit, str) and unit in _TIME_UNITS:
+        return value * _TIME_UNITS[unit]
+    return value
+
+
+def _read_summary(source: Source, doc: dict[str, Any], lenient: bool) -> Partial:
+    problems = Problems(source.path)
+    f = Fields(doc, 1, problems, WHAT_SUMMARY)
+    f.number("benchmark_duration.avg", required=True, unit="seconds")
+    problems.raise_unless(lenient)
+    config = obj(doc.get("input_config"))
+    run_info = obj(doc.get("run_info"))
+    return _summary_partial(
+        source,
+        doc,
+        config,
+        run_info,
+        str(doc.get("aiperf_version") or "") or None,
+        problems,
+        shape="profile_export_aiperf.json",
+    )
+
+
+def _read_csv(source: Source, lenient: bool) -> Partial:
+    problems = Problems(source.path)
+    header, rows = csv_rows(source, problems)
+    if header[:2] != ["Metric", "avg"]:
+        raise fail(
+            source.path,
+            1,
+            f"the header is {','.join(header[:4])!r}",
+            "AIPerf's summary CSV (Metric,avg,min,max,…)",
+        )
+    stats: dict[str, Any] = {}
+    columns = header
+    for line, cells in rows:
+        if not cells or not cells[0].strip():
+            continue
+        if cells[0] in ("Metric", "Endpoint"):
+            columns = [c.strip() for c in cells]
+            continue
+        if columns[0] != "Metric":
+            continue  # GPU telemetry and other blocks
+        name, unit = _display_name(cells[0])
+        entry: dict[str, Any] = {"unit": unit}
+        for key, text in zip(columns[1:], cells[1:], strict=False):
+            try:
+                entry[key if key != "Value" else "avg"] = float(text)
+            except ValueError:
+                problems.add(line, f'"{cells[0]}" {key} is {text!r}', "a number")
+        stats[name] = entry
+    if "benchmark_duration" not in stats:
+        problems.add(
+            None,
+            '"Benchmark Duration (sec)" is missing',
+            "a row with the benchmark duration (AIPerf summary CSV)",
+        )
+    problems.raise_unless(lenient)
+    return _summary_partial(
+        source,
+        stats,
+        {},
+        {},
+        None,
+        problems,
+        shape="profile_export_aiperf.csv (values rounded to 2 decimals)",
+    )
+
+
+def _display_name(text: str) -> tuple[str, str | None]:
+    """'Request Latency (ms)' → ('request_latency', 'ms')."""
+    match = re.match(r"^(.*?)\s*\(([^()]*)\)\s*$", text.strip())
+    unit = None
+    name = text.strip()
+    if match and match.group(2) in (
+        "ms",
+        "sec",
+        "s",
+        "ns",
+        "us",
+        "tokens",
+        "tokens/sec",
+        "tokens/sec/user",
+        "requests/sec",
+        "ratio",
+        "KB",
+        "%",
+    ):
+        name, unit = match.group(1), match.group(2)
+    key = re.sub(r"\s+", "_", name.strip().lower())
+    key = _CSV_ALIASES.get(key, key)
+    if key.startswith("http_") and not key.startswith("http_req_"):
+        key = "http_req_" + key[5:]
+    return key, unit
+
+
+def _summary_partial(
+    source: Source,
+    stats: dict[str, Any],
+    config: dict[str, Any],
+    run_info: dict[str, Any],
+    version: str | None,
+    problems: Problems,
+    shape: str,
+) -> Partial:
+    derived: list[str] = []
+    requests = _scaled(stats, "request_count", "avg")
+    errors = _scaled(stats, "error_request_count", "avg")
+    if errors is None and isinstance(stats.get("error_summary"), list):
+        errors = float(
+            sum(num(e.get("count")) or 0 for e in stats["error_summary"] if isinstance(e, dict))
+        )
+    wall = _scaled(stats, "benchmark_duration", "avg")
+    output_tokens = _scaled(stats, "total_osl", "avg") or _scaled(
+        stats, "output_sequence_length", "sum"
+    )
+    sum_latency = _scaled(stats, "request_latency", "sum")
+    if sum_latency is None:
+        mean_latency = _scaled(stats, "request_latency", "avg")
+        if mean_latency is not None and requests:
+            sum_latency = mean_latency * requests
+            derived.append("Σ latency = mean request latency × request count")
+    per_user = stats.get("output_token_throughput_per_user")
+    summary: dict[str, Any] = {
+        "requests": (requests or 0) + (errors or 0) if requests is not None else None,
+        "failed": errors,
+        "output_tokens": output_tokens,
+        "prompt_tokens": _scaled(stats, "total_isl", "avg")
+        or _scaled(stats, "input_sequence_length", "sum"),
+        "wall_s": wall,
+        "sum_latency_s": sum_latency,
+        "mean_ttft_s": _scaled(stats, "time_to_first_token", "avg"),
+        "median_ttft_s": _scaled(stats, "time_to_first_token", "p50"),
+        "mean_tpot_s": _scaled(stats, "inter_token_latency", "avg"),
+        "mean_itl_s": _scaled(stats, "inter_chunk_latency", "avg"),
+        "mean_reported_tps": _scaled(stats, "output_token_throughput_per_user", "avg"),
+        "sum_reported_tps": _scaled(stats, "output_token_throughput_per_user", "sum"),
+        "tool_aggregate_tps": _scaled(stats, "output_token_throughput", "avg"),
+        "mean_output_tokens": _scaled(stats, "output_sequence_length", "avg"),
+        "min_output_tokens": _scaled(stats, "output_sequence_length", "min"),
+        "max_output_tokens": _scaled(stats, "output_sequence_length", "max"),
+        "chunks": _scaled(stats, "http_req_chunks_received", "sum"),
+    }
+    if isinstance(per_user, dict) and per_user.get("sum") is not None:
+        derived.append(
+            "sum of reported rates = output_token_throughput_per_user.sum: AIPerf "
+            "adds up every request's own rate (never an aggregate)"
+        )
+    if summary["chunks"] is not None:
+        derived.append("chunks: HTTP chunks received, summed over requests")
+    if errors is None:
+        derived.append(
+            "no error count in the summary: taken as 0 failed requests"
+            if isinstance(stats.get("error_summary"), list)
+            else "failed requests not recorded"
+        )
+        if isinstance(stats.get("error_summary"), list):
+            summary["failed"] = 0
+    derived.append(
+        "no per-request records: the ladder question is undecidable; effective "
+        "concurrency from Little's law (Σ request latency ÷ benchmark duration)"
+    )
+    concurrency, rate = _load(config)
+    endpoint = obj(config.get("endpoint"))
+    extra_inputs = endpoint.get("extra")
+    ignore_eos: bool | None = None
+    min_tokens = None
+    if isinstance(extra_inputs, dict | list):
+        pairs: dict[str, Any] = {}
+        if isinstance(extra_inputs, dict):
+            pairs = dict(extra_inputs)
+        else:
+            for entry in extra_inputs:
+                if isinstance(entry, list | tuple) and len(entry) == 2:
+                    pairs[str(entry[0])] = entry[1]
+        ignore_eos = bool(pairs.get("ignore_eos", False))
+        min_tokens = num(pairs.get("min_tokens"))
+    lo, hi = summary["min_output_tokens"], summary["max_output_tokens"]
+    stop = stop_mode(ignore_eos, [lo, hi] if lo is not None and hi is not None else None)
+    if stop == "natural":
+        derived.append(
+            f"stop natural: no ignore_eos among the request extras, and output "
+            f"lengths vary ({lo:g}–{hi:g})"
+        )
+    if concurrency is None and not config:
+        derived.append("concurrency not recorded in the summary CSV")
+    model = get(config, "models", "items", 0, "name") or get(config, "model_names", 0)
+    run_id = (
+        f"aiperf:c{concurrency}" if concurrency else (f"aiperf:{rate:g}rps" if rate else "aiperf")
+    )
+    sweep = run_info.get("sweep_id")
+    run = new_run(
+        run_id,
+        source.path,
+        1,
+        NAME,
+        tool=("aiperf", version),
+        model={"name": model if isinstance(model, str) else None},
+        workload={
+            "concurrency": concurrency,
+            "request_rate": rate,
+            "stop": stop,
+            "ignore_eos": ignore_eos,
+            "min_tokens": min_tokens,
+        },
+        repeat=_int(run_info.get("trial")),
+        group=f"aiperf sweep {sweep}" if sweep else None,
+        summary=summary,
+        derived=derived,
+        extra={
+            "benchmark_id": stats.get("benchmark_id") or run_info.get("benchmark_id"),
+            "schema_version": stats.get("schema_version"),
+            "cli_command": run_info.get("cli_command"),
+            "streaming": endpoint.get("streaming"),
+            "use_server_token_count": endpoint.get("use_server_token_count"),
+        },
+    )
+    notes = [f"AIPerf: summary only ({shape})"]
+    return finish(source, NAME, [run], [], records=1, notes=notes, problems=problems)
+
+
+def _load(config: dict[str, Any]) -> tuple[int | None, float | None]:
+    """The profiling phase's concurrency or request rate, in the newer and older layouts."""
+    phases = config.get("phases")
+    if isinstance(phases, list):
+        for phase in phases:
+            if isinstance(phase, dict) and phase.get("name", "profiling") == "profiling":
+                return _int(phase.get("concurrency")), num(phase.get("request_rate"))
+    loadgen = config.get("loadgen")
+    if isinstance(loadgen, dict):
+        return _int(loadgen.get("concurrency")), num(loadgen.get("request_rate"))
+    return None, None
+
+
+def _int(value: Any) -> int | None:
+    v = num(value)
+    return int(v) if v is not None and v == int(v) else None

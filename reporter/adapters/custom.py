@@ -1,0 +1,508 @@
+"""Custom CSV or JSON Lines logs, read through a small YAML mapping file.
+
+The mapping says which column holds which canonical field, in which unit, on which clock, and
+what the log does not say about its run (concurrency, stop mode, model...). Example:
+
+    format: csv            # csv or jsonl (default: from the data file's first character)
+    clock: epoch           # epoch (Unix time) or relative (any zero, e.g. perf_counter)
+    columns:
+      id: req
+      t_send: start_ms
+      t_end: end_ms
+      output_tokens: n_out
+      reported_tps: tok_s
+    units:
+      t_send: ms
+      t_end: ms
+    run:
+      id: laptop-n4
+      concurrency: 4
+      stop: forced
+      output_tokens: 512
+
+`ttft` and `latency` (seconds after the send) may stand in for `t_first` and `t_end`. JSON Lines
+keys may be dotted paths (`timings.start`). Epoch nanoseconds are made relative to the run's
+first send as integers, so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from reporter.adapters._common import (
+    Problems,
+    csv_rows,
+    finish,
+    get,
+    json_lines,
+    new_run,
+)
+from reporter.errors import Problem, TraceError, UsageError
+from reporter.ingest.lines import Source
+from reporter.table import Partial
+
+NAME = "custom"
+TIME_FIELDS = ("t_send", "t_first", "t_end", "ttft", "latency")
+NUMBER_FIELDS = ("prompt_tokens", "output_tokens", "reported_tps", "n_chunks")
+TEXT_FIELDS = ("run", "id", "finish_reason", "error", "prompt_sha256")
+FIELDS = TIME_FIELDS + NUMBER_FIELDS + TEXT_FIELDS
+UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+NS_PER = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
+UNIT_WORDS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+RUN_KEYS = (
+    "id",
+    "concurrency",
+    "stop",
+    "output_tokens",
+    "prompt_tokens",
+    "context_tokens",
+    "ignore_eos",
+    "temperature",
+    "content",
+    "model",
+    "engine",
+    "engine_version",
+    "hardware",
+    "tool",
+    "tool_version",
+    "group",
+    "repeat",
+    "duration_s",
+    "speculative",
+)
+TOP_KEYS = ("format", "clock", "columns", "units", "run")
+FINISH_SYNONYMS = {
+    "length": "length",
+    "max_tokens": "length",
+    "limit": "length",
+    "max_length": "length",
+    "stop": "stop",
+    "eos": "stop",
+    "stop_word": "stop",
+    "word": "stop",
+    "end_turn": "stop",
+    "error": "error",
+    "failed": "error",
+    "abort": "abort",
+    "cancelled": "abort",
+    "canceled": "abort",
+    "timeout": "abort",
+}
+
+
+def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
+    """Never guessed: a custom log needs --format custom and its --mapping file."""
+    return False, ["--mapping (custom logs are never guessed)"]
+
+
+class Mapping:
+    """A validated mapping file."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.problems: list[Problem] = []
+        try:
+            node = yaml.compose(text)
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = mark.line + 1 if mark is not None else None
+            reason = getattr(exc, "problem", None) or str(exc)
+            raise TraceError(
+                [Problem(path, line, f"not valid YAML: {reason}", "a YAML mapping file")]
+            ) from None
+        self._lines = _key_lines(node)
+        if not isinstance(data, dict):
+            raise TraceError(
+                [
+                    Problem(
+                        path,
+                        1,
+                        "the mapping is not a YAML object",
+                        "keys format, clock, columns, units, run",
+                    )
+                ]
+            )
+        self.format = data.get("format")
+        self.clock = data.get("clock", "relative")
+        self.columns: dict[str, str] = {}
+        self.units: dict[str, float] = {}
+        self.unit_names: dict[str, str] = {}
+        self.run: dict[str, Any] = {}
+        for key in data:
+            if key not in TOP_KEYS:
+                self._bad((key,), f'"{key}" is not a mapping key', "one of " + ", ".join(TOP_KEYS))
+        if self.format not in (None, "csv", "jsonl"):
+            self._bad(("format",), f'"format" is {self.format!r}', "csv or jsonl")
+        if self.clock not in ("epoch", "relative"):
+            self._bad(
+                ("clock",), f'"clock" is {self.clock!r}', "epoch (Unix time) or relative (any zero)"
+            )
+        columns = data.get("columns")
+        if not isinstance(columns, dict) or not columns:
+            self._bad(
+                ("columns",),
+                '"columns" is missing or empty',
+                "an object: canonical field → column name",
+            )
+            columns = {}
+        for field, column in columns.items():
+            if field not in FIELDS:
+                self._bad(
+                    ("columns", field),
+                    f'"columns.{field}" is not a field',
+                    "one of " + ", ".join(FIELDS),
+                )
+            elif not isinstance(column, str | int) or isinstance(column, bool):
+                self._bad(("columns", field), f'"columns.{field}" is {column!r}', "a column name")
+            else:
+                self.columns[field] = str(column)
+        if "t_first" in self.columns and "ttft" in self.columns:
+            self._bad(("columns", "ttft"), '"columns" maps both t_first and ttft', "one of them")
+        if "t_end" in self.columns and "latency" in self.columns:
+            self._bad(
+                ("columns", "latency"), '"columns" maps both t_end and latency', "one of them"
+            )
+        relative = "ttft" in self.columns or "latency" in self.columns
+        if (
+            relative
+            and "t_send" not in self.columns
+            and "duration_s" not in (data.get("run") or {})
+        ):
+            self._bad(
+                ("columns",),
+                '"columns" maps ttft or latency without t_send',
+                "t_send too, or run.duration_s (the wall clock) for Little's law",
+            )
+        units = data.get("units") or {}
+        if not isinstance(units, dict):
+            self._bad(("units",), '"units" is not an object', "field: s, ms, us or ns")
+            units = {}
+        for field, unit in units.items():
+            if field not in TIME_FIELDS:
+                self._bad(
+                    ("units", field),
+                    f'"units.{field}" is not a time field',
+                    "one of " + ", ".join(TIME_FIELDS),
+                )
+            elif unit not in UNITS:
+                self._bad(("units", field), f'"units.{field}" is {unit!r}', "s, ms, us or ns")
+            else:
+                self.units[field] = UNITS[unit]
+                self.unit_names[field] = str(unit)
+        run = data.get("run") or {}
+        if not isinstance(run, dict):
+            self._bad(("run",), '"run" is not an object', "keys " + ", ".join(RUN_KEYS))
+            run = {}
+        for key, value in run.items():
+            if key not in RUN_KEYS:
+                self._bad(
+                    ("run", key), f'"run.{key}" is not a run field', "one of " + ", ".join(RUN_KEYS)
+                )
+            else:
+                self.run[key] = value
+        if run.get("stop") not in (None, "forced", "natural", "unknown"):
+            self._bad(
+                ("run", "stop"), f'"run.stop" is {run.get("stop")!r}', "forced, natural or unknown"
+            )
+        for key in ("concurrency", "output_tokens", "prompt_tokens", "context_tokens", "repeat"):
+            value = run.get(key)
+            if value is not None and (
+                not isinstance(value, int)
+                or isinstance(value, bool)
+                or value < (1 if key == "concurrency" else 0)
+            ):
+                self._bad(("run", key), f'"run.{key}" is {value!r}', "a whole number")
+        if run.get("duration_s") is not None and not (
+            isinstance(run["duration_s"], int | float) and run["duration_s"] > 0
+        ):
+            self._bad(
+                ("run", "duration_s"),
+                f'"run.duration_s" is {run["duration_s"]!r}',
+                "a number of seconds > 0",
+            )
+        if self.problems:
+            raise TraceError(self.problems)
+
+    def _bad(self, path: tuple[Any, ...], message: str, expected: str) -> None:
+        line = self._lines.get(path)
+        while line is None and path:
+            path = path[:-1]
+            line = self._lines.get(path)
+        self.problems.append(Problem(self.path, line, message, expected))
+
+    def unit(self, field: str) -> float:
+        return self.units.get(field, 1.0)
+
+    def unit_word(self, field: str) -> str:
+        return UNIT_WORDS[self.unit_names.get(field, "s")]
+
+
+def _key_lines(node: Any, prefix: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], int]:
+    out: dict[tuple[Any, ...], int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            path = (*prefix, key.value)
+            out[path] = key.start_mark.line + 1
+            out.update(_key_lines(value, path))
+    return out
+
+
+def load_mapping(path: str) -> Mapping:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TraceError(
+            [Problem(path, None, f"cannot read the mapping file: {exc.strerror}")]
+        ) from None
+    except UnicodeDecodeError:
+        raise TraceError([Problem(path, None, "the mapping file is not UTF-8 text")]) from None
+    return Mapping(path, text)
+
+
+def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
+    """Rows of a custom log, by the mapping given as `mapping=` (the --mapping option)."""
+    path = options.get("mapping")
+    if not path:
+        raise UsageError(
+            "--format custom needs --mapping FILE: which column is which field "
+            "(see README, Custom logs)"
+        )
+    mapping = load_mapping(str(path))
+    problems = Problems(source.path)
+    fmt = mapping.format or (
+        "jsonl" if source.data.lstrip(b"\xef\xbb\xbf").lstrip()[:1] == b"{" else "csv"
+    )
+    records: list[tuple[int, Any]]
+    if fmt == "csv":
+        header, cells = csv_rows(source, problems)
+        missing = [c for c in mapping.columns.values() if c not in header]
+        if missing:
+            raise TraceError(
+                [
+                    Problem(
+                        mapping.path,
+                        mapping._lines.get(("columns",)),
+                        f"column {c!r} ({_field_of(mapping, c)}) is not in {source.path}",
+                        "one of " + ", ".join(header[:30]),
+                    )
+                    for c in missing
+                ]
+            )
+        index = {name: i for i, name in enumerate(header)}
+        records = []
+        for line, texts in cells:
+            if len(texts) != len(header):
+                problems.add(
+                    line, f"the row has {len(texts)} cells", f"{len(header)}, one per header column"
+                )
+                continue
+            records.append((line, {c: texts[index[c]] for c in mapping.columns.values()}))
+    else:
+        parsed = json_lines(source, problems)
+        records = []
+        for line, value in parsed:
+            if not isinstance(value, dict):
+                problems.add(
+                    line, f"the line holds a JSON {type(value).__name__}", "a JSON object per line"
+                )
+                continue
+            records.append((line, {c: _dotted(value, c) for c in mapping.columns.values()}))
+    rows: list[dict[str, Any]] = []
+    raw_ns: list[dict[str, int]] = []
+    for line, values in records:
+        row, ints = _row(values, line, mapping, problems)
+        if row is not None:
+            rows.append(row)
+            raw_ns.append(ints)
+    problems.raise_unless(lenient)
+    run_ids = _assign_runs(rows, mapping)
+    _apply_clock(rows, raw_ns, mapping)
+    runs = [_run(run_id, rows, mapping, source.path) for run_id in run_ids]
+    notes = [
+        f"custom: {len(rows)} request(s) in {len(runs)} run(s), read through "
+        f"{Path(mapping.path).name} ({fmt}, clock {mapping.clock})"
+    ]
+    return finish(source, NAME, runs, rows, records=len(records), notes=notes, problems=problems)
+
+
+def _field_of(mapping: Mapping, column: str) -> str:
+    return next((f for f, c in mapping.columns.items() if c == column), "?")
+
+
+def _dotted(record: dict[str, Any], key: str) -> Any:
+    if key in record:
+        return record[key]
+    return get(record, *key.split("."))
+
+
+def _row(
+    values: dict[str, Any], line: int, mapping: Mapping, problems: Problems
+) -> tuple[dict[str, Any] | None, dict[str, int]]:
+    row: dict[str, Any] = {"source_line": line}
+    ints: dict[str, int] = {}
+    ok = True
+    for field, column in mapping.columns.items():
+        value = values.get(column)
+        if isinstance(value, str):
+            value = value.strip()
+            if value == "":
+                value = None
+        if value is None:
+            continue
+        if field in TEXT_FIELDS:
+            text = str(value)
+            if field == "finish_reason":
+                reason = FINISH_SYNONYMS.get(text.lower())
+                if reason is None:
+                    problems.add(
+                        line,
+                        f'"{column}" is {text!r}',
+                        f"a finish reason: length, stop, error or abort (custom mapping: {field})",
+                    )
+                    ok = False
+                    continue
+                text = reason
+            row[field] = text
+            continue
+        number = _number(value)
+        if number is None:
+            what = f"a number of {mapping.unit_word(field)}" if field in TIME_FIELDS else "a number"
+            text = repr(value) if isinstance(value, str) else json.dumps(value)
+            problems.add(line, f'"{column}" is {text}', f"{what} (custom mapping: {field})")
+            ok = False
+            continue
+        if field in TIME_FIELDS:
+            if (
+                isinstance(number, int)
+                and mapping.clock == "epoch"
+                and field in ("t_send", "t_first", "t_end")
+            ):
+                ints[field] = number * NS_PER[mapping.unit_names.get(field, "s")]
+            row[field] = float(number) * mapping.unit(field)
+        else:
+            if number < 0:
+                problems.add(
+                    line, f'"{column}" is {number!r}', f"a number ≥ 0 (custom mapping: {field})"
+                )
+                ok = False
+                continue
+            row[field] = float(number)
+    if not ok:
+        return None, {}
+    return row, ints
+
+
+def _number(value: Any) -> int | float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
+    return None
+
+
+def _assign_runs(rows: list[dict[str, Any]], mapping: Mapping) -> list[str]:
+    default = str(mapping.run.get("id") or "custom")
+    order: list[str] = []
+    for i, row in enumerate(rows):
+        row["run"] = str(row.get("run") or default)
+        row.setdefault("id", str(i))
+        if row["run"] not in order:
+            order.append(row["run"])
+    return order
+
+
+def _apply_clock(
+    rows: list[dict[str, Any]], raw_ns: list[dict[str, int]], mapping: Mapping
+) -> None:
+    """Epoch clocks rebased on each run's first send (integers, exact); t_first and t_end
+    from t_send + ttft / latency."""
+    bases: dict[str, int] = {}
+    for row, ints in zip(rows, raw_ns, strict=True):
+        if "t_send" in ints:
+            run = row["run"]
+            bases[run] = min(bases.get(run, ints["t_send"]), ints["t_send"])
+    for row, ints in zip(rows, raw_ns, strict=True):
+        base = bases.get(row["run"])
+        if base is not None:
+            for field in ("t_send", "t_first", "t_end"):
+                if field in ints:
+                    row[field] = (ints[field] - base) / 1e9
+                elif row.get(field) is not None:
+                    row[field] = row[field] - base / 1e9
+        send = row.get("t_send")
+        ttft = row.pop("ttft", None)
+        latency = row.pop("latency", None)
+        if send is not None:
+            if ttft is not None:
+                row["t_first"] = send + ttft
+            if latency is not None:
+                row["t_end"] = send + latency
+        elif latency is not None:
+            row["_latency"] = latency
+        if row.get("error") and row.get("finish_reason") is None:
+            row["finish_reason"] = "error"
+
+
+def _run(run_id: str, rows: list[dict[str, Any]], mapping: Mapping, path: str) -> dict[str, Any]:
+    mine = [r for r in rows if r["run"] == run_id]
+    cfg = mapping.run
+    derived = [f"read through the mapping {Path(mapping.path).name}; clock: {mapping.clock}"]
+    summary: dict[str, Any] | None = None
+    latencies = [r.pop("_latency") for r in mine if "_latency" in r]
+    if latencies:
+        summary = {"sum_latency_s": sum(latencies), "requests": len(mine)}
+        derived.append(
+            "no send times: Σ latency from the latency column; the ladder question is undecidable"
+        )
+        if cfg.get("duration_s"):
+            summary["wall_s"] = float(cfg["duration_s"])
+            derived.append("wall clock from the mapping (run.duration_s)")
+    if cfg.get("concurrency") is not None:
+        derived.append("concurrency from the mapping, not measured")
+    spec = cfg.get("speculative")
+    return new_run(
+        run_id,
+        path,
+        mine[0]["source_line"] if mine else None,
+        NAME,
+        tool=(
+            str(cfg["tool"]) if cfg.get("tool") else "custom log",
+            str(cfg["tool_version"]) if cfg.get("tool_version") else None,
+        ),
+        engine={"name": cfg.get("engine"), "version": cfg.get("engine_version")},
+        model={"name": cfg.get("model")},
+        hardware={"name": cfg.get("hardware")},
+        workload={
+            "concurrency": cfg.get("concurrency"),
+            "stop": cfg.get("stop") or "unknown",
+            "output_tokens": cfg.get("output_tokens"),
+            "prompt_tokens": cfg.get("prompt_tokens"),
+            "context_tokens": cfg.get("context_tokens"),
+            "ignore_eos": cfg.get("ignore_eos"),
+            "temperature": cfg.get("temperature"),
+            "content": cfg.get("content"),
+            "speculative": {"enabled": spec} if isinstance(spec, bool) else None,
+        },
+        repeat=cfg.get("repeat"),
+        group=str(cfg["group"]) if cfg.get("group") else None,
+        summary=summary,
+        derived=derived,
+    )

@@ -1,0 +1,436 @@
+"""GuideLLM `benchmarks.json`: the 0.2/0.3 layout and the ≥ 0.5 one (`metadata`, `info.timings`).
+
+One benchmark (a strategy of a sweep: synchronous, concurrent, throughput, constant rate, …)
+is one run. Its request lists (`successful`, `incomplete`, `errored`) hold every request the
+scheduler ran, warm-up and cool-down included, while GuideLLM's own metrics use only the
+requests that overlap its measurement window (`get_within_range`: ended after the window
+opened and started before it closed). The adapter keeps the same records and says how many
+it dropped. When the lists are a sample (`--sample-requests`, or a trimmed file), the rows
+cannot give a wall clock, so the run keeps GuideLLM's own summary instead and says so.
+Times are epoch seconds (floats), one clock for the whole file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from reporter.adapters._common import (
+    Fields,
+    Problems,
+    container_lines,
+    document,
+    fail,
+    finish,
+    get,
+    line_of,
+    new_run,
+    num,
+    obj,
+    sha256_text,
+    stop_mode,
+    unique_ids,
+)
+from reporter.ingest.lines import Source
+from reporter.table import Partial
+
+NAME = "guidellm"
+WHAT = "GuideLLM benchmark"
+STATUSES = (("successful", None), ("incomplete", "abort"), ("errored", "error"))
+
+
+def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
+    """A report whose benchmarks are of type_ generative_benchmark."""
+    for r in records:
+        benchmarks = r.get("benchmarks") if isinstance(r, dict) else None
+        if (
+            isinstance(benchmarks, list)
+            and benchmarks
+            and all(
+                isinstance(b, dict) and str(b.get("type_", "")).endswith("benchmark")
+                for b in benchmarks
+            )
+        ):
+            return True, []
+    return False, ['"benchmarks"[].type_ "generative_benchmark"']
+
+
+def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
+    """One run per benchmark; request rows for the records inside its measurement window."""
+    problems = Problems(source.path)
+    doc = document(source)
+    if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
+        raise fail(source.path, 1, 'no "benchmarks" list', "a GuideLLM benchmarks.json report")
+    lines = container_lines(source.data, 5)
+    metadata = obj(doc.get("metadata"))
+    version = metadata.get("guidellm_version") if metadata else None
+    args = obj(doc.get("args"))
+    benchmarks = doc["benchmarks"]
+    ids = unique_ids(
+        [_strategy_name(b) if isinstance(b, dict) else "benchmark" for b in benchmarks]
+    )
+    runs: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
+    records = 0
+    for i, (bench, run_id) in enumerate(zip(benchmarks, ids, strict=True)):
+        line = line_of(lines, "benchmarks", i)
+        if not isinstance(bench, dict):
+            problems.add(
+                line, f"the benchmark is a JSON {type(bench).__name__}", f"an object ({WHAT})"
+            )
+            continue
+        run, run_rows, note, count = _benchmark(
+            bench, i, line, run_id, lines, source.path, problems, version, args
+        )
+        records += count
+        if run is not None:
+            runs.append(run)
+            rows.extend(run_rows)
+            notes.append(note)
+    problems.raise_unless(lenient)
+    return finish(source, NAME, runs, rows, records=records, notes=notes, problems=problems)
+
+
+def _strategy(bench: dict[str, Any]) -> dict[str, Any]:
+    strategy = get(bench, "config", "strategy")
+    if not isinstance(strategy, dict):
+        strategy = get(bench, "args", "strategy")
+    return strategy if isinstance(strategy, dict) else {}
+
+
+def _strategy_name(bench: dict[str, Any]) -> str:
+    s = _strategy(bench)
+    kind = str(s.get("type_") or "benchmark")
+    if kind == "concurrent" and s.get("streams") is not None:
+        return f"concurrent-{s['streams']}"
+    if s.get("rate") is not None and kind in ("constant", "poisson", "async"):
+        return f"{kind}-{float(s['rate']):g}rps"
+    if kind == "throughput" and s.get("max_concurrency") is not None:
+        return f"throughput-{s['max_concurrency']}"
+    return kind
+
+
+def _stat(metrics: Any, name: str, field: str, status: str = "successful") -> float | None:
+    return num(get(metrics, name, status, field))
+
+
+def _benchmark(
+    bench: dict[str, Any],
+    index: int,
+    line: int,
+    run_id: str,
+    lines: dict[tuple[Any, ...], int],
+    path: str,
+    problems: Problems,
+    version: str | None,
+    args: dict[str, Any],
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], str, int]:
+    f = Fields(bench, line, problems, WHAT)
+    new = "scheduler_metrics" in bench or "config" in bench
+    start = f.number("scheduler_metrics.measure_start_time", minimum=None) if new else None
+    end = f.number("scheduler_metrics.measure_end_time", minimum=None) if new else None
+    if start is None:
+        start = f.number("start_time", required=True, minimum=None, unit="epoch seconds")
+    if end is None:
+        end = f.number("end_time", required=True, minimum=None, unit="epoch seconds")
+    duration = f.number("duration", unit="seconds")
+    requests = f.mapping("requests", required=True)
+    if not f.ok or requests is None:
+        return None, [], "", 0
+    assert start is not None and end is not None
+    if duration is None:
+        duration = end - start
+    metrics = obj(bench.get("metrics"))
+    all_rows: list[dict[str, Any]] = []
+    bodies: list[dict[str, Any] | None] = []
+    count = 0
+    for status, reason in STATUSES:
+        items = requests.get(status)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            problems.add(line, f'"requests.{status}" is {type(items).__name__}', "a list")
+            continue
+        for j, item in enumerate(items):
+            count += 1
+            item_line = line_of(lines, "benchmarks", index, "requests", status, j)
+            row, body = _request(item, status, reason, run_id, item_line, problems, new)
+            if row is not None:
+                all_rows.append(row)
+                bodies.append(body)
+    inside = [r for r in all_rows if _in_window(r, start, end)]
+    dropped = len(all_rows) - len(inside)
+    totals = get(metrics, "request_totals") if new else bench.get("request_totals")
+    total = _total(totals)
+    sampled = total is not None and len(inside) < total
+    derived: list[str] = []
+    strategy = _strategy(bench)
+    kind = strategy.get("type_")
+    concurrency: int | None = None
+    rate = num(strategy.get("rate"))
+    if kind == "synchronous":
+        concurrency = 1
+    elif kind == "concurrent":
+        concurrency = _whole(strategy.get("streams"))
+    elif kind == "throughput":
+        concurrency = _whole(strategy.get("max_concurrency"))
+    used = [b for b, r in zip(bodies, all_rows, strict=True) if _in_window(r, start, end)]
+    recorded = [b for b in used if b is not None]
+    ignore_eos: bool | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    if recorded and len(recorded) == len(used):
+        flags = {bool(b.get("ignore_eos", False)) for b in recorded}
+        ignore_eos = flags.pop() if len(flags) == 1 else None
+        caps = {b.get("max_tokens", b.get("max_completion_tokens")) for b in recorded}
+        max_tokens = _whole(caps.pop()) if len(caps) == 1 else None
+        temps = {b.get("temperature") for b in recorded}
+        temperature = num(temps.pop()) if len(temps) == 1 else None
+    else:
+        derived.append("request bodies not recorded: stop mode unknown")
+    data_spec = str(get(bench, "request_loader", "data") or "")
+    prompt_len = _spec_int(data_spec, "prompt_tokens")
+    out_len = _spec_int(data_spec, "output_tokens")
+    lengths = [r["output_tokens"] for r in inside if r.get("finish_reason") is None]
+    stop = stop_mode(ignore_eos, lengths)
+
+    summary: dict[str, Any] = {
+        "requests": total if total is not None else len(inside),
+        "failed": _failed(totals),
+        "output_tokens": _stat(metrics, "output_token_count", "total_sum"),
+        "prompt_tokens": _stat(metrics, "prompt_token_count", "total_sum"),
+        "wall_s": duration,
+        "sum_latency_s": _stat(metrics, "request_latency", "total_sum", "total")
+        or _stat(metrics, "request_latency", "total_sum"),
+        "mean_ttft_s": _ms(_stat(metrics, "time_to_first_token_ms", "mean")),
+        "median_ttft_s": _ms(_stat(metrics, "time_to_first_token_ms", "median")),
+        "mean_tpot_s": _ms(_stat(metrics, "inter_token_latency_ms", "mean")),
+        "tool_aggregate_tps": _stat(metrics, "output_tokens_per_second", "mean"),
+        "tool_concurrency": _stat(metrics, "request_concurrency", "mean"),
+        "mean_output_tokens": _stat(metrics, "output_token_count", "mean"),
+        "min_output_tokens": _stat(metrics, "output_token_count", "min"),
+        "max_output_tokens": _stat(metrics, "output_token_count", "max"),
+    }
+    rates = [
+        r["reported_tps"]
+        for r in inside
+        if r.get("finish_reason") is None and r.get("reported_tps") is not None
+    ]
+    if rates:
+        summary["mean_reported_tps"] = sum(rates) / len(rates)
+    keep = inside
+    note = (
+        f"GuideLLM {run_id}: kept {len(inside)} of {len(all_rows)} records inside the "
+        f"measurement window; dropped {dropped} warm-up/cool-down"
+    )
+    if sampled:
+        keep = []
+        n_total = int(summary["requests"])
+        n_ok = n_total - int(summary["failed"] or 0)
+        if rates and n_ok:
+            summary["sum_reported_tps"] = sum(rates) / len(rates) * n_ok
+            derived.append(
+                f"Σ reported rates estimated as the sample's mean × {n_ok} successful requests"
+            )
+        note = (
+            f"GuideLLM {run_id}: the request lists are a sample ({len(inside)} of "
+            f"{n_total} inside the window): figures from GuideLLM's own summary, "
+            "per-request rows not used"
+        )
+        derived.append(
+            f"per-request records are a sample ({len(inside)} of {n_total}): "
+            "totals, wall clock and Σ latency from GuideLLM's summary"
+        )
+    elif dropped:
+        derived.append(
+            f"{dropped} record(s) outside the measurement window dropped (warm-up / cool-down)"
+        )
+    if version is None:
+        derived.append("tool version not recorded (a report without metadata: GuideLLM ≤ 0.3)")
+    if summary["tool_concurrency"] is not None:
+        derived.append(
+            f"request_concurrency {summary['tool_concurrency']:.2f} is GuideLLM's "
+            "time-weighted count of requests in flight"
+        )
+    run_group = get(bench, "config", "run_id") or bench.get("run_id")
+    model = (
+        get(bench, "config", "backend", "model")
+        or get(bench, "worker", "backend_model")
+        or args.get("model")
+    )
+    run = new_run(
+        run_id,
+        path,
+        line,
+        NAME,
+        tool=("guidellm", version),
+        model={"name": model if isinstance(model, str) else None},
+        workload={
+            "concurrency": concurrency,
+            "request_rate": rate,
+            "stop": stop,
+            "ignore_eos": ignore_eos,
+            "output_tokens": max_tokens or out_len,
+            "prompt_tokens": prompt_len,
+            "temperature": temperature,
+        },
+        group=f"guidellm {run_group}" if run_group else None,
+        summary=summary,
+        derived=derived,
+        extra={
+            "strategy": kind,
+            "window": [start, end],
+            "warmup_duration": bench.get("warmup_duration"),
+            "cooldown_duration": bench.get("cooldown_duration"),
+            "records_dropped_outside_window": dropped or None,
+            "sampled": sampled or None,
+            "backend_target": get(bench, "config", "backend", "target"),
+        },
+    )
+    return run, keep, note, count
+
+
+def _in_window(row: dict[str, Any], start: float, end: float) -> bool:
+    t_end = row.get("t_end")
+    t_send = row.get("t_send")
+    if t_end is None or math.isnan(t_end) or t_end < start:
+        return False
+    if t_send is not None and not math.isnan(t_send):
+        return bool(t_send <= end)
+    return bool(t_end <= end)
+
+
+def _total(totals: Any) -> int | None:
+    if not isinstance(totals, dict):
+        return None
+    if _whole(totals.get("total")) is not None:
+        return _whole(totals.get("total"))
+    parts = [_whole(totals.get(k)) for k in ("successful", "errored", "incomplete")]
+    return sum(p for p in parts if p is not None) if any(p is not None for p in parts) else None
+
+
+def _failed(totals: Any) -> int | None:
+    if not isinstance(totals, dict):
+        return None
+    parts = [_whole(totals.get(k)) for k in ("errored", "incomplete")]
+    return sum(p or 0 for p in parts)
+
+
+def _whole(value: Any) -> int | None:
+    v = num(value)
+    return int(v) if v is not None and v == int(v) else None
+
+
+def _ms(value: float | None) -> float | None:
+    return None if value is None else value / 1000.0
+
+
+def _spec_int(spec: str, key: str) -> int | None:
+    match = re.search(rf"\b{key}=(\d+)\b", spec)
+    return int(match.group(1)) if match else None
+
+
+def _request(
+    item: Any,
+    status: str,
+    reason: str | None,
+    run_id: str,
+    line: int,
+    problems: Problems,
+    new: bool,
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    if not isinstance(item, dict):
+        problems.add(
+            line,
+            f"the request is a JSON {type(item).__name__}",
+            "an object (GuideLLM request record)",
+        )
+        return None, None
+    f = Fields(item, line, problems, "GuideLLM request record")
+    if new and isinstance(item.get("info"), dict):
+        timings = "info.timings."
+        send = (
+            f.number(timings + "request_start", minimum=None)
+            or f.number(timings + "resolve_start", minimum=None)
+            or f.number("request_start_time", minimum=None)
+        )
+        first = f.number(timings + "first_token_iteration", minimum=None)
+        t_end = (
+            f.number(timings + "request_end", minimum=None)
+            or f.number(timings + "resolve_end", minimum=None)
+            or f.number("request_end_time", minimum=None)
+        )
+        chunks = f.integer(timings + "token_iterations")
+        error = f.string("info.error")
+        prompt_tokens = f.number("prompt_tokens") or f.number("input_metrics.total_tokens")
+        output_tokens = f.number("output_tokens")
+        if output_tokens is None:
+            output_tokens = f.number("output_metrics.total_tokens")
+    else:
+        send = f.number("scheduler_info.request_start", minimum=None) or f.number(
+            "start_time", minimum=None
+        )
+        first = f.number("first_token_time", minimum=None)
+        t_end = f.number("scheduler_info.request_end", minimum=None) or f.number(
+            "end_time", minimum=None
+        )
+        chunks = None
+        error = f.string("error")
+        prompt_tokens = f.number("prompt_tokens")
+        output_tokens = f.number("output_tokens")
+    reported = f.number("output_tokens_per_second")
+    request_id = item.get("request_id")
+    if not f.ok:
+        return None, None
+    body, prompt = _body(item)
+    if reason is not None and error is None:
+        error = (
+            "cancelled before the end (GuideLLM: incomplete)"
+            if reason == "abort"
+            else ("errored (GuideLLM)")
+        )
+    row = {
+        "run": run_id,
+        "id": str(request_id) if request_id is not None else f"{status}-{line}",
+        "t_send": send,
+        "t_first": first,
+        "t_end": t_end,
+        "prompt_tokens": prompt_tokens,
+        "output_tokens": output_tokens,
+        "reported_tps": reported,
+        "n_chunks": chunks,
+        "finish_reason": reason,
+        "error": error,
+        "prompt_sha256": sha256_text(prompt),
+        "source_line": line,
+    }
+    return row, body
+
+
+def _body(item: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+    """The request body GuideLLM recorded (a JSON string), and the prompt text in it."""
+    args = item.get("request_args")
+    prompt = item.get("prompt") if isinstance(item.get("prompt"), str) else None
+    if not isinstance(args, str):
+        return None, prompt
+    try:
+        parsed = json.loads(args)
+    except ValueError:
+        return None, prompt
+    body = (
+        parsed.get("body")
+        if isinstance(parsed, dict) and isinstance(parsed.get("body"), dict)
+        else parsed
+        if isinstance(parsed, dict)
+        else None
+    )
+    if body is None:
+        return None, prompt
+    if isinstance(body.get("prompt"), str):
+        prompt = body["prompt"]
+    elif isinstance(body.get("messages"), list):
+        prompt = json.dumps(body["messages"], sort_keys=True, ensure_ascii=False)
+    return body, prompt

@@ -1,0 +1,255 @@
+"""SGLang `python -m sglang.bench_serving` result lines.
+
+JSON Lines, appended one line per run to `--output-file`; `request_rate` is Python's
+`float("inf")`, which `json.dumps` writes as the non-standard token `Infinity`. With
+`--output-details` the line also holds per-request lists (input_lens, output_lens, ttfts, itls,
+errors) but never send times nor per-request latencies, so the ladder question is undecidable;
+the tool's own `concurrency` is Little's law (Σ e2e latency ÷ duration), and is kept as such.
+Newer versions add `server_info` (the server's arguments, version and speculative settings).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from reporter.adapters import vllm
+from reporter.adapters._common import (
+    Fields,
+    Problems,
+    finish,
+    json_lines,
+    new_run,
+    unique_ids,
+)
+from reporter.ingest.lines import Source
+from reporter.table import Partial
+
+NAME = "sglang"
+WHAT = "SGLang bench_serving result"
+DECISIVE = (
+    "backend",
+    "duration",
+    "completed",
+    "total_output_tokens",
+    "total_output_tokens_retokenized",
+)
+#: Server arguments worth naming as engine flags when the line carries server_info.
+FLAG_KEYS = (
+    "tp_size",
+    "dp_size",
+    "pp_size",
+    "max_running_requests",
+    "chunked_prefill_size",
+    "disable_radix_cache",
+    "enable_mixed_chunk",
+    "speculative_algorithm",
+    "speculative_num_steps",
+    "speculative_num_draft_tokens",
+    "quantization",
+    "kv_cache_dtype",
+    "attention_backend",
+    "schedule_policy",
+    "stream_interval",
+)
+
+
+def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
+    """backend, duration, completed and total_output_tokens_retokenized (SGLang only)."""
+    dicts = [r for r in records if isinstance(r, dict)]
+    if dicts and all(all(k in r for k in DECISIVE) for r in dicts):
+        return True, []
+    sample = dicts[0] if dicts else {}
+    return False, [f'"{k}"' for k in DECISIVE if k not in sample]
+
+
+def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
+    """One run per line; per-request rows when the line has --output-details lists."""
+    problems = Problems(source.path)
+    records = json_lines(source, problems)
+    ids = unique_ids([_name(r) if isinstance(r, dict) else "run" for _, r in records])
+    runs: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
+    for (line, record), run_id in zip(records, ids, strict=True):
+        if not isinstance(record, dict):
+            problems.add(
+                line, f"the line holds a JSON {type(record).__name__}", f"a JSON object ({WHAT})"
+            )
+            continue
+        run, run_rows = _run(record, line, run_id, source.path, problems)
+        if run is not None:
+            runs.append(run)
+            rows.extend(run_rows)
+    problems.raise_unless(lenient)
+    notes = [f"SGLang: {len(runs)} run(s), one a line"]
+    return finish(source, NAME, runs, rows, records=len(records), notes=notes, problems=problems)
+
+
+def _name(record: dict[str, Any]) -> str:
+    if isinstance(record.get("tag"), str) and record["tag"]:
+        return str(record["tag"])
+    rate = record.get("request_rate")
+    rate_text = "inf" if not isinstance(rate, int | float) or math.isinf(rate) else f"{rate:g}"
+    name = f"{record.get('backend') or 'sglang'}:{rate_text}qps"
+    if record.get("max_concurrency"):
+        name += f":c{record['max_concurrency']}"
+    return name
+
+
+def _run(
+    record: dict[str, Any], line: int, run_id: str, path: str, problems: Problems
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    f = Fields(record, line, problems, WHAT)
+    duration = f.number("duration", required=True, unit="seconds")
+    completed = f.integer("completed", required=True)
+    total_output = f.integer("total_output_tokens", required=True)
+    retokenized = f.integer("total_output_tokens_retokenized")
+    total_input = f.integer("total_input_tokens")
+    max_concurrency = f.integer("max_concurrency", minimum=1)
+    rate_raw = record.get("request_rate")
+    rate_inf = isinstance(rate_raw, float) and math.isinf(rate_raw)
+    rate = None if rate_inf else f.number("request_rate")
+    mean_e2e = f.number("mean_e2e_latency_ms", unit="milliseconds")
+    tool_concurrency = f.number("concurrency")
+    accept_length = f.number("accept_length")
+    server = f.mapping("server_info")
+    details = vllm._details(f, record)
+    if not f.ok:
+        return None, []
+    assert duration is not None and completed is not None and total_output is not None
+    derived: list[str] = []
+    rows, sum_latency, latency_note, n_chunks = vllm._rows(details, run_id, line, derived)
+    failed: int | None = None
+    requests = completed
+    if rows:
+        failed = sum(1 for r in rows if r.get("error"))
+        requests = len(rows)
+    else:
+        derived.append("failed requests not recorded (SGLang writes only the completed count)")
+    if mean_e2e is not None:
+        sum_latency = mean_e2e / 1000.0 * completed
+        latency_note = (
+            f"Σ latency = mean_e2e_latency_ms × completed = {mean_e2e:.1f} ms × "
+            f"{completed} (SGLang's own concurrency {tool_concurrency:.2f} is the "
+            "same Little's law)"
+            if tool_concurrency is not None
+            else f"Σ latency = mean_e2e_latency_ms × completed = {mean_e2e:.1f} ms × {completed}"
+        )
+    if latency_note:
+        derived.append(latency_note)
+    derived.append(
+        "no per-request send times: the ladder question is undecidable; "
+        "effective concurrency from Little's law (Σ latency ÷ duration)"
+    )
+    derived.append(
+        "stop mode not recorded: bench_serving sends ignore_eos unless "
+        "--disable-ignore-eos, and the file does not say which"
+    )
+    if retokenized is not None:
+        derived.append(
+            f"output tokens as the server counted them ({total_output}); "
+            f"re-tokenized by the client: {retokenized}"
+        )
+
+    ratio = f.number("random_range_ratio")
+    requested = None
+    if record.get("dataset_name") == "random" and ratio == 1.0:
+        requested = f.integer("random_output_len", minimum=1)
+    elif f.integer("sharegpt_output_len", minimum=1) is not None:
+        requested = f.integer("sharegpt_output_len", minimum=1)
+    elif f.integer("fixed_output_len", minimum=1) is not None:
+        requested = f.integer("fixed_output_len", minimum=1)
+    prompt_len = (
+        f.integer("random_input_len")
+        if (record.get("dataset_name") == "random" and ratio == 1.0)
+        else None
+    )
+
+    engine: dict[str, Any] | None = None
+    spec: dict[str, Any] | None = None
+    model = None
+    if server is not None:
+        if "decode" in server and isinstance(server["decode"], list) and server["decode"]:
+            server = server["decode"][0] if isinstance(server["decode"][0], dict) else server
+        flags = [
+            f"{k}={server[k]}" for k in FLAG_KEYS if server.get(k) not in (None, False, "", [])
+        ]
+        engine = {"name": "sglang", "version": server.get("version"), "flags": flags}
+        algorithm = server.get("speculative_algorithm")
+        spec = {"enabled": algorithm is not None, "method": algorithm}
+        model = server.get("served_model_name") or server.get("model_path")
+    if accept_length is not None:
+        spec = {"enabled": True, "method": (spec or {}).get("method")}
+        derived.append(
+            f"accept_length {accept_length:.2f} is server-wide and accumulated over "
+            "earlier traffic, not this run's acceptance"
+        )
+
+    summary: dict[str, Any] = {
+        "requests": requests,
+        "failed": failed,
+        "output_tokens": total_output,
+        "prompt_tokens": total_input,
+        "wall_s": duration,
+        "sum_latency_s": sum_latency,
+        "mean_ttft_s": _s(f.number("mean_ttft_ms")),
+        "median_ttft_s": _s(f.number("median_ttft_ms")),
+        "mean_tpot_s": _s(f.number("mean_tpot_ms")),
+        "mean_itl_s": _s(f.number("mean_itl_ms")),
+        "tool_aggregate_tps": f.number("output_throughput"),
+        "tool_concurrency": tool_concurrency,
+        "mean_output_tokens": total_output / completed if completed else None,
+        "chunks": n_chunks,
+    }
+    concurrency: int | None = max_concurrency
+    concurrency_derived = False
+    if concurrency is None and rate_inf and rows:
+        concurrency, concurrency_derived = len(rows), True
+        derived.append(
+            f"concurrency = {len(rows)} requests: request rate inf and no "
+            "max_concurrency, so every request was sent at once"
+        )
+    derived.append("tool version not recorded (the server's version is)")
+    extra = {
+        k: record.get(k)
+        for k in (
+            "tag",
+            "backend",
+            "dataset_name",
+            "random_input_len",
+            "random_output_len",
+            "random_range_ratio",
+            "sharegpt_output_len",
+            "fixed_output_len",
+            "accept_length",
+        )
+    }
+    extra["request_rate"] = "inf" if rate_inf else rate
+    extra["total_output_tokens_retokenized"] = retokenized
+    extra["per_request_lists"] = bool(rows) or None
+    run = new_run(
+        run_id,
+        path,
+        line,
+        NAME,
+        tool=("sglang bench_serving", None),
+        engine=engine,
+        model={"name": model},
+        workload={
+            "concurrency": concurrency,
+            "request_rate": rate,
+            "output_tokens": requested,
+            "prompt_tokens": prompt_len,
+            "stop": "unknown",
+            "speculative": spec,
+        },
+        summary=summary,
+        derived=derived,
+        extra=extra,
+        concurrency_derived=concurrency_derived,
+    )
+    return run, rows
+
+
+def _s(ms: float | None) -> float | None:
+    return None if ms is None else ms / 1000.0

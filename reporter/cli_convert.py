@@ -1,0 +1,67 @@
+"""`benchreport convert FILE --to out.jsonl`: any supported format → the native trace."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from reporter.adapters import ADAPTERS
+from reporter.errors import BenchreportError, TraceError
+
+#: The --format choices: every adapter (this module is imported by `reporter.cli`, so it does
+#: not import from it).
+FORMATS = ("auto", *ADAPTERS)
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "--to",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Write the native trace (JSON Lines, schema benchreport/1) here.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="auto",
+    show_default=True,
+    help="Input format; detected from the content by default.",
+)
+@click.option(
+    "--mapping",
+    type=click.Path(exists=True, dir_okay=False),
+    help="For --format custom: which column is what (YAML).",
+)
+@click.option("--lenient", is_flag=True, help="Convert the good records; count and skip the bad.")
+@click.option("--debug", is_flag=True, help="Show tracebacks for expected errors.")
+def convert(file: str, out: str, fmt: str, mapping: str | None, lenient: bool, debug: bool) -> None:
+    """Convert FILE (vLLM, SGLang, llama-bench, GuideLLM, AIPerf, GenAI-Perf, LLMPerf or a
+    custom log) to benchreport's own trace format."""
+    from reporter.convert import convert_file
+
+    options = {"mapping": mapping} if mapping else None
+    try:
+        tables, count = convert_file(file, out, fmt, lenient=lenient, options=options)
+    except BenchreportError as exc:
+        if debug:
+            raise
+        click.echo(exc.render() if isinstance(exc, TraceError) else str(exc), err=True)
+        sys.exit(2)
+    for inp in tables.inputs:
+        if inp.skipped:
+            click.echo(
+                f"{inp.path}: skipped {inp.skipped} bad record(s) "
+                f"({'; '.join(inp.skipped_reasons)})",
+                err=True,
+            )
+        for note in inp.notes:
+            click.echo(f"{inp.path}: {note}", err=True)
+    fmt_read = tables.inputs[0].format if tables.inputs else fmt
+    click.echo(
+        f"wrote {out}: {count} records ({len(tables.runs)} run(s), "
+        f"{len(tables.requests)} request(s)) from {file} ({fmt_read})"
+    )
