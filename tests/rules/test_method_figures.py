@@ -216,5 +216,5 @@ def test_all_shipped_traces_together(traces_verdict):
     assert v["verdict"] == "inflated"
     assert {c["id"]: c["verdict"] for c in v["claims"]} == {
         "a-350": "inflated", "b-840": "inflated", "b-scaling": "supported",
-        "honest-585": "supported",
+        "honest-510": "supported",
     }
