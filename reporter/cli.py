@@ -159,3 +159,11 @@ main.add_command(record_cmd)
 from reporter.cli_convert import convert  # noqa: E402  (any supported format → native trace)
 
 main.add_command(convert)
+
+from reporter.cli_compare import compare_cmd  # noqa: E402  (why two figures differ)
+
+main.add_command(compare_cmd)
+
+from reporter.cli_probe import probe_cmd  # noqa: E402  (read-stream memory bandwidth)
+
+main.add_command(probe_cmd)

@@ -1,0 +1,85 @@
+"""`benchreport compare A B`: why two figures differ, factor by factor."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from reporter import api, compare
+from reporter.errors import BenchreportError, UsageError
+from reporter.metrics import run_stats
+
+
+@click.command(name="compare")
+@click.argument("run_a", metavar="A")
+@click.argument("run_b", metavar="B")
+@click.option(
+    "-t",
+    "--trace",
+    "traces",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="A trace file holding the runs (repeatable; every run of these files can "
+    "serve as an intermediate step).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    default="auto",
+    show_default=True,
+    help="Input format of the traces; detected by default.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.option("--debug", is_flag=True, help="Show tracebacks for expected errors.")
+def compare_cmd(
+    run_a: str, run_b: str, traces: tuple[str, ...], fmt: str, as_json: bool, debug: bool
+) -> None:
+    """Explain the ratio A ÷ B of two runs' aggregates (total output tokens ÷ wall clock).
+
+    A and B are run ids in the --trace files, or FILE:RUN (the file is then read too):
+
+        benchreport compare -t case-b.jsonl code-n8 qa-n8
+        benchreport compare new.jsonl:n1 old.jsonl:n1
+
+    It prints every factor the two runs differ in (stop mode, prompt length, content,
+    speculation, N, hardware, engine and version, context length, ...), whether they can be
+    compared, and, when other runs of the traces change one factor at a time, the ratio split
+    into those factors (METHOD.md §5: 2.10 × 1.69 = 3.54). When both runs know their bytes per
+    token, the decode-rate ratio is also split into bytes per token × achieved bandwidth
+    (METHOD.md §6: 1.52 × 1.56 = 2.37).
+    """
+    try:
+        result = _compare(run_a, run_b, traces, fmt)
+    except BenchreportError as exc:
+        if debug:
+            raise
+        click.echo(str(exc), err=True)
+        sys.exit(2)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2, default=_plain))
+    else:
+        for line in compare.text_lines(result):
+            click.echo(line)
+
+
+def _plain(value: object) -> object:
+    return str(value)
+
+
+def _compare(run_a: str, run_b: str, traces: tuple[str, ...], fmt: str) -> compare.Comparison:
+    files = list(traces)
+    for name in (run_a, run_b):
+        path, _ = compare.split_name(name)
+        if path is not None and path not in files:
+            files.append(path)
+    if not files:
+        raise UsageError("no trace file: name the runs as FILE:RUN, or pass --trace FILE")
+    tables = api.load(files, fmt)
+    a = compare.resolve(tables.runs, run_a)
+    b = compare.resolve(tables.runs, run_b)
+    if a == b:
+        raise UsageError(f"A and B are the same run ({a}); expected two runs")
+    stats = run_stats(tables)
+    return compare.compare(tables.runs, stats, a, b)

@@ -1,0 +1,141 @@
+"""`benchreport probe bandwidth`: read-stream memory bandwidth at several buffer sizes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from reporter import probe
+from reporter.errors import BenchreportError, UsageError
+
+
+@click.group(name="probe")
+def probe_cmd() -> None:
+    """Measure the machine (memory bandwidth) for the bandwidth-ceiling rule, BR015."""
+
+
+def _size(text: str | None, option: str) -> int | None:
+    if text is None:
+        return None
+    try:
+        return probe.parse_size(text)
+    except UsageError as exc:
+        raise UsageError(f"{option}: {exc}") from None
+
+
+@probe_cmd.command(name="bandwidth")
+@click.option(
+    "--max-bytes",
+    "max_text",
+    metavar="SIZE",
+    help="Largest buffer (e.g. 8GiB). Default: --fraction of the memory available.",
+)
+@click.option(
+    "--min-bytes",
+    "min_text",
+    metavar="SIZE",
+    default="64MiB",
+    show_default=True,
+    help="Smallest buffer; sizes double from it.",
+)
+@click.option(
+    "--fraction",
+    type=float,
+    default=probe.DEFAULT_FRACTION,
+    show_default=True,
+    help="Share of the available memory (MemAvailable) the largest buffer may take.",
+)
+@click.option(
+    "--passes",
+    type=int,
+    default=5,
+    show_default=True,
+    help="Passes over each buffer; the best one counts.",
+)
+@click.option("--threads", type=int, default=None, help="Reader threads (default: one per CPU).")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False),
+    help="Write the results as probe records (JSON Lines) to this file.",
+)
+@click.option(
+    "--append", is_flag=True, help="Append to --out (e.g. a trace) instead of replacing it."
+)
+@click.option("--run", "run_id", help="Attach the probe records to this run id.")
+@click.option("--debug", is_flag=True, help="Show tracebacks for expected errors.")
+def bandwidth_cmd(
+    max_text: str | None,
+    min_text: str,
+    fraction: float,
+    passes: int,
+    threads: int | None,
+    out: str | None,
+    append: bool,
+    run_id: str | None,
+    debug: bool,
+) -> None:
+    """Stream through buffers of growing size and print the read bandwidth of each.
+
+    The model's working set decides which row bounds decode: compare a decode rate ×
+    bytes per token with the row at (or above) the model's size, not the first row and not
+    the data sheet. With --out, the rows become `probe` records that `benchreport audit`
+    reads (add `model.working_set_bytes` to the run records).
+    """
+    try:
+        results = _measure(max_text, min_text, fraction, passes, threads)
+        if out:
+            _write(out, append, [r.record(run_id) for r in results])
+    except BenchreportError as exc:
+        if debug:
+            raise
+        click.echo(str(exc), err=True)
+        sys.exit(2)
+    if out:
+        click.echo(f"wrote {len(results)} probe record(s) to {out}", err=True)
+
+
+def _measure(
+    max_text: str | None, min_text: str, fraction: float, passes: int, threads: int | None
+) -> list[probe.ProbeResult]:
+    max_bytes = _size(max_text, "--max-bytes")
+    min_bytes = _size(min_text, "--min-bytes") or probe.MIN_BYTES
+    if threads is not None and threads < 1:
+        raise UsageError(f"--threads {threads}: expected at least 1")
+    results: list[probe.ProbeResult] = []
+    first: float | None = None
+    for result in probe.run_probe(
+        max_bytes, min_bytes=min_bytes, fraction=fraction, passes=passes, threads=threads
+    ):
+        if first is None:
+            click.echo(
+                f"read-stream bandwidth ({probe.METHOD}; {result.threads} thread(s), "
+                f"best of {result.passes})"
+            )
+            click.echo(f"{'buffer':>10}  {'GB/s':>8}  {'vs smallest':>11}")
+            first = result.gbps
+        change = result.gbps / first - 1
+        shown = f"{change:+.0%}" if results else ""
+        click.echo(
+            f"{probe.size_text(result.buffer_bytes):>10}  {result.gbps:>8,.1f}  "
+            f"{shown:>11}".rstrip()
+        )
+        results.append(result)
+    return results
+
+
+def _write(path: str, append: bool, records: list[dict[str, object]]) -> None:
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    try:
+        target = Path(path)
+        if append and target.exists() and target.stat().st_size:
+            existing = target.read_bytes()
+            if not existing.endswith(b"\n"):
+                text = "\n" + text
+        with target.open("a" if append else "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write: {exc.strerror}") from None

@@ -1,0 +1,672 @@
+"""Why two figures differ: the factors two runs differ in, and the ratio split into them.
+
+METHOD.md §5 splits 606 ÷ 171 = 3.54 into stop mode (171.2 → 359.3, 2.10×) and content
+(359.3 → 606.1, 1.69×) through a run that differs from each end in one factor; §6 splits a
+2.36× speed-up into bytes read per token (1.52×) and achieved bandwidth (1.56×). This module
+does both for any two runs of an audit: `compare()` lists every factor, `chain()` finds the
+finest path of runs from one end to the other in which each step changes some of the
+differing factors and nothing else, and `bandwidth_split()` divides a decode-rate ratio into
+bytes per token × bandwidth when both runs carry the model's bytes per token.
+
+BR012 (incomparable-runs) and `benchreport compare` read it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from reporter import features
+from reporter.bandwidth import bytes_per_token, gb
+from reporter.errors import UsageError
+
+#: Lengths (prompt, context, requested output) within this fraction of each other are the same.
+LENGTH_TOLERANCE = 0.10
+
+CONDITION = "condition"
+SETUP = "setup"
+
+
+@dataclass(frozen=True)
+class Factor:
+    """Something a measurement depends on.
+
+    Conditions (stop mode, lengths, content, sampling) must match for two figures to be
+    compared at all; setups (engine, hardware, speculation, N, model) are what a comparison is
+    usually about, and one category of them may differ.
+    """
+
+    key: str
+    label: str
+    kind: str
+    category: str
+    get: Callable[[pd.Series, pd.Series | None], Any]
+    numeric: bool = False
+
+
+def _str(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    text = str(value)
+    return None if text in ("", "unknown", "None", "nan") else text
+
+
+def _num(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(out) else out
+
+
+def row(frame: pd.DataFrame, key: str) -> pd.Series:
+    """One row of a frame indexed by run id, typed as a Series."""
+    out = frame.loc[key]
+    assert isinstance(out, pd.Series), f"{key!r} is not a unique index"
+    return out
+
+
+def cell(frame: pd.DataFrame, key: str, column: str) -> float:
+    """A number of a frame indexed by run id; NaN when absent or not a number."""
+    if key not in frame.index:
+        return math.nan
+    value = _num(frame.at[key, column])
+    return math.nan if value is None else value
+
+
+def _prompt(run: pd.Series, stats: pd.Series | None) -> float | None:
+    given = _num(run.get("prompt_tokens"))
+    if given is None and stats is not None:
+        given = _num(stats.get("prompt_tokens_mean"))
+    return given
+
+
+def _flags(run: pd.Series, _: pd.Series | None) -> str | None:
+    flags = run.get("engine_flags")
+    if not isinstance(flags, list | tuple):
+        return None
+    return " ".join(str(f) for f in flags) if flags else "(none)"
+
+
+def _spec(run: pd.Series, _: pd.Series | None) -> str | None:
+    state, _why = speculation_state(run)
+    if state is None:
+        return None
+    if not state:
+        return "off"
+    method = _str(run.get("spec_method"))
+    return f"on ({method})" if method else "on"
+
+
+def _bpt(run: pd.Series, _: pd.Series | None) -> float | None:
+    return _num(run.get("bytes_per_token"))
+
+
+FACTORS: tuple[Factor, ...] = (
+    Factor("stop", "stop mode", CONDITION, "stop", lambda r, s: _str(r.get("stop"))),
+    Factor("prompt_tokens", "prompt length", CONDITION, "prompt", _prompt, numeric=True),
+    Factor(
+        "output_tokens_requested",
+        "requested output length",
+        CONDITION,
+        "output",
+        lambda r, s: _num(r.get("output_tokens_requested")),
+        numeric=True,
+    ),
+    Factor("content", "content", CONDITION, "content", lambda r, s: _str(r.get("content"))),
+    Factor(
+        "context_tokens",
+        "context length",
+        CONDITION,
+        "context",
+        lambda r, s: _num(r.get("context_tokens")),
+        numeric=True,
+    ),
+    Factor(
+        "temperature", "temperature", CONDITION, "sampling", lambda r, s: _num(r.get("temperature"))
+    ),
+    Factor("speculation", "speculation", SETUP, "speculation", _spec),
+    Factor("concurrency", "N", SETUP, "concurrency", lambda r, s: _num(r.get("concurrency"))),
+    Factor("hardware", "hardware", SETUP, "hardware", lambda r, s: _str(r.get("hardware_name"))),
+    Factor("model", "model", SETUP, "model", lambda r, s: _str(r.get("model_name"))),
+    Factor("engine", "engine", SETUP, "engine", lambda r, s: _str(r.get("engine_name"))),
+    Factor(
+        "engine_version",
+        "engine version",
+        SETUP,
+        "engine",
+        lambda r, s: _str(r.get("engine_version")),
+    ),
+    Factor("engine_flags", "engine flags", SETUP, "engine", _flags),
+    Factor("quant", "quantization", SETUP, "engine", lambda r, s: _str(r.get("quant"))),
+    Factor("bytes_per_token", "bytes per token", SETUP, "engine", _bpt, numeric=True),
+)
+FACTOR_BY_KEY = {f.key: f for f in FACTORS}
+
+SAME, DIFFERS, ONE_SIDED, UNKNOWN = "same", "differs", "one-sided", "unknown"
+
+
+def speculation_state(run: pd.Series | dict[str, Any]) -> tuple[bool | None, str]:
+    """Whether speculative decoding was on, and what says so.
+
+    `workload.speculative.enabled` when written; otherwise a speculative method or acceptance
+    rate, an engine flag that asks for a draft (`--speculative-config`, `-md`, …), or draft
+    counters that rose during the run. None when nothing tells.
+    """
+    enabled = features.as_bool(run.get("spec_enabled"))
+    if enabled is not None:
+        return enabled, "workload.speculative.enabled"
+    if _str(run.get("spec_method")):
+        return True, f"workload.speculative.method {run.get('spec_method')!r}"
+    if _num(run.get("spec_acceptance")) is not None:
+        return True, "workload.speculative.acceptance"
+    flags = features.requested(features.parse_flags(run.get("engine_flags") or []))
+    if "speculation" in flags:
+        return True, f"engine flag {flags['speculation'][0].text}"
+    drafts = features.counter_delta(run.get("extra"), features.SPEC_DRAFT_COUNTERS)
+    if drafts is not None and drafts.delta > 0:
+        return True, f"draft counter {drafts.names[0]} rose by {drafts.delta:,.0f}"
+    return None, ""
+
+
+def show(value: Any, key: str = "") -> str:
+    """A factor value as printed (bytes per token in GB)."""
+    if value is None:
+        return "undisclosed"
+    if key == "bytes_per_token" and isinstance(value, float):
+        return f"{gb(value)} GB"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if value >= 100 or value == int(value) else f"{value:g}"
+    return str(value)
+
+
+def _same(f: Factor, a: Any, b: Any, tolerance: float) -> bool:
+    if f.numeric and isinstance(a, float) and isinstance(b, float):
+        if a == b:
+            return True
+        return abs(a - b) <= tolerance * max(abs(a), abs(b))
+    return bool(a == b)
+
+
+@dataclass(frozen=True)
+class FactorDiff:
+    """One factor of two runs: both values and whether they differ."""
+
+    key: str
+    label: str
+    kind: str
+    category: str
+    a: Any
+    b: Any
+    state: str
+
+    def text(self) -> str:
+        return f"{self.label} {show(self.a, self.key)} vs {show(self.b, self.key)}"
+
+
+def values(run: pd.Series, stats: pd.Series | None) -> dict[str, Any]:
+    """Every factor's value for one run (None when undisclosed)."""
+    return {f.key: f.get(run, stats) for f in FACTORS}
+
+
+def diff(
+    va: dict[str, Any], vb: dict[str, Any], tolerance: float = LENGTH_TOLERANCE
+) -> list[FactorDiff]:
+    """Factor by factor: same, differs, known on one side only, or unknown on both."""
+    out = []
+    for f in FACTORS:
+        a, b = va[f.key], vb[f.key]
+        if a is None and b is None:
+            state = UNKNOWN
+        elif a is None or b is None:
+            state = ONE_SIDED
+        else:
+            state = SAME if _same(f, a, b, tolerance) else DIFFERS
+        out.append(FactorDiff(f.key, f.label, f.kind, f.category, a, b, state))
+    return out
+
+
+@dataclass
+class Judgement:
+    """Whether two runs can be compared, given what the comparison is about."""
+
+    comparable: bool | None
+    differing: list[FactorDiff]
+    one_sided: list[FactorDiff]
+    unknown: list[FactorDiff]
+    compared: list[FactorDiff]
+    reason: str
+
+
+def judge(diffs: Sequence[FactorDiff], compared: frozenset[str] = frozenset()) -> Judgement:
+    """Comparable when no condition differs and at most one category of setup does.
+
+    `compared` names factors the comparison is about (N for a scaling factor); they may differ
+    and no other setup may. Without it, one setup category (the engine, the hardware,
+    speculation, N or the model) may differ: that is what a speed-up compares.
+    Returns comparable None (cannot tell) when nothing differs but some factor is known for
+    one run only.
+    """
+    mine = [d for d in diffs if d.key not in compared]
+    differing = [d for d in mine if d.state == DIFFERS]
+    one_sided = [d for d in mine if d.state == ONE_SIDED]
+    unknown = [d for d in mine if d.state == UNKNOWN]
+    about = [d for d in diffs if d.key in compared and d.state == DIFFERS]
+    conditions = [d for d in differing if d.kind == CONDITION]
+    categories = sorted({d.category for d in differing if d.kind == SETUP})
+    allowed = 0 if compared else 1
+    if conditions or len(categories) > allowed:
+        parts = []
+        if conditions:
+            parts.append("conditions differ (" + ", ".join(d.label for d in conditions) + ")")
+        if len(categories) > allowed:
+            parts.append(f"{len(categories)} setups differ at once (" + ", ".join(categories) + ")")
+        return Judgement(False, differing, one_sided, unknown, about, "; ".join(parts))
+    if one_sided:
+        return Judgement(
+            None,
+            differing,
+            one_sided,
+            unknown,
+            about,
+            "known for one run only: " + ", ".join(d.label for d in one_sided),
+        )
+    if differing:
+        why = (
+            f"only the {categories[0]} setup differs ("
+            + ", ".join(d.label for d in differing)
+            + "), which is what the comparison is about"
+        )
+    elif about:
+        why = "they differ only in " + ", ".join(d.label for d in about)
+    else:
+        why = "they differ in nothing disclosed"
+    return Judgement(True, differing, one_sided, unknown, about, why)
+
+
+@dataclass
+class Point:
+    """A run (or several repeats of one setting) as a node of a decomposition chain."""
+
+    runs: list[str]
+    value: float
+    values: dict[str, Any]
+
+
+@dataclass
+class Step:
+    """One step of a chain: from one run to the next, and the factors it changes."""
+
+    src: str
+    dst: str
+    src_value: float
+    dst_value: float
+    factors: list[str]
+
+    @property
+    def ratio(self) -> float:
+        return self.dst_value / self.src_value
+
+
+def chain(
+    points: Sequence[Point], start: Point, end: Point, tolerance: float = LENGTH_TOLERANCE
+) -> list[Step]:
+    """The finest path of runs from `start` to `end` (≥ 2 steps), or [] when there is none.
+
+    Each run on the path agrees with both ends on every factor they share and takes, on each
+    factor they differ in, one end's value or the other; each step moves some factors from
+    the start's value to the end's and moves none back. Of the possible paths, the one with
+    the most steps is taken (ties: file order). The step ratios multiply to end ÷ start.
+    """
+    d = [x for x in diff(start.values, end.values, tolerance) if x.state in (DIFFERS, ONE_SIDED)]
+    keys = [x.key for x in d]
+    if len(keys) < 2:
+        return []
+
+    def moved(p: Point) -> frozenset[str] | None:
+        out = set()
+        for f in FACTORS:
+            v = p.values[f.key]
+            a, b = start.values[f.key], end.values[f.key]
+            if f.key not in keys:
+                if not (v == a or (v is not None and a is not None and _same(f, v, a, tolerance))):
+                    return None
+                continue
+            at_a = v == a or (v is not None and a is not None and _same(f, v, a, tolerance))
+            at_b = v == b or (v is not None and b is not None and _same(f, v, b, tolerance))
+            if at_b and not at_a:
+                out.add(f.key)
+            elif not at_a:
+                return None
+        return frozenset(out)
+
+    full = frozenset(keys)
+    nodes: list[tuple[frozenset[str], Point]] = []
+    seen: set[frozenset[str]] = set()
+    for p in points:
+        if p is start or p is end or p.value <= 0 or math.isnan(p.value):
+            continue
+        m = moved(p)
+        if m is None or not m or m == full or m in seen:
+            continue
+        seen.add(m)
+        nodes.append((m, p))
+    if not nodes:
+        return []
+    # Longest chain of strictly growing sets: a small DAG, solved by sorting on set size.
+    nodes.sort(key=lambda n: len(n[0]))
+    best: list[list[int]] = []
+    for i, (m, _) in enumerate(nodes):
+        prev = [best[j] for j in range(i) if nodes[j][0] < m]
+        best.append([*max(prev, key=len, default=[]), i])
+    path = max(best, key=len)
+    sequence = [start, *(nodes[i][1] for i in path), end]
+    sets = [frozenset[str](), *(nodes[i][0] for i in path), full]
+    steps = []
+    for (p, q), (m0, m1) in zip(pairwise(sequence), pairwise(sets), strict=True):
+        changed = [FACTOR_BY_KEY[k].label for k in keys if k in m1 - m0]
+        steps.append(Step(_name(p), _name(q), p.value, q.value, changed))
+    return steps
+
+
+def _name(p: Point) -> str:
+    return p.runs[0] if len(p.runs) == 1 else f"{p.runs[0]} (+{len(p.runs) - 1} repeats)"
+
+
+def points(runs: pd.DataFrame, stats: pd.DataFrame, metric: str = "aggregate_tps") -> list[Point]:
+    """One point per setting (repeats folded by their median), in file order."""
+    groups: dict[tuple[Any, ...], Point] = {}
+    collected: dict[tuple[Any, ...], list[float]] = {}
+    for _, run in runs.iterrows():
+        run_id = str(run["run"])
+        if run_id not in stats.index:
+            continue
+        value = cell(stats, run_id, metric)
+        if math.isnan(value) or value <= 0:
+            continue
+        vals = values(run, row(stats, run_id))
+        key = tuple(show(vals[f.key]) for f in FACTORS)
+        if key in groups:
+            groups[key].runs.append(run_id)
+            collected[key].append(value)
+        else:
+            groups[key] = Point([run_id], value, vals)
+            collected[key] = [value]
+    for key, point in groups.items():
+        point.value = float(pd.Series(collected[key]).median())
+    return list(groups.values())
+
+
+@dataclass
+class BandwidthSplit:
+    """A decode-rate ratio as bytes per token × achieved bandwidth (METHOD §6)."""
+
+    rate_a: float
+    rate_b: float
+    bytes_a: float
+    bytes_b: float
+    source_a: str
+    source_b: str
+
+    @property
+    def bytes_ratio(self) -> float:
+        return self.bytes_b / self.bytes_a
+
+    @property
+    def gbps_a(self) -> float:
+        return self.rate_a * self.bytes_a / 1e9
+
+    @property
+    def gbps_b(self) -> float:
+        return self.rate_b * self.bytes_b / 1e9
+
+    @property
+    def bandwidth_ratio(self) -> float:
+        return self.gbps_a / self.gbps_b
+
+    @property
+    def ratio(self) -> float:
+        return self.rate_a / self.rate_b
+
+    def lines(self, a: str, b: str) -> list[str]:
+        return [
+            f"decode {a}: {self.rate_a:,.2f} tok/s × {gb(self.bytes_a)} GB/token = "
+            f"{self.gbps_a:,.1f} GB/s ({self.source_a})",
+            f"decode {b}: {self.rate_b:,.2f} tok/s × {gb(self.bytes_b)} GB/token = "
+            f"{self.gbps_b:,.1f} GB/s ({self.source_b})",
+            f"bytes per token {gb(self.bytes_b)} ÷ {gb(self.bytes_a)} = {self.bytes_ratio:.2f}× "
+            f"× bandwidth {self.gbps_a:,.1f} ÷ {self.gbps_b:,.1f} GB/s = "
+            f"{self.bandwidth_ratio:.2f}× → {self.bytes_ratio:.2f} × {self.bandwidth_ratio:.2f} "
+            f"= {self.ratio:.2f} = {self.rate_a:,.2f} ÷ {self.rate_b:,.2f} tok/s",
+        ]
+
+
+def bandwidth_split(
+    run_a: pd.Series, run_b: pd.Series, stats_a: pd.Series, stats_b: pd.Series
+) -> BandwidthSplit | None:
+    """Split the decode-rate ratio of a over b when both runs know their bytes per token."""
+    ra, rb = _num(stats_a.get("median_decode_tps")), _num(stats_b.get("median_decode_tps"))
+    if ra is None or rb is None or ra <= 0 or rb <= 0:
+        return None
+    ba, bb = bytes_per_token(run_a), bytes_per_token(run_b)
+    if ba.value is None or bb.value is None:
+        return None
+    if abs(bb.value / ba.value - 1) < 0.01:
+        return None  # the same bytes: the split says nothing the rates do not
+    return BandwidthSplit(ra, rb, ba.value, bb.value, ba.source, bb.source)
+
+
+@dataclass
+class Side:
+    """One of the two runs compared."""
+
+    run: str
+    aggregate_tps: float | None
+    output_tokens: float | None
+    wall_s: float | None
+    decode_tps: float | None
+    ref: str
+
+
+@dataclass
+class Comparison:
+    """Two runs side by side: the ratio, every factor, the decomposition where one exists."""
+
+    a: Side
+    b: Side
+    ratio: float | None
+    factors: list[FactorDiff]
+    judgement: Judgement
+    chain: list[Step] = field(default_factory=list)
+    bandwidth: BandwidthSplit | None = None
+
+    def chain_lines(self) -> list[str]:
+        if not self.chain:
+            return []
+        lines = [
+            f"{s.src} {s.src_value:,.1f} → {s.dst} {s.dst_value:,.1f} tok/s: {s.ratio:.2f}× "
+            f"({', '.join(s.factors)})"
+            for s in self.chain
+        ]
+        product = math.prod(s.ratio for s in self.chain)
+        first, last = self.chain[0].src_value, self.chain[-1].dst_value
+        lines.append(
+            " × ".join(f"{s.ratio:.2f}" for s in self.chain)
+            + f" = {product:.2f} = {last:,.1f} ÷ {first:,.1f}"
+        )
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        def side(s: Side) -> dict[str, Any]:
+            return {
+                "run": s.run,
+                "aggregate_tps": s.aggregate_tps,
+                "output_tokens": s.output_tokens,
+                "wall_s": s.wall_s,
+                "decode_tps": s.decode_tps,
+                "ref": s.ref,
+            }
+
+        out: dict[str, Any] = {
+            "a": side(self.a),
+            "b": side(self.b),
+            "ratio": self.ratio,
+            "comparable": self.judgement.comparable,
+            "reason": self.judgement.reason,
+            "factors": [
+                {"factor": d.label, "a": show(d.a, d.key), "b": show(d.b, d.key), "state": d.state}
+                for d in self.factors
+            ],
+            "chain": [
+                {
+                    "from": s.src,
+                    "to": s.dst,
+                    "from_tps": s.src_value,
+                    "to_tps": s.dst_value,
+                    "ratio": s.ratio,
+                    "factors": s.factors,
+                }
+                for s in self.chain
+            ],
+        }
+        if self.bandwidth is not None:
+            bw = self.bandwidth
+            out["bandwidth"] = {
+                "decode_a": bw.rate_a,
+                "decode_b": bw.rate_b,
+                "bytes_per_token_a": bw.bytes_a,
+                "bytes_per_token_b": bw.bytes_b,
+                "gbps_a": bw.gbps_a,
+                "gbps_b": bw.gbps_b,
+                "bytes_ratio": bw.bytes_ratio,
+                "bandwidth_ratio": bw.bandwidth_ratio,
+                "ratio": bw.ratio,
+            }
+        return out
+
+
+def _side(runs: pd.DataFrame, stats: pd.DataFrame, run_id: str) -> Side:
+    r = row(runs, run_id)
+    s = row(stats, run_id)
+    line = _num(r["source_line"])
+    ref = f"{r['source_path']}:{int(line)}" if line is not None else str(r["source_path"] or "")
+    return Side(
+        run_id,
+        _num(s["aggregate_tps"]),
+        _num(s["output_tokens"]),
+        _num(s["wall_s"]),
+        _num(s["median_decode_tps"]),
+        ref,
+    )
+
+
+def compare(
+    runs: pd.DataFrame,
+    stats: pd.DataFrame,
+    a: str,
+    b: str,
+    compared: frozenset[str] = frozenset(),
+    tolerance: float = LENGTH_TOLERANCE,
+) -> Comparison:
+    """Run a against run b: ratio a ÷ b of their aggregates, factors, chain from b to a."""
+    indexed = runs.set_index("run", drop=False) if "run" in runs.columns else runs
+    indexed.index = indexed.index.astype(str)
+    ra, rb = row(indexed, a), row(indexed, b)
+    sa, sb = row(stats, a), row(stats, b)
+    va, vb = values(ra, sa), values(rb, sb)
+    diffs = diff(va, vb, tolerance)
+    side_a, side_b = _side(indexed, stats, a), _side(indexed, stats, b)
+    ratio = None
+    if side_a.aggregate_tps and side_b.aggregate_tps:
+        ratio = side_a.aggregate_tps / side_b.aggregate_tps
+    result = Comparison(side_a, side_b, ratio, diffs, judge(diffs, compared))
+    if ratio is not None:
+        pts = points(indexed, stats)
+        start = Point([b], float(side_b.aggregate_tps or 0), vb)
+        end = Point([a], float(side_a.aggregate_tps or 0), va)
+        pts = [p for p in pts if a not in p.runs and b not in p.runs]
+        result.chain = chain(pts, start, end, tolerance)
+    result.bandwidth = bandwidth_split(ra, rb, sa, sb)
+    return result
+
+
+def resolve(runs: pd.DataFrame, name: str) -> str:
+    """A run named as `ID` or `FILE:ID` → its id in the tables (ids shared by two files are
+    qualified with the file's name)."""
+    ids = [str(r) for r in runs["run"]]
+    if name in ids:
+        return name
+    path, sep, run_id = name.rpartition(":")
+    if sep:
+        qualified = f"{Path(path).name}:{run_id}"
+        if qualified in ids:
+            return qualified
+        here = runs[
+            (runs["run"].astype(str) == run_id)
+            & (runs["source_path"].astype(str).map(lambda p: Path(p).name) == Path(path).name)
+        ]
+        if len(here):
+            return str(here["run"].iloc[0])
+    shown = ", ".join(ids[:12]) + (f" and {len(ids) - 12} more" if len(ids) > 12 else "")
+    raise UsageError(f"no run {name!r} in the traces; expected one of {shown}")
+
+
+def split_name(name: str) -> tuple[str | None, str]:
+    """`FILE:ID` → (FILE, ID) when FILE is a file on disk; else (None, name)."""
+    path, sep, run_id = name.rpartition(":")
+    if sep and path and Path(path).is_file():
+        return path, run_id
+    return None, name
+
+
+def text_lines(c: Comparison) -> list[str]:
+    """The comparison as terminal lines."""
+
+    def figure(s: Side) -> str:
+        if s.aggregate_tps is None:
+            return "no aggregate (no wall clock)"
+        return (
+            f"{s.aggregate_tps:,.1f} tok/s ({(s.output_tokens or 0):,.0f} tokens ÷ "
+            f"{(s.wall_s or 0):,.2f} s)"
+        )
+
+    lines = [f"A  {c.a.run}: {figure(c.a)}  {c.a.ref}", f"B  {c.b.run}: {figure(c.b)}  {c.b.ref}"]
+    if c.ratio is not None:
+        lines.append(
+            f"A ÷ B = {c.a.aggregate_tps:,.1f} ÷ {c.b.aggregate_tps:,.1f} = {c.ratio:.2f}×"
+        )
+    differ = [d for d in c.factors if d.state in (DIFFERS, ONE_SIDED)]
+    width = max((len(d.label) for d in c.factors), default=10)
+    if differ:
+        lines.append("They differ in:")
+        lines.extend(
+            f"  {d.label:<{width}}  {show(d.a, d.key)}  vs  {show(d.b, d.key)}" for d in differ
+        )
+    same = [d for d in c.factors if d.state == SAME]
+    if same:
+        lines.append("They agree in: " + "; ".join(f"{d.label} {show(d.a, d.key)}" for d in same))
+    unknown = [d for d in c.factors if d.state == UNKNOWN]
+    if unknown:
+        lines.append("Undisclosed for both: " + ", ".join(d.label for d in unknown))
+    verdict = {True: "comparable", False: "not comparable", None: "cannot tell"}
+    lines.append(f"Verdict: {verdict[c.judgement.comparable]}: {c.judgement.reason}")
+    if c.chain:
+        lines.append("Decomposition (each step changes only the factors named):")
+        lines.extend(f"  {x}" for x in c.chain_lines())
+    elif c.ratio is not None and len(differ) > 1 and c.judgement.comparable is not True:
+        lines.append(
+            "Decomposition: none; no run in the traces changes only some of these "
+            "factors (add a run that differs from each end in fewer factors)"
+        )
+    if c.bandwidth is not None:
+        lines.append("Bandwidth (decode rate = bandwidth ÷ bytes per token):")
+        lines.extend(f"  {x}" for x in c.bandwidth.lines(c.a.run, c.b.run))
+    return lines

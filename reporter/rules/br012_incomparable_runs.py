@@ -1,0 +1,348 @@
+"""Two figures compared that were measured under different conditions.
+
+## What it checks
+Every claim that compares two runs (a speed-up `runs: [a, b]`, a scaling factor against the
+lowest N of its sweep), and the audit as a whole when it holds runs under several settings:
+which factors the runs differ in, whether the comparison is fair, and where the traces allow,
+how the ratio splits into those factors.
+
+## Why it matters
+A ratio of two throughput figures means something only when one thing changed between them.
+METHOD.md §5: 606 ÷ 171 = 3.54× on the same machine and model, and it is not one effect: stop
+mode gives 2.10× and content (through speculative acceptance) 1.69×. Quoted as "the new
+configuration is 3.5× faster", it credits the wrong cause.
+
+## How it decides
+The factors (run and workload fields): conditions, which must match (stop mode, prompt
+length, requested output length, content, context length, temperature); and setups, which a
+comparison is about (speculation, N, hardware, model, and the engine with its version, flags
+and weights). Lengths within `comparable_length_tolerance` (10%) count as equal.
+
+- A speed-up is comparable when no condition differs and at most one setup category does
+  (engine name, version, flags and quantization count as one: an engine comes with its own
+  weight format). A scaling factor compares N, so nothing else may differ.
+- A factor known for one run only makes the comparison undecidable, unless something else
+  already differs.
+- The audit: the runs outside one sweep are compared the same way, all at once.
+
+Decomposition: a path of runs from one end to the other in which every run agrees with both
+ends on what they share and takes one end's value on each factor they differ in; each step
+moves some factors and none back. The finest such path is shown, step ratios multiplying to
+the whole. When both runs know their bytes per token (`model.bytes_per_token`, or active
+parameters × bits), the decode-rate ratio is also split into bytes per token × achieved
+bandwidth (METHOD.md §6).
+
+## Worked example
+METHOD.md §5: natural-stop QA at N=8, 171.2 tok/s (median decode 40.95); forced prose,
+359.3 (47.25); forced code, 606.1 (79.45). 606.1 ÷ 171.2: stop mode and content differ.
+Through the forced-prose run: 359.3 ÷ 171.2 = 2.10× (stop mode, with the prompt set), then
+606.1 ÷ 359.3 = 1.69× (content); 2.10 × 1.69 = 3.54.
+METHOD.md §6: "2.36× faster than llama.cpp": bytes per token 2.80 ÷ 1.849 = 1.52× times
+achieved bandwidth 181 ÷ 116 GB/s = 1.56×, 1.52 × 1.56 = 2.37: one engine, its weights, its
+kernels; comparable, and explained.
+
+## When it cannot decide
+A claim whose runs are not in the trace, or whose runs lack an aggregate; a comparison where
+a condition is disclosed for one run only. An audit with a single run is not applicable.
+
+## What to do
+Compare runs that differ in one thing. Rerun the slower configuration under the faster one's
+conditions (forced length, same prompts, same content), or add the intermediate run that
+changes one factor at a time, and quote each factor's share. `benchreport compare A B` shows
+the factors and the chain for two runs.
+
+## References
+METHOD.md §5 "Content and speculative decoding", §6 "How fast can one stream be", §7;
+seed 001 §3, §4; seed 000 §4.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from reporter import compare
+from reporter.config import threshold
+from reporter.rules.base import AuditData, Finding, Rule, fmt, run_ref
+from reporter.types import Outcome, Severity
+
+LENGTH_TOLERANCE = threshold(
+    "comparable_length_tolerance",
+    0.10,
+    "prompt, context and output lengths within 10% change prefill and decode by a few "
+    "percent, the run-to-run noise of METHOD §7; beyond it they change what is measured",
+)
+
+
+def check(data: AuditData) -> list[Finding]:
+    findings = [
+        _check_claim(data, c) for c in data.claim_checks if c.metric in ("speedup", "scaling")
+    ]
+    audit = _check_audit(data)
+    if audit is not None:
+        findings.append(audit)
+    return findings
+
+
+def _factor_lines(diffs: list[compare.FactorDiff]) -> list[str]:
+    return [
+        f"{d.label}: {compare.show(d.a, d.key)} vs {compare.show(d.b, d.key)}"
+        for d in diffs
+        if d.state in (compare.DIFFERS, compare.ONE_SIDED)
+    ]
+
+
+def _numbers(c: compare.Comparison) -> dict[str, Any]:
+    numbers: dict[str, Any] = {
+        "ratio": c.ratio,
+        "differs": [d.label for d in c.factors if d.state == compare.DIFFERS],
+        "one_sided": [d.label for d in c.factors if d.state == compare.ONE_SIDED],
+        "undisclosed": [d.label for d in c.factors if d.state == compare.UNKNOWN],
+    }
+    if c.chain:
+        numbers["chain"] = [
+            {"from": s.src, "to": s.dst, "ratio": s.ratio, "factors": s.factors} for s in c.chain
+        ]
+        numbers["chain_ratios"] = [s.ratio for s in c.chain]
+    if c.bandwidth is not None:
+        numbers["bytes_ratio"] = c.bandwidth.bytes_ratio
+        numbers["bandwidth_ratio"] = c.bandwidth.bandwidth_ratio
+        numbers["decode_ratio"] = c.bandwidth.ratio
+    return numbers
+
+
+def _decomposition_text(c: compare.Comparison) -> str:
+    if c.chain:
+        parts = [f"{s.ratio:.2f}× ({', '.join(s.factors)})" for s in c.chain]
+        product = math.prod(s.ratio for s in c.chain)
+        return "; it splits into " + " × ".join(parts) + f" = {product:.2f}"
+    if c.bandwidth is not None:
+        bw = c.bandwidth
+        return (
+            f"; the decode rates split into bytes per token {bw.bytes_ratio:.2f}× × "
+            f"achieved bandwidth {bw.bandwidth_ratio:.2f}× = {bw.ratio:.2f}"
+        )
+    return ""
+
+
+def _check_claim(data: AuditData, claim: Any) -> Finding:
+    subject = str(claim.claim)
+    refs = [claim.ref] if claim.ref else []
+    if claim.metric == "speedup":
+        pair = list(claim.runs)
+        compared: frozenset[str] = frozenset()
+    else:
+        pair = [*claim.runs[:1], *claim.compared[:1]]
+        compared = frozenset({"concurrency"})
+    if len(pair) != 2 or not all(r in data.stats.index for r in pair):
+        why = claim.problem or "the claim does not name two runs of the trace"
+        return RULE.finding(subject, Outcome.UNDECIDABLE, f"cannot compare: {why}", refs=refs)
+    a, b = pair
+    c = compare.compare(data.tables.runs, data.stats, a, b, compared, data.config[LENGTH_TOLERANCE])
+    refs = [*refs, *run_ref(data, a), *run_ref(data, b)]
+    what = "speed-up" if claim.metric == "speedup" else "scaling factor"
+    arithmetic = []
+    if c.ratio is not None:
+        arithmetic.append(
+            f"{what} = {a} {fmt(c.a.aggregate_tps or math.nan)} ÷ {b} "
+            f"{fmt(c.b.aggregate_tps or math.nan)} tok/s = {fmt(c.ratio, 2)}×"
+        )
+    arithmetic += [f"differs: {x}" for x in _factor_lines(c.factors)]
+    arithmetic += c.chain_lines()
+    if c.bandwidth is not None:
+        arithmetic += c.bandwidth.lines(a, b)
+    numbers = _numbers(c) | {"claimed": claim.value}
+    j = c.judgement
+    if j.comparable is False:
+        differs = ", ".join(d.text() for d in j.differing)
+        return RULE.finding(
+            subject,
+            Outcome.FIRED,
+            f"the {fmt(claim.value, 2)}× {what} compares runs {a} and {b}, which differ in "
+            f"{differs}: {j.reason}{_decomposition_text(c)}",
+            arithmetic=arithmetic,
+            numbers=numbers,
+            refs=refs,
+            evidence=[
+                {
+                    "factor": d.label,
+                    "a": compare.show(d.a, d.key),
+                    "b": compare.show(d.b, d.key),
+                    "state": d.state,
+                }
+                for d in c.factors
+                if d.state != compare.UNKNOWN
+            ],
+            help="compare runs that differ in one thing: rerun one side under the other's "
+            "conditions, or add the intermediate run and quote each factor's share",
+        )
+    if j.comparable is None:
+        return RULE.finding(
+            subject,
+            Outcome.UNDECIDABLE,
+            f"cannot tell whether runs {a} and {b} are comparable: {j.reason}",
+            arithmetic=arithmetic,
+            numbers=numbers,
+            refs=refs,
+            help="disclose the same fields for both runs (workload.stop, prompt_tokens, "
+            "content, speculative, context_tokens)",
+        )
+    unknown = [
+        d.label
+        for d in j.unknown
+        if d.kind == compare.CONDITION or d.key in ("speculation", "hardware")
+    ]
+    tail = f" (undisclosed for both: {', '.join(unknown)})" if unknown else ""
+    return RULE.finding(
+        subject,
+        Outcome.PASSED,
+        f"runs {a} and {b} are comparable: {j.reason}{tail}{_decomposition_text(c)}",
+        arithmetic=arithmetic,
+        numbers=numbers,
+        refs=refs,
+    )
+
+
+def _check_audit(data: AuditData) -> Finding | None:
+    runs = data.tables.runs
+    if len(runs) < 2:
+        return RULE.finding(
+            "audit", Outcome.NOT_APPLICABLE, f"{len(runs)} run(s) in the audit: nothing to compare"
+        )
+    tolerance = data.config[LENGTH_TOLERANCE]
+    vals = {
+        str(r["run"]): compare.values(r, compare.row(data.stats, str(r["run"])))
+        for _, r in runs.iterrows()
+    }
+    ids = list(vals)
+    # Each factor across all runs: the distinct values and the runs having each.
+    varying: list[tuple[compare.Factor, dict[str, list[str]]]] = []
+    for f in compare.FACTORS:
+        if f.key == "concurrency":
+            continue
+        by_value: dict[str, list[str]] = {}
+        reps: list[Any] = []
+        for run_id in ids:
+            v = vals[run_id][f.key]
+            match = next(
+                (
+                    r
+                    for r in reps
+                    if r == v
+                    or (v is not None and r is not None and compare._same(f, v, r, tolerance))
+                ),
+                None,
+            )
+            if match is None:
+                reps.append(v)
+                match = v
+            by_value.setdefault(compare.show(match, f.key), []).append(run_id)
+        if len(by_value) > 1:
+            varying.append((f, by_value))
+    if not varying:
+        return RULE.finding(
+            "audit",
+            Outcome.PASSED,
+            f"all {len(ids)} runs share one setting: they differ only in N or repeat",
+        )
+    diffs = [
+        compare.FactorDiff(
+            f.key,
+            f.label,
+            f.kind,
+            f.category,
+            None,
+            None,
+            compare.DIFFERS if "undisclosed" not in by else compare.ONE_SIDED,
+        )
+        for f, by in varying
+    ]
+    j = compare.judge(diffs)
+    lines = []
+    for f, by in varying:
+        shown = "; ".join(f"{value}: {_runs_text(r)}" for value, r in by.items())
+        lines.append(f"{f.label}: {shown}")
+    best = _largest_chain(data, tolerance)
+    numbers: dict[str, Any] = {"factors": [f.label for f, _ in varying], "runs": len(ids)}
+    tail = ""
+    if best is not None:
+        lines += [
+            f"runs {best.a.run} ÷ {best.b.run}: {fmt(best.ratio or math.nan, 2)}×",
+            *best.chain_lines(),
+        ]
+        numbers |= _numbers(best)
+        tail = (
+            f"; {best.a.run} ÷ {best.b.run} = {fmt(best.ratio or math.nan, 2)}×"
+            f"{_decomposition_text(best)}"
+        )
+    refs = [x for r in ids for x in run_ref(data, r)][:8]
+    labels = ", ".join(f.label for f, _ in varying)
+    if j.comparable is False:
+        return RULE.finding(
+            "audit",
+            Outcome.FIRED,
+            f"the {len(ids)} runs differ in {labels}: their figures are not comparable "
+            f"with each other ({j.reason}){tail}",
+            severity=Severity.INFO,
+            arithmetic=lines,
+            numbers=numbers,
+            refs=refs,
+            help="compare figures only within a setting; name the differing factors next to "
+            "any ratio between settings",
+        )
+    if j.comparable is None:
+        return RULE.finding(
+            "audit",
+            Outcome.UNDECIDABLE,
+            f"the runs differ in {labels}, disclosed for some runs only: cannot tell whether "
+            "their figures are comparable",
+            arithmetic=lines,
+            numbers=numbers,
+            refs=refs,
+        )
+    return RULE.finding(
+        "audit",
+        Outcome.PASSED,
+        f"the {len(ids)} runs are comparable: {j.reason}{tail}",
+        arithmetic=lines,
+        numbers=numbers,
+        refs=refs,
+    )
+
+
+def _runs_text(runs: list[str], limit: int = 4) -> str:
+    text = ", ".join(runs[:limit])
+    return text + (f" and {len(runs) - limit} more" if len(runs) > limit else "")
+
+
+def _largest_chain(data: AuditData, tolerance: float) -> compare.Comparison | None:
+    """The pair of runs at one N with the largest ratio that a chain of runs explains."""
+    pts = compare.points(data.tables.runs, data.stats)
+    best: compare.Comparison | None = None
+    for i, p in enumerate(pts):
+        for q in pts[i + 1 :]:
+            if p.values["concurrency"] != q.values["concurrency"]:
+                continue
+            hi, lo = (p, q) if p.value >= q.value else (q, p)
+            steps = compare.chain(pts, lo, hi, tolerance)
+            if len(steps) < 2:
+                continue
+            ratio = hi.value / lo.value
+            if best is None or ratio > (best.ratio or 0):
+                c = compare.compare(
+                    data.tables.runs, data.stats, hi.runs[0], lo.runs[0], tolerance=tolerance
+                )
+                if len(c.chain) >= 2:
+                    best = c
+    return best
+
+
+RULE = Rule(
+    code="BR012",
+    name="incomparable-runs",
+    severity=Severity.WARNING,
+    summary="two runs or claims compared that differ in stop mode, prompt length, content, "
+    "speculation, N or hardware; the ratio decomposed into factors where possible",
+    check=check,
+    doc=__doc__ or "",
+)

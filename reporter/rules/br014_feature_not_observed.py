@@ -1,0 +1,418 @@
+"""A feature was switched on, and the trace shows it did nothing.
+
+## What it checks
+For each run whose engine flags ask for continuous batching, prefix caching or speculative
+decoding (the flag table of BR013), whether the trace shows the feature at work:
+
+- batching: requests decode together (overlap of decode intervals above `serial_overlap`,
+  1.15) and the sweep's aggregate grows with N (by `flat_growth`, 1.2×, from the lowest N to
+  at least twice it);
+- prefix caching: a prompt sent again (same `prompt_sha256`) after the first one's prefill
+  finished gets its first token sooner (by at least `cache_ttft_drop`, 20%), and the server's
+  cache-hit counter rises;
+- speculative decoding (also when `workload.speculative.enabled` is true): the server's
+  draft counter rises.
+
+## Why it matters
+A flag accepted is not a feature enabled (METHOD.md §3). Case A: `--continuous-batching 4`,
+then a staircase of completions and a flat sweep; a `--prefix-cache` flag, then one
+6,000-token prompt sent three times with the time to first token stuck at 6.8 s and the
+cache-hit counter at 0. Throughput "with batching" or "with caching" means nothing if the
+trace shows neither.
+
+## How it decides
+Batching is not observed when the run's decode intervals do not overlap (overlap ≤
+`serial_overlap`) or its sweep is flat (growth < `flat_growth`); observed when they overlap
+or the sweep rises. Prefix caching: the requests of the run and of the runs served by the
+same server configuration, in order; for each prompt sent more than once, the first
+request's time to first token against the median of the later ones sent after it. Not
+observed when the counter stayed at zero, or (without counters) when the later requests are
+less than 20% faster to the first token; only prompts of at least `cache_min_prompt_tokens`
+(256) count, since a short prefill hides any saving. Speculation: not observed when the draft
+counters did not rise.
+
+Counters are read from the run record's `metrics_before` / `metrics_after` (Prometheus
+samples `{"name{labels}": value}`, nested dicts, or the text format), or the same keys or
+`metrics_delta` in its `run_end` record. Prefix-cache hits, first family present:
+`vllm:prefix_cache_hits_total` (and `vllm:gpu_prefix_cache_hits_total`),
+`vllm:prompt_tokens_by_source_total{source="local_cache_hit"}`,
+`vllm:prompt_tokens_cached_total`, `vllm:external_prefix_cache_hits_total`, `sglang:*cache*hit*`,
+`llamacpp:*cache*hit*`, then any `*cache*hit*` counter (not `*_rate`, multimodal or encoder
+caches). Drafts: `vllm:spec_decode_num_drafts_total`, `vllm:spec_decode_num_draft_tokens_total`,
+`sglang:*spec*`/`*draft*`, then any `*spec*draft*` or `*draft*tokens*` counter.
+
+A run whose every flagged feature is observed passes; one feature not observed fires.
+
+## Worked example
+METHOD.md §3: prefix caching on (`--prefix-cache`), one 6,000-token prompt sent three times:
+time to first token 6.8 s each time (0% drop), `prefix_cache_hits` 0 before and after:
+fired. The same case's batching flag with completions at 5.5 / 11.1 / 16.8 / 22.5 s
+(overlap 1.0): fired.
+
+## When it cannot decide
+No flag asking for these features: not applicable. Batching at N=1 with no sweep; prefix
+caching with no prompt sent twice (or no `prompt_sha256`), or prompts too short; speculation
+without draft counters: undecidable for that feature.
+
+## What to do
+Read the startup log (BR013); rerun with the flag off and on and compare; for a cache, send
+one long prompt several times one after the other and scrape `/metrics` before and after.
+
+## References
+METHOD.md §3 "Slope with N"; seed 000 §3, §5; FORMATS.md §5.2 (prefix cache and spec decode
+counters).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reporter import compare, features
+from reporter.config import threshold
+from reporter.rules.base import AuditData, Finding, Rule, fmt, request_refs, run_ref
+from reporter.rules.br003_serial_ladder import SERIAL_OVERLAP
+from reporter.rules.br005_flat_throughput import FLAT_GROWTH, levels
+from reporter.types import Outcome, Severity
+
+CACHE_TTFT_DROP = threshold(
+    "cache_ttft_drop",
+    0.20,
+    "a cache hit skips the cached prefill: on a long prompt the time to first token falls by "
+    "far more than its ~5% run-to-run noise (METHOD §7); less than 20% is no hit",
+)
+CACHE_MIN_PROMPT = threshold(
+    "cache_min_prompt_tokens",
+    256,
+    "below a few hundred tokens prefill takes milliseconds, and a cache hit cannot show in "
+    "the time to first token",
+)
+
+OBSERVED, NOT_OBSERVED, CANNOT = "observed", "not observed", "cannot tell"
+
+
+@dataclass
+class Verdict:
+    feature: str
+    flag: str
+    state: str
+    why: str
+    arithmetic: list[str] = field(default_factory=list)
+    numbers: dict[str, Any] = field(default_factory=dict)
+    refs: list[str] = field(default_factory=list)
+
+
+def check(data: AuditData) -> list[Finding]:
+    return [_check_run(data, str(r["run"]), r) for _, r in data.tables.runs.iterrows()]
+
+
+def _check_run(data: AuditData, run_id: str, run: Any) -> Finding:
+    wanted = features.requested(features.parse_flags(run.get("engine_flags") or []))
+    if features.as_bool(run.get("spec_enabled")) and "speculation" not in wanted:
+        wanted["speculation"] = [
+            features.Flag("workload.speculative.enabled", "speculative", "true")
+        ]
+    checks = []
+    if "batching" in wanted:
+        checks.append(_batching(data, run_id, wanted["batching"][0].text))
+    if "prefix_cache" in wanted:
+        checks.append(_prefix_cache(data, run_id, run, wanted["prefix_cache"][0].text))
+    if "speculation" in wanted:
+        checks.append(_speculation(run, wanted["speculation"][0].text))
+    if not checks:
+        return RULE.finding(
+            run_id,
+            Outcome.NOT_APPLICABLE,
+            "no flag asking for batching, prefix caching or speculative decoding (engine.flags)",
+        )
+    arithmetic = [line for c in checks for line in c.arithmetic]
+    numbers: dict[str, Any] = {c.feature: c.state for c in checks}
+    for c in checks:
+        numbers |= c.numbers
+    refs = [*run_ref(data, run_id), *(r for c in checks for r in c.refs)][:8]
+    missing = [c for c in checks if c.state == NOT_OBSERVED]
+    if missing:
+        text = "; ".join(f"{c.feature} flagged on ({c.flag}), but {c.why}" for c in missing)
+        return RULE.finding(
+            run_id,
+            Outcome.FIRED,
+            text,
+            arithmetic=arithmetic,
+            numbers=numbers,
+            refs=refs,
+            evidence=[
+                {"feature": c.feature, "flag": c.flag, "state": c.state, "why": c.why}
+                for c in checks
+            ],
+            help="do not credit the figure to this feature; read the server log for a refusal "
+            "(BR013) and measure with the flag off and on",
+        )
+    seen = [c for c in checks if c.state == OBSERVED]
+    if not seen:
+        text = "; ".join(f"{c.feature} ({c.flag}): {c.why}" for c in checks)
+        return RULE.finding(
+            run_id,
+            Outcome.UNDECIDABLE,
+            f"cannot tell whether the flagged features worked: {text}",
+            arithmetic=arithmetic,
+            numbers=numbers,
+            refs=refs,
+        )
+    text = "; ".join(f"{c.feature} ({c.flag}): {c.why}" for c in checks)
+    return RULE.finding(
+        run_id, Outcome.PASSED, text, arithmetic=arithmetic, numbers=numbers, refs=refs
+    )
+
+
+def _batching(data: AuditData, run_id: str, flag: str) -> Verdict:
+    n = data.concurrency(run_id)
+    limit = data.config[SERIAL_OVERLAP]
+    growth_limit = data.config[FLAT_GROWTH]
+    lines: list[str] = []
+    numbers: dict[str, Any] = {}
+    states: list[tuple[str, str]] = []
+    overlap = compare.cell(data.stats, run_id, "overlap")
+    ok = int(compare.cell(data.stats, run_id, "ok"))
+    if not math.isnan(n) and n > 1 and not math.isnan(overlap):
+        numbers["overlap"] = overlap
+        lines.append(
+            f"overlap of decode intervals at N={n:g}: {fmt(overlap, 2)} (serial ≤ {fmt(limit, 2)})"
+        )
+        if overlap <= limit:
+            states.append(
+                (
+                    NOT_OBSERVED,
+                    f"its {ok} requests decoded one at a time (overlap {fmt(overlap, 2)})",
+                )
+            )
+        else:
+            states.append((OBSERVED, f"requests decoded together (overlap {fmt(overlap, 2)})"))
+    group = str(data.runs.at[run_id, "group"])
+    members = data.groups().get(group, [run_id])
+    table = levels(data, members)
+    if len(table) >= 2 and float(table.index[-1]) >= 2 * float(table.index[0]):
+        growth = float(table.iloc[-1] / table.iloc[0])
+        series = " / ".join(fmt(v) for v in table.to_numpy())
+        ns = "/".join(f"{x:g}" for x in table.index)
+        numbers["growth"] = growth
+        lines.append(
+            f"sweep {group}: {series} tok/s at N={ns}, growth {fmt(growth, 2)}× "
+            f"(flat < {fmt(growth_limit, 2)}×)"
+        )
+        if growth < growth_limit:
+            states.append((NOT_OBSERVED, f"the sweep is flat ({series} tok/s at N={ns})"))
+        else:
+            states.append(
+                (
+                    OBSERVED,
+                    f"the sweep grows {fmt(growth, 2)}× from N="
+                    f"{table.index[0]:g} to {table.index[-1]:g}",
+                )
+            )
+    bad = [w for st, w in states if st == NOT_OBSERVED]
+    good = [w for st, w in states if st == OBSERVED]
+    if bad:
+        return Verdict("batching", flag, NOT_OBSERVED, " and ".join(bad), lines, numbers)
+    if good:
+        return Verdict("batching", flag, OBSERVED, " and ".join(good), lines, numbers)
+    return Verdict(
+        "batching",
+        flag,
+        CANNOT,
+        "one request at a time and no sweep over N to show batching",
+        lines,
+        numbers,
+    )
+
+
+def _ordered_requests(data: AuditData, runs: list[str]) -> pd.DataFrame:
+    frames = []
+    for order, r in enumerate(runs):
+        rows = data.requests_of(r)
+        if len(rows):
+            frames.append(rows.assign(_order=order))
+    if not frames:
+        return data.tables.requests.iloc[0:0].assign(_order=0)
+    req = pd.concat(frames)
+    return req.sort_values(["_order", "t_send", "source_line"], kind="stable")
+
+
+def _prefix_cache(data: AuditData, run_id: str, run: Any, flag: str) -> Verdict:
+    server = features.same_server(data.tables.runs, run_id)
+    # This run first; the other runs of the same server after it, in file order.
+    runs = [run_id, *(r for r in server if r != run_id)]
+    req = _ordered_requests(data, runs)
+    req = req[req["ok"] & req["prompt_sha256"].notna()]
+    counter = features.counter_delta(run.get("extra"), features.CACHE_HIT_COUNTERS)
+    lines: list[str] = []
+    numbers: dict[str, Any] = {}
+    refs: list[str] = []
+    if counter is not None:
+        before = "absent" if counter.before is None else fmt(counter.before, 0)
+        lines.append(
+            f"cache-hit counter {counter.names[0]} ({counter.where}): before {before}, "
+            f"after {fmt(counter.after, 0)}, rise {fmt(counter.delta, 0)}"
+        )
+        numbers["cache_hits"] = counter.delta
+    repeats = _repeated_prompts(data, req, run_id)
+    min_prompt = data.config[CACHE_MIN_PROMPT]
+    drop_limit = data.config[CACHE_TTFT_DROP]
+    ttft_state: tuple[str, str] | None = None
+    if repeats:
+        rep = repeats[0]
+        numbers |= {
+            "prompt_tokens": rep["prompt_tokens"],
+            "sends": rep["sends"],
+            "ttft_first_s": rep["first"],
+            "ttft_later_s": rep["later"],
+            "ttft_drop": rep["drop"],
+        }
+        refs = rep["refs"]
+        shown = ", ".join(fmt(x, 2) for x in [rep["first"], *rep["later"]])
+        lines.append(
+            f"prompt {rep['sha'][:12]}… ({fmt(rep['prompt_tokens'], 0)} tokens) sent "
+            f"{rep['sends']} times: time to first token {shown} s; later median "
+            f"{fmt(rep['later_median'], 2)} s vs first {fmt(rep['first'], 2)} s = "
+            f"{fmt(rep['drop'] * 100, 0)}% drop (a hit needs ≥ {drop_limit:.0%})"
+        )
+        long_enough = (
+            rep["prompt_tokens"] >= min_prompt
+            if not math.isnan(rep["prompt_tokens"])
+            else rep["first"] >= 0.2
+        )
+        if not long_enough:
+            ttft_state = (
+                CANNOT,
+                f"the repeated prompt has {fmt(rep['prompt_tokens'], 0)} "
+                f"tokens (< {fmt(min_prompt, 0)}): too short for a hit to show",
+            )
+        elif rep["drop"] < drop_limit:
+            ttft_state = (
+                NOT_OBSERVED,
+                f"the same {fmt(rep['prompt_tokens'], 0)}-token prompt sent "
+                f"{rep['sends']} times kept its time to first token ({shown} s)",
+            )
+        else:
+            ttft_state = (
+                OBSERVED,
+                f"the repeated prompt's time to first token fell "
+                f"{fmt(rep['drop'] * 100, 0)}% ({shown} s)",
+            )
+    if counter is not None and counter.delta > 0:
+        why = f"the cache-hit counter rose by {fmt(counter.delta, 0)}"
+        if ttft_state is not None and ttft_state[0] == OBSERVED:
+            why = f"{ttft_state[1]} and {why}"
+        return Verdict("prefix caching", flag, OBSERVED, why, lines, numbers, refs)
+    if counter is not None and repeats:
+        why = f"the cache-hit counter stayed at {fmt(counter.after, 0)}"
+        if ttft_state is not None and ttft_state[0] != OBSERVED:
+            why = (
+                f"the same {fmt(repeats[0]['prompt_tokens'], 0)}-token prompt sent "
+                f"{repeats[0]['sends']} times kept its time to first token "
+                f"({', '.join(fmt(x, 2) for x in [repeats[0]['first'], *repeats[0]['later']])}"
+                f" s) and {why}"
+            )
+        return Verdict("prefix caching", flag, NOT_OBSERVED, why, lines, numbers, refs)
+    if ttft_state is not None:
+        return Verdict("prefix caching", flag, ttft_state[0], ttft_state[1], lines, numbers, refs)
+    if not req["prompt_sha256"].notna().any():
+        why = "no prompt_sha256 on the requests, so no repeated prompt to test the cache with"
+    else:
+        why = "no prompt was sent twice (prompt_sha256), so there was nothing to hit"
+    if counter is not None:
+        why += f"; the cache-hit counter stayed at {fmt(counter.after, 0)}"
+    return Verdict("prefix caching", flag, CANNOT, why, lines, numbers, refs)
+
+
+def _repeated_prompts(data: AuditData, req: pd.DataFrame, run_id: str) -> list[dict[str, Any]]:
+    """Prompts sent more than once, the first send against the later ones that could hit.
+
+    Within a run, a later send counts when it left after the first one's first token (its
+    prefill was done, so the cache could hold it); across runs, every later send counts.
+    """
+    if not len(req):
+        return []
+    out = []
+    for sha, rows in req.groupby("prompt_sha256", sort=False):
+        if len(rows) < 2:
+            continue
+        first = rows.iloc[0]
+        if math.isnan(first["ttft"]):
+            continue
+        later = rows.iloc[1:]
+        same_run = later["run"].astype(str) == str(first["run"])
+        after = ~same_run | (later["t_send"] >= first["t_first"])
+        later = later[after & later["ttft"].notna()]
+        if not len(later):
+            continue
+        if run_id not in {str(first["run"]), *later["run"].astype(str)}:
+            continue
+        lm = float(np.median(later["ttft"]))
+        out.append(
+            {
+                "sha": str(sha),
+                "sends": len(later) + 1,
+                "first": float(first["ttft"]),
+                "later": [float(x) for x in later["ttft"]],
+                "later_median": lm,
+                "drop": 1 - lm / float(first["ttft"]) if first["ttft"] > 0 else 0.0,
+                "prompt_tokens": float(first["prompt_tokens"]),
+                "refs": request_refs(pd.concat([rows.iloc[:1], later])),
+            }
+        )
+    # The longest prompt shows a hit best.
+    out.sort(key=_longest_first)
+    return out
+
+
+def _longest_first(rep: dict[str, Any]) -> float:
+    tokens = float(rep["prompt_tokens"])
+    return -(tokens if not math.isnan(tokens) else float(rep["first"]))
+
+
+def _speculation(run: Any, flag: str) -> Verdict:
+    drafts = features.counter_delta(run.get("extra"), features.SPEC_DRAFT_COUNTERS)
+    if drafts is None:
+        return Verdict(
+            "speculative decoding",
+            flag,
+            CANNOT,
+            "no draft counter was scraped (metrics_before / metrics_after)",
+        )
+    before = "absent" if drafts.before is None else fmt(drafts.before, 0)
+    lines = [
+        f"draft counter {drafts.names[0]} ({drafts.where}): before {before}, after "
+        f"{fmt(drafts.after, 0)}, rise {fmt(drafts.delta, 0)}"
+    ]
+    numbers = {"drafts": drafts.delta}
+    if drafts.delta > 0:
+        return Verdict(
+            "speculative decoding",
+            flag,
+            OBSERVED,
+            f"the draft counter rose by {fmt(drafts.delta, 0)}",
+            lines,
+            numbers,
+        )
+    return Verdict(
+        "speculative decoding",
+        flag,
+        NOT_OBSERVED,
+        f"the draft counter {drafts.names[0]} stayed at {fmt(drafts.after, 0)}",
+        lines,
+        numbers,
+    )
+
+
+RULE = Rule(
+    code="BR014",
+    name="feature-not-observed",
+    severity=Severity.WARNING,
+    summary="a feature is claimed on (batching, prefix cache) but the trace shows it off",
+    check=check,
+    doc=__doc__ or "",
+)

@@ -1,0 +1,124 @@
+"""BR012 incomparable-runs, and the decomposition of a ratio into factors (METHOD §5, §6)."""
+
+from __future__ import annotations
+
+import math
+
+from reporter import api
+from tests.conftest import FIXTURES, TRACES, finding
+
+
+def test_method_5_stop_mode_times_content():
+    """606 ÷ 171 = 3.54 = 2.10 (stop mode) × 1.69 (content), through the forced-prose run."""
+    v = api.audit([FIXTURES / "BR012" / "fires_method_stop_and_content.jsonl"]).to_dict()
+    f = finding(v, "BR012", "b-3.54x")
+    assert f["outcome"] == "fired"
+    assert f["numbers"]["differs"] == [
+        "stop mode",
+        "prompt length",
+        "requested output length",
+        "content",
+    ]
+    assert [round(r, 2) for r in f["numbers"]["chain_ratios"]] == [2.10, 1.69]
+    assert round(math.prod(f["numbers"]["chain_ratios"]), 2) == 3.54
+    assert [s["factors"] for s in f["numbers"]["chain"]] == [
+        ["stop mode", "prompt length", "requested output length"],
+        ["content"],
+    ]
+    assert f["message"].endswith(
+        "it splits into 2.10× (stop mode, prompt length, requested output length) × 1.69× "
+        "(content) = 3.54"
+    )
+    assert f["arithmetic"][-3:] == [
+        "qa-n8 171.2 → prose-n8 359.3 tok/s: 2.10× (stop mode, prompt length, requested "
+        "output length)",
+        "prose-n8 359.3 → code-n8 606.1 tok/s: 1.69× (content)",
+        "2.10 × 1.69 = 3.54 = 606.1 ÷ 171.2",
+    ]
+    claim = next(c for c in v["claims"] if c["id"] == "b-3.54x")
+    assert claim["verdict"] == "incomparable"
+    assert round(claim["recomputed"], 2) == 3.54
+
+
+def test_method_5_from_the_shipped_case_b_traces():
+    v = api.audit(
+        [TRACES / "case-b-forced.jsonl", TRACES / "case-b-natural-stop.jsonl"], select=["BR012"]
+    ).to_dict()
+    f = finding(v, "BR012", "audit")
+    assert f["outcome"] == "fired"
+    assert f["severity"] == "info"
+    assert f["arithmetic"][-1] == "2.10 × 1.69 = 3.54 = 606.1 ÷ 171.2"
+    assert f["arithmetic"][-2] == (
+        "b-prose-spec-on-n8 359.3 → b-code-spec-on-n8 606.1 tok/s: 1.69× (content)"
+    )
+
+
+def test_method_6_engine_speedup_is_bytes_times_bandwidth():
+    """2.36× = bytes per token 1.52 × achieved bandwidth 1.56 → 2.37 (METHOD §6)."""
+    v = api.audit([FIXTURES / "BR012" / "passes_engine_speedup_bandwidth.jsonl"]).to_dict()
+    f = finding(v, "BR012", "2.36x")
+    assert f["outcome"] == "passed"
+    n = f["numbers"]
+    assert round(n["bytes_ratio"], 2) == 1.52
+    assert round(n["bandwidth_ratio"], 2) == 1.56
+    assert round(n["decode_ratio"], 2) == 2.37
+    assert math.isclose(n["bytes_ratio"] * n["bandwidth_ratio"], n["decode_ratio"], rel_tol=1e-4)
+    assert f["arithmetic"][-1] == (
+        "bytes per token 2.803 ÷ 1.849 = 1.52× × bandwidth 180.9 ÷ 115.6 GB/s = 1.56× → "
+        "1.52 × 1.56 = 2.37 = 97.83 ÷ 41.24 tok/s"
+    )
+    assert f["message"].endswith(
+        "the decode rates split into bytes per token 1.52× × achieved bandwidth 1.56× = 2.37"
+    )
+    claim = next(c for c in v["claims"] if c["id"] == "2.36x")
+    assert claim["verdict"] == "supported"
+
+
+def test_speedup_across_stop_modes_is_incomparable():
+    v = api.audit([FIXTURES / "BR012" / "fires_speedup_across_stop_modes.jsonl"]).to_dict()
+    f = finding(v, "BR012", "v2-faster")
+    assert f["outcome"] == "fired"
+    assert f["message"] == (
+        "the 3.10× speed-up compares runs v2-forced and v1-natural, which differ in stop mode "
+        "forced vs natural, engine version 0.11.0 vs 0.10.0: conditions differ (stop mode)"
+    )
+    assert f["help"]
+    assert next(c for c in v["claims"] if c["id"] == "v2-faster")["verdict"] in (
+        "incomparable",
+        "inflated",
+    )
+
+
+def test_scaling_within_one_sweep_is_comparable():
+    v = api.audit(
+        [FIXTURES / "BR012" / "passes_scaling_one_sweep.jsonl"], select=["BR012"]
+    ).to_dict()
+    f = finding(v, "BR012", "b-4.31x")
+    assert f["outcome"] == "passed"
+    assert f["message"].startswith("runs code-n8 and code-n1 are comparable: they differ only in N")
+    assert finding(v, "BR012", "audit")["outcome"] == "passed"
+
+
+def test_content_disclosed_for_one_run_only_is_undecidable():
+    v = api.audit(
+        [FIXTURES / "BR012" / "undecidable_content_one_side.jsonl"], select=["BR012"]
+    ).to_dict()
+    f = finding(v, "BR012", "patch-1.1x")
+    assert f["outcome"] == "undecidable"
+    assert f["message"] == (
+        "cannot tell whether runs u-code and u-other are comparable: known "
+        "for one run only: content"
+    )
+
+
+def test_a_single_run_audit_is_not_applicable():
+    v = api.audit([FIXTURES / "BR010" / "passes_spec_on_code.jsonl"], select=["BR012"])
+    assert finding(v, "BR012", "audit")["outcome"] == "not-applicable"
+
+
+def test_engine_versions_of_case_a_are_comparable():
+    """Three versions and flag sets of one engine: one setup category, comparable."""
+    v = api.audit([TRACES / "case-a-versions.jsonl"], select=["BR012"]).to_dict()
+    f = finding(v, "BR012", "audit")
+    assert f["outcome"] == "passed"
+    assert "only the engine setup differs (engine version, engine flags)" in f["message"]

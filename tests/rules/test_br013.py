@@ -1,0 +1,150 @@
+"""BR013 feature-refused-in-log: a warning or error refusing a flag that was passed."""
+
+from __future__ import annotations
+
+import pytest
+
+from reporter import api, features
+from tests.conftest import FIXTURES, TRACES, finding
+
+
+def test_method_3_refused_continuous_batching():
+    """The closed engine took --continuous-batching 4 and logged that it refused it."""
+    v = api.audit([TRACES / "case-a-ladder.jsonl"], select=["BR013"]).to_dict()
+    f = finding(v, "BR013", "a-retest-n4")
+    assert f["outcome"] == "fired"
+    assert f["severity"] == "warning"
+    assert f["message"].startswith(
+        "the server log refuses a feature that was asked for: continuous batching (asked for "
+        "with --continuous-batching 4) at "
+    )
+    assert f["numbers"]["refused"] == ["batching"]
+    assert f["refs"][0].endswith("case-a-ladder.jsonl:12")
+    # the startup log concerns every run the server served
+    assert finding(v, "BR013", "a-retest-n1")["outcome"] == "fired"
+
+
+def test_refusal_in_a_log_record():
+    v = api.audit([FIXTURES / "BR013" / "fires_refused_batching.jsonl"], select=["BR013"])
+    f = finding(v, "BR013", "a-n4")
+    assert f["outcome"] == "fired"
+    assert f["numbers"]["refused"] == ["batching"]
+    assert f["refs"][0].endswith("fires_refused_batching.jsonl:7")
+
+
+def test_error_level_prefix_cache_refusal():
+    v = api.audit([FIXTURES / "BR013" / "fires_prefix_cache_disabled.jsonl"], select=["BR013"])
+    f = finding(v, "BR013", "pc-n1")
+    assert f["outcome"] == "fired"
+    assert f["numbers"]["refused"] == ["prefix_cache"]
+    assert "prefix caching (asked for with --enable-prefix-caching)" in f["message"]
+
+
+def test_server_log_file_with_another_engines_wording():
+    v = api.audit(
+        [FIXTURES / "BR014" / "fires_batching_ladder.jsonl"],
+        select=["BR013"],
+        server_logs=[FIXTURES / "BR013" / "startup-refused.log"],
+    )
+    f = finding(v, "BR013", "a-n4")
+    assert f["outcome"] == "fired"
+    assert f["refs"] == [f"{FIXTURES / 'BR013' / 'startup-refused.log'}:4"]
+    assert "continuous batching (asked for with --parallel 4)" in f["message"]
+
+
+def test_clean_server_log_passes():
+    v = api.audit(
+        [FIXTURES / "BR014" / "fires_batching_ladder.jsonl"],
+        select=["BR013"],
+        server_logs=[FIXTURES / "BR013" / "startup-clean.log"],
+    )
+    f = finding(v, "BR013", "a-n4")
+    assert f["outcome"] == "passed"
+    assert f["message"] == (
+        "no refusal of continuous batching (--parallel 4), forced output length "
+        "(workload.ignore_eos) in 7 log line(s), 1 at warning or error level"
+    )
+
+
+def test_no_log_is_not_applicable():
+    v = api.audit([FIXTURES / "BR014" / "fires_batching_ladder.jsonl"], select=["BR013"])
+    f = finding(v, "BR013", "a-n4")
+    assert f["outcome"] == "not-applicable"
+    assert f["message"] == "no server log: no log records and no --server-log FILE"
+
+
+def test_refusal_without_a_recorded_flag_is_undecidable():
+    v = api.audit(
+        [FIXTURES / "BR013" / "undecidable_refusal_without_flags.jsonl"], select=["BR013"]
+    )
+    assert finding(v, "BR013", "nf-n1")["outcome"] == "undecidable"
+
+
+WANT = features.requested(
+    features.parse_flags(
+        [
+            "--continuous-batching",
+            "4",
+            "--enable-prefix-caching",
+            "-md",
+            "draft.gguf",
+            "--flash-attn",
+            "on",
+        ]
+    )
+)
+
+
+@pytest.mark.parametrize(
+    ("level", "text", "refused"),
+    [
+        (
+            "warning",
+            "Continuous batching is not available for this model; falling back",
+            ["batching"],
+        ),
+        ("WARN", "[engine] continuous-batching: unsupported with recurrent layers", ["batching"]),
+        (
+            "error",
+            "speculative decoding disabled: draft model vocabulary mismatch",
+            ["speculation"],
+        ),
+        (
+            "warning",
+            "Prefix caching is not supported for hybrid models; disabling it.",
+            ["prefix_cache"],
+        ),
+        (
+            "warning",
+            "flash_attn requested but not available on this GPU, falling back to SDPA",
+            ["flash_attention"],
+        ),
+        (
+            "warning",
+            "--enable-prefix-caching ignored: cache disabled by --no-kv-offload",
+            ["prefix_cache"],
+        ),
+        # not a refusal: an info line, or a warning about something else
+        ("info", "Continuous batching disabled", []),
+        ("warning", "continuous batching enabled with 4 slots", []),
+        ("warning", "speculative decoding enabled. batching queue is full", []),
+    ],
+)
+def test_refusal_matching_is_by_feature_words(level, text, refused):
+    got = features.refusals(text, features.normalise_level(level, text), WANT, "log:1")
+    assert [r.feature for r in got] == refused
+
+
+def test_flags_that_ask_for_nothing():
+    flags = features.parse_flags(
+        [
+            "--parallel",
+            "1",
+            "--no-cont-batching",
+            "--cache-reuse=0",
+            "enable_prefix_caching=false",
+            "--flash-attn",
+            "off",
+        ]
+    )
+    assert features.requested(flags) == {}

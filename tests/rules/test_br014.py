@@ -1,0 +1,73 @@
+"""BR014 feature-not-observed: a flag asks for batching or caching; the trace shows none."""
+
+from __future__ import annotations
+
+from reporter import api
+from tests.conftest import FIXTURES, TRACES, finding
+
+
+def test_method_3_prefix_cache_no_effect():
+    """One 6,000-token prompt sent three times: TTFT stays 6.8 s, the hit counter stays 0."""
+    v = api.audit([FIXTURES / "BR014" / "fires_prefix_cache_method.jsonl"], select=["BR014"])
+    f = finding(v, "BR014", "pc-n1")
+    assert f["outcome"] == "fired"
+    n = f["numbers"]
+    assert n["prefix caching"] == "not observed"
+    assert n["prompt_tokens"] == 6000
+    assert n["sends"] == 3
+    assert round(n["ttft_first_s"], 1) == 6.8
+    assert [round(x, 1) for x in n["ttft_later_s"]] == [6.8, 6.8]
+    assert round(n["ttft_drop"], 2) == 0.0
+    assert n["cache_hits"] == 0
+    assert f["message"] == (
+        "prefix caching flagged on (--prefix-cache), but the same 6,000-token prompt sent 3 "
+        "times kept its time to first token (6.80, 6.81, 6.79 s) and the cache-hit counter "
+        "stayed at 0"
+    )
+
+
+def test_prefix_cache_judged_by_ttft_alone():
+    v = api.audit([FIXTURES / "BR014" / "fires_prefix_cache_ttft_only.jsonl"], select=["BR014"])
+    f = finding(v, "BR014", "pc-n1")
+    assert f["outcome"] == "fired"
+    assert "cache_hits" not in f["numbers"]
+
+
+def test_prefix_cache_that_hits():
+    v = api.audit([FIXTURES / "BR014" / "passes_prefix_cache_hit.jsonl"], select=["BR014"])
+    f = finding(v, "BR014", "hit-n1")
+    assert f["outcome"] == "passed"
+    assert f["numbers"]["cache_hits"] == 11968
+    assert round(f["numbers"]["ttft_drop"], 2) == 0.97
+
+
+def test_batching_flag_with_a_ladder():
+    v = api.audit([FIXTURES / "BR014" / "fires_batching_ladder.jsonl"], select=["BR014"])
+    f = finding(v, "BR014", "a-n4")
+    assert f["outcome"] == "fired"
+    assert f["message"] == (
+        "batching flagged on (--parallel 4), but its 4 requests decoded one "
+        "at a time (overlap 1.00)"
+    )
+
+
+def test_method_3_batching_flag_with_a_flat_sweep():
+    v = api.audit([TRACES / "case-a-versions.jsonl"], select=["BR014"]).to_dict()
+    f = finding(v, "BR014", "a-new-cb8-c8")
+    assert f["outcome"] == "fired"
+    assert "the sweep is flat (86.7 / 87.2 / 86.8 / 86.3 tok/s at N=1/2/4/8)" in f["message"]
+    assert finding(v, "BR014", "a-old-default-c8")["outcome"] == "not-applicable"
+
+
+def test_batching_that_scales_passes():
+    v = api.audit([FIXTURES / "BR014" / "passes_batching_sweep.jsonl"], select=["BR014"])
+    f = finding(v, "BR014", "b-n4")
+    assert f["outcome"] == "passed"
+    assert round(f["numbers"]["growth"], 2) == 3.63
+
+
+def test_cache_without_a_repeated_prompt_is_undecidable():
+    v = api.audit([FIXTURES / "BR014" / "undecidable_cache_no_repeat.jsonl"], select=["BR014"])
+    f = finding(v, "BR014", "nr-n1")
+    assert f["outcome"] == "undecidable"
+    assert "no prompt was sent twice (prompt_sha256)" in f["message"]
