@@ -35,7 +35,7 @@ _BITS: tuple[tuple[re.Pattern[str], float], ...] = tuple(
 
 #: Names that show a mixture-of-experts model: "35B-A3B", "8x7B", "MoE", families known to be.
 _MOE_NAME = re.compile(
-    r"\d+(\.\d+)?\s*[bB][-_ ]?[aA]\d+(\.\d+)?\s*[bB]|\d+x\d+(\.\d+)?[bB]|moe|mixtral|"
+    r"\d+(\.\d+)?\s*[bBmM][-_ ]?[aA]\d+(\.\d+)?\s*[bBmM]|\d+x\d+(\.\d+)?[bB]|moe|mixtral|"
     r"deepseek-?(v[23]|r1)|gpt-oss|qwen\d?(\.\d)?-?next|dbrx|arctic|jamba|grok|kimi|"
     r"glm-?4\.5|llama-?4|minimax|hunyuan-a|ernie-4\.5-.*a\d",
     re.I,
@@ -72,7 +72,7 @@ def is_moe(run: pd.Series | dict[str, Any]) -> tuple[bool, str]:
         return True, f"{_params(active)} active of {_params(total)} parameters"
     name = str(run.get("model_name") or "")
     m = _MOE_NAME.search(name)
-    if m:
+    if m and "distill" not in name.lower():  # "DeepSeek-R1-Distill-Qwen-7B" is dense
         return True, f"the model name {name!r} ({m.group(0)})"
     return False, ""
 

@@ -263,21 +263,26 @@ def refusals(
 ) -> list[Refusal]:
     """The features among `wanted` that this log line refuses.
 
-    A refusal is a warning- or error-level line with a clause that names the feature (one of
-    its words, or the passed flag's own name) together with a refusal word.
+    A refusal is a warning- or error-level line with a clause that has a refusal word and
+    names the feature (one of its words, or the passed flag's own name). A refusal clause
+    that names no feature ("This model does not support it") refers to the features of the
+    clause before it that named one.
     """
     if level not in COMPLAINT_LEVELS:
         return []
-    clauses = [c for c in _CLAUSE.split(text) if c and c.strip()]
-    found: list[Refusal] = []
-    for key, flags in wanted.items():
-        feature = BY_KEY[key]
-        patterns = [feature.words, *(p for p in map(flag_pattern, flags) if p is not None)]
-        for clause in clauses:
-            if REFUSAL.search(clause) and any(p.search(clause) for p in patterns):
-                found.append(Refusal(key, feature.label, level, text.strip(), ref))
-                break
-    return found
+    patterns = {
+        key: [BY_KEY[key].words, *(p for p in map(flag_pattern, flags) if p is not None)]
+        for key, flags in wanted.items()
+    }
+    refused: list[str] = []
+    previous: list[str] = []
+    for clause in (c for c in _CLAUSE.split(text) if c and c.strip()):
+        named = [k for k, ps in patterns.items() if any(p.search(clause) for p in ps)]
+        if REFUSAL.search(clause):
+            refused += [k for k in (named or previous) if k not in refused]
+        if named:
+            previous = named
+    return [Refusal(k, BY_KEY[k].label, level, text.strip(), ref) for k in refused]
 
 
 # ---------------------------------------------------------------------------------------------

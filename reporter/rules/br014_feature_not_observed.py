@@ -2,7 +2,9 @@
 
 ## What it checks
 For each run whose engine flags ask for continuous batching, prefix caching or speculative
-decoding (the flag table of BR013), whether the trace shows the feature at work:
+decoding (the flag table of BR013; prefix caching also when a scraped
+`vllm:cache_config_info` sample says `enable_prefix_caching="True"`, vLLM's default), whether
+the trace shows the feature at work:
 
 - batching: requests decode together (overlap of decode intervals above `serial_overlap`,
   1.15) and the sweep's aggregate grows with N (by `flat_growth`, 1.2×, from the lowest N to
@@ -22,10 +24,13 @@ trace shows neither.
 
 ## How it decides
 Batching is not observed when the run's decode intervals do not overlap (overlap ≤
-`serial_overlap`) or its sweep is flat (growth < `flat_growth`); observed when they overlap
-or the sweep rises. Prefix caching: the requests of the run and of the runs served by the
-same server configuration, in order; for each prompt sent more than once, the first
-request's time to first token against the median of the later ones sent after it. Not
+`serial_overlap`; without first-token times, when its completions form BR003's ladder) or
+its sweep is flat (growth < `flat_growth`); observed when they overlap or the sweep rises.
+
+Prefix caching: the requests of the runs served by the same server configuration (same
+file, engine, version, flags, model, hardware), in file order; for each prompt sent more
+than once, the first request's time to first token against the median of the later ones
+sent after its prefill ended (a request's `prompt_tokens`, else the run's). Not
 observed when the counter stayed at zero, or (without counters) when the later requests are
 less than 20% faster to the first token; only prompts of at least `cache_min_prompt_tokens`
 (256) count, since a short prefill hides any saving. Speculation: not observed when the draft
@@ -66,6 +71,7 @@ counters).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +81,7 @@ import pandas as pd
 from reporter import compare, features
 from reporter.config import threshold
 from reporter.rules.base import AuditData, Finding, Rule, fmt, request_refs, run_ref
+from reporter.rules.br003_serial_ladder import RULE as BR003
 from reporter.rules.br003_serial_ladder import SERIAL_OVERLAP
 from reporter.rules.br005_flat_throughput import FLAT_GROWTH, levels
 from reporter.types import Outcome, Severity
@@ -107,18 +114,34 @@ class Verdict:
 
 
 def check(data: AuditData) -> list[Finding]:
-    return [_check_run(data, str(r["run"]), r) for _, r in data.tables.runs.iterrows()]
+    ladders: dict[str, Finding] = {}
+    return [_check_run(data, str(r["run"]), r, ladders) for _, r in data.tables.runs.iterrows()]
 
 
-def _check_run(data: AuditData, run_id: str, run: Any) -> Finding:
+def _cache_config(run: Any) -> str | None:
+    """`enable_prefix_caching="True"` in a scraped `vllm:cache_config_info` sample, if any."""
+    before, after, _ = features.run_metrics(run.get("extra"))
+    for samples in (before or {}, after or {}):
+        for key in samples:
+            if "cache_config_info" in key and re.search(
+                r'enable_prefix_caching="(true|1)"', key, re.I
+            ):
+                return 'vllm:cache_config_info{enable_prefix_caching="True"}'
+    return None
+
+
+def _check_run(data: AuditData, run_id: str, run: Any, ladders: dict[str, Finding]) -> Finding:
     wanted = features.requested(features.parse_flags(run.get("engine_flags") or []))
+    config = _cache_config(run)
+    if config is not None and "prefix_cache" not in wanted:
+        wanted["prefix_cache"] = [features.Flag(config, "prefix-cache", "true")]
     if features.as_bool(run.get("spec_enabled")) and "speculation" not in wanted:
         wanted["speculation"] = [
             features.Flag("workload.speculative.enabled", "speculative", "true")
         ]
     checks = []
     if "batching" in wanted:
-        checks.append(_batching(data, run_id, wanted["batching"][0].text))
+        checks.append(_batching(data, run_id, wanted["batching"][0].text, ladders))
     if "prefix_cache" in wanted:
         checks.append(_prefix_cache(data, run_id, run, wanted["prefix_cache"][0].text))
     if "speculation" in wanted:
@@ -127,7 +150,8 @@ def _check_run(data: AuditData, run_id: str, run: Any) -> Finding:
         return RULE.finding(
             run_id,
             Outcome.NOT_APPLICABLE,
-            "no flag asking for batching, prefix caching or speculative decoding (engine.flags)",
+            "no flag asking for batching, prefix caching or speculative decoding (engine.flags, "
+            "or the server's cache_config_info)",
         )
     arithmetic = [line for c in checks for line in c.arithmetic]
     numbers: dict[str, Any] = {c.feature: c.state for c in checks}
@@ -168,7 +192,7 @@ def _check_run(data: AuditData, run_id: str, run: Any) -> Finding:
     )
 
 
-def _batching(data: AuditData, run_id: str, flag: str) -> Verdict:
+def _batching(data: AuditData, run_id: str, flag: str, ladders: dict[str, Finding]) -> Verdict:
     n = data.concurrency(run_id)
     limit = data.config[SERIAL_OVERLAP]
     growth_limit = data.config[FLAT_GROWTH]
@@ -191,6 +215,17 @@ def _batching(data: AuditData, run_id: str, flag: str) -> Verdict:
             )
         else:
             states.append((OBSERVED, f"requests decoded together (overlap {fmt(overlap, 2)})"))
+    elif not math.isnan(n) and n > 1:
+        # no first-token times: the completion-time ladder of BR003 decides
+        if not ladders:
+            ladders.update({f.subject: f for f in BR003.check(data)})
+        ladder = ladders.get(run_id)
+        if ladder is not None and ladder.outcome in (Outcome.FIRED, Outcome.PASSED):
+            lines += [f"completion times (BR003): {ladder.message}"]
+            if ladder.outcome is Outcome.FIRED:
+                states.append((NOT_OBSERVED, f"its completions form a ladder ({ladder.message})"))
+            else:
+                states.append((OBSERVED, f"its completions cluster ({ladder.message})"))
     group = str(data.runs.at[run_id, "group"])
     members = data.groups().get(group, [run_id])
     table = levels(data, members)
@@ -242,9 +277,8 @@ def _ordered_requests(data: AuditData, runs: list[str]) -> pd.DataFrame:
 
 
 def _prefix_cache(data: AuditData, run_id: str, run: Any, flag: str) -> Verdict:
-    server = features.same_server(data.tables.runs, run_id)
-    # This run first; the other runs of the same server after it, in file order.
-    runs = [run_id, *(r for r in server if r != run_id)]
+    # The runs of the same server in file order: a prompt cached by one is there for the next.
+    runs = features.same_server(data.tables.runs, run_id)
     req = _ordered_requests(data, runs)
     req = req[req["ok"] & req["prompt_sha256"].notna()]
     counter = features.counter_delta(run.get("extra"), features.CACHE_HIT_COUNTERS)
@@ -258,7 +292,7 @@ def _prefix_cache(data: AuditData, run_id: str, run: Any, flag: str) -> Verdict:
             f"after {fmt(counter.after, 0)}, rise {fmt(counter.delta, 0)}"
         )
         numbers["cache_hits"] = counter.delta
-    repeats = _repeated_prompts(data, req, run_id)
+    repeats = _repeated_prompts(data, req, run_id, _num(run.get("prompt_tokens")))
     min_prompt = data.config[CACHE_MIN_PROMPT]
     drop_limit = data.config[CACHE_TTFT_DROP]
     ttft_state: tuple[str, str] | None = None
@@ -328,7 +362,17 @@ def _prefix_cache(data: AuditData, run_id: str, run: Any, flag: str) -> Verdict:
     return Verdict("prefix caching", flag, CANNOT, why, lines, numbers, refs)
 
 
-def _repeated_prompts(data: AuditData, req: pd.DataFrame, run_id: str) -> list[dict[str, Any]]:
+def _num(value: Any) -> float:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return math.nan
+    return out
+
+
+def _repeated_prompts(
+    data: AuditData, req: pd.DataFrame, run_id: str, run_prompt: float
+) -> list[dict[str, Any]]:
     """Prompts sent more than once, the first send against the later ones that could hit.
 
     Within a run, a later send counts when it left after the first one's first token (its
@@ -360,7 +404,9 @@ def _repeated_prompts(data: AuditData, req: pd.DataFrame, run_id: str) -> list[d
                 "later": [float(x) for x in later["ttft"]],
                 "later_median": lm,
                 "drop": 1 - lm / float(first["ttft"]) if first["ttft"] > 0 else 0.0,
-                "prompt_tokens": float(first["prompt_tokens"]),
+                "prompt_tokens": float(first["prompt_tokens"])
+                if not math.isnan(first["prompt_tokens"])
+                else run_prompt,
                 "refs": request_refs(pd.concat([rows.iloc[:1], later])),
             }
         )

@@ -14,7 +14,8 @@ rated 400 GB/s, a read stream reaches 358–366 GB/s on small buffers and 267 GB
 
 ## How it decides
 - Rate: the median per-request decode rate (output tokens ÷ (t_end − t_first)); without
-  first-token times, a single-stream run's aggregate (it includes prefill: a lower bound).
+  first-token times, the aggregate of a run at concurrency 1 (or never more than one request
+  in flight): it includes prefill, so it is a lower bound on decode.
 - Bytes per token: `model.bytes_per_token` (bytes; GB = 1e9 bytes) when given; otherwise
   `model.params_active × bits ÷ 8`, bits read from `model.quant` (nominal: "Q4_K_M", "4bit",
   "awq" → 4; "fp8" → 8; "bf16" → 16), which is a lower bound (block scales, unquantized
@@ -89,8 +90,8 @@ def _rate(data: AuditData, run_id: str) -> tuple[float | None, str]:
         return rate, "median per-request decode rate"
     n = data.concurrency(run_id)
     agg = cell(data.stats, run_id, "aggregate_tps")
-    alone = cell(data.stats, run_id, "requests") <= 1
-    if (math.isnan(n) or n <= 1) and not math.isnan(agg) and agg > 0 and alone:
+    one_at_a_time = n == 1 or (math.isnan(n) and cell(data.stats, run_id, "in_flight") <= 1.05)
+    if one_at_a_time and not math.isnan(agg) and agg > 0:
         return agg, "single-stream aggregate (includes prefill: a lower bound on decode)"
     return None, ""
 

@@ -148,3 +148,12 @@ def test_flags_that_ask_for_nothing():
         ]
     )
     assert features.requested(flags) == {}
+
+
+def test_a_refusal_clause_refers_back_to_the_feature_named_before():
+    text = (
+        "WARNING: Continuous batching (--continuous-batching 4) requested. This model does "
+        "not support it; falling back to serial execution."
+    )
+    got = features.refusals(text, "warning", WANT, "log:1")
+    assert [r.feature for r in got] == ["batching"]

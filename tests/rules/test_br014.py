@@ -71,3 +71,29 @@ def test_cache_without_a_repeated_prompt_is_undecidable():
     f = finding(v, "BR014", "nr-n1")
     assert f["outcome"] == "undecidable"
     assert "no prompt was sent twice (prompt_sha256)" in f["message"]
+
+
+def test_cache_hits_across_repeated_runs_pass():
+    """Three runs of one prompt, one after another: the 2nd and 3rd hit the cache."""
+    v = api.audit(
+        [FIXTURES / "BR014" / "passes_prefix_cache_across_repeats.jsonl"], select=["BR014"]
+    ).to_dict()
+    assert [f["outcome"] for f in v["findings"]] == ["passed"] * 3
+
+
+def test_vllm_default_cache_from_cache_config_info():
+    v = api.audit([FIXTURES / "BR014" / "fires_default_cache_no_drop.jsonl"], select=["BR014"])
+    f = finding(v, "BR014", "vd-n1")
+    assert f["outcome"] == "fired"
+    assert f["message"].startswith(
+        'prefix caching flagged on (vllm:cache_config_info{enable_prefix_caching="True"}), but'
+    )
+
+
+def test_batching_ladder_from_completions_alone():
+    v = api.audit(
+        [FIXTURES / "BR014" / "fires_batching_ladder_completions_only.jsonl"], select=["BR014"]
+    )
+    f = finding(v, "BR014", "a-n4")
+    assert f["outcome"] == "fired"
+    assert f["message"].startswith("batching flagged on (-np 4), but its completions form a ladder")
