@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from reporter.render.context import (
     value_text,
 )
 from reporter.render.markdown import fenced, md_text
+from reporter.rules.base import Finding
+from reporter.types import Outcome, Severity
 from reporter.verdict import Verdict
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -170,14 +173,28 @@ def test_charts_of_a_sweep(fixture_verdicts: Callable[[str], Verdict]) -> None:
     assert drawn.notes == []
 
 
-def test_bandwidth_from_the_rule_findings(at_root: Path) -> None:
-    from reporter import api
-
-    verdict = api.audit(["traces/case-a-versions.jsonl"])
-    drawn = draw_charts(verdict)
+def test_bandwidth_from_the_rule_findings(fixture_verdicts: Callable[[str], Verdict]) -> None:
+    verdict = fixture_verdicts("ladder.jsonl")
+    ceiling = Finding(
+        "BR015", "bandwidth-ceiling", Severity.INFO, Outcome.FIRED, "case-a-n1", "near the ceiling",
+        numbers={"utilization_low": 0.57, "utilization_high": 0.68, "achieved_gbps": 181.0},
+    )  # fmt: skip
+    others = [f for f in verdict.findings if f.code != "BR015"]
+    drawn = draw_charts(dataclasses.replace(verdict, findings=[*others, ceiling]))
     chart = next(c for c in drawn.overview if c.id == "bandwidth")
     assert "from BR015 findings" in chart.caption
-    assert ">55</text>" in chart.svg or ">60</text>" in chart.svg
+    assert ">case-a-n1</text>" in chart.svg
+    assert ">case-a-n2</text>" not in chart.svg
+
+
+def test_bandwidth_from_the_run_records(fixture_verdicts: Callable[[str], Verdict]) -> None:
+    verdict = fixture_verdicts("ladder.jsonl")
+    plain = dataclasses.replace(
+        verdict, findings=[f for f in verdict.findings if f.code != "BR015"]
+    )
+    chart = next(c for c in draw_charts(plain).overview if c.id == "bandwidth")
+    assert "from the run records: median decode rate × bytes per token" in chart.caption
+    assert ">case-a-n4</text>" in chart.svg
 
 
 def test_markdown_context_draws_no_chart(fixture_verdicts: Callable[[str], Verdict]) -> None:
