@@ -5,6 +5,7 @@ Exit codes: 0 audited and below --fail-on; 1 audited and at or above it; 2 could
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -107,7 +108,7 @@ def audit(files: tuple[str, ...], html_out: str | None, pdf_out: str | None,
         click.echo(render_json(verdict), nl=False)
     else:
         click.echo(render_text(verdict, verbose=verbose), nl=False)
-    command = "benchreport audit " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else None
+    command = "benchreport audit " + shlex.join(sys.argv[2:]) if len(sys.argv) > 2 else None
     written = api.render_outputs(
         verdict, html=html_out, pdf=pdf_out, md=md_out,
         json=None if json_out == "-" else json_out,

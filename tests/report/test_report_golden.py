@@ -41,3 +41,5 @@ def test_golden_outputs(
     assert written == [str(out["verdict.json"]), str(out["report.html"]), str(out["summary.md"])]
     for name, path in out.items():
         golden(case, name, path.read_text(encoding="utf-8"))
+    lines = out["summary.md"].read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 60, "the Markdown summary is meant for a pull-request comment"

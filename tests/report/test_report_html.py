@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from markupsafe import escape
 from report_helpers import parse
 
 from reporter import api
@@ -134,6 +135,21 @@ def test_cli_writes_every_document_and_prints_the_paths(
             .read_text(encoding="utf-8")
             .startswith("### benchreport audit: **Supported**\n")
         )
+
+
+def test_cli_rerun_command_quotes_what_the_shell_would_split(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trace = tmp_path / "my trace's.jsonl"
+    trace.write_bytes((ROOT / "tests" / "fixtures" / "report" / "batched.jsonl").read_bytes())
+    args = ["audit", "my trace's.jsonl", "--claim", "aggregate=600 N=8", "-o", "r.html"]
+    monkeypatch.setattr("sys.argv", ["benchreport", *args])
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    expected = "benchreport audit 'my trace'\"'\"'s.jsonl' --claim 'aggregate=600 N=8' -o r.html"
+    assert f'<pre class="command">{escape(expected)}</pre>' in html
 
 
 def test_cli_default_html(tmp_path: Path) -> None:
