@@ -28,7 +28,7 @@ from reporter.adapters import (
     sglang,
     vllm,
 )
-from reporter.adapters._common import document, parse_value
+from reporter.adapters._common import csv_head, document, parse_value
 from reporter.errors import Problem, TraceError, UnknownFormat
 from reporter.ingest.lines import Source, iter_lines
 
@@ -73,18 +73,21 @@ def first_records(source: Source, limit: int = 5) -> list[Any]:
 def detect(source: Source) -> ModuleType:
     """Pick the adapter whose format the file has; 'could not tell' names the candidates."""
     records = first_records(source)
+    if not records and source.data.lstrip(b"\xef\xbb\xbf").lstrip()[:1] in (b"{", b"["):
+        document(source)  # JSON that does not parse: raise its problem, with line and column
     missing: dict[str, list[str]] = {}
     for name, module in ADAPTERS.items():
         ok, lacks = module.detect(source, records)
         if ok:
             return module
         missing[name] = lacks
+    scores = {n: _score(m, records, source) for n, m in ADAPTERS.items() if n != custom.NAME}
+    ranked = sorted((n for n in scores if scores[n] > 0), key=lambda n: (-scores[n], n))
     if not records and not _looks_like_csv(source):
         what = "the file is neither JSON, JSON Lines nor CSV"
+    elif not ranked:
+        what = "could not tell the format: none of the keys the supported tools write"
     else:
-        ranked = sorted(
-            (n for n in missing if n != custom.NAME and missing[n]), key=lambda n: len(missing[n])
-        )
         closest = "; ".join(f"{n} lacks {', '.join(missing[n])}" for n in ranked[:3])
         what = f"could not tell the format (closest: {closest})"
     known = ", ".join(n for n in ADAPTERS if n != custom.NAME)
@@ -99,6 +102,15 @@ def detect(source: Source) -> ModuleType:
             )
         ]
     )
+
+
+def _score(module: ModuleType, records: list[Any], source: Source) -> int:
+    """How many of the format's characteristic keys the file has (its first record, or its
+    CSV header)."""
+    keys: tuple[str, ...] = getattr(module, "DETECT_KEYS", ())
+    sample = next((r for r in records if isinstance(r, dict)), None)
+    present = set(sample) if sample is not None else set(csv_head(source)) if not records else set()
+    return sum(1 for k in keys if k in present)
 
 
 def _looks_like_csv(source: Source) -> bool:

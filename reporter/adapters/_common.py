@@ -141,18 +141,38 @@ def document(source: Source) -> Any:
 
 
 def _document_problem(path: str, data: bytes, exc: json.JSONDecodeError) -> Problem:
-    rest = exc.doc[exc.pos :].strip() if isinstance(exc.doc, str) else ""
-    if not rest:
+    if _truncated(data):
+        body = data.rstrip()
+        line = body.count(b"\n") + 1
+        col = len(body[body.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
         return Problem(
             path,
-            exc.lineno,
+            line,
             "the JSON document ends early (the file is truncated)",
             "a complete JSON document",
-            col=exc.colno,
+            col=col,
         )
     return Problem(
         path, exc.lineno, f"not valid JSON: {exc.msg}", "a complete JSON document", col=exc.colno
     )
+
+
+_SCAN = re.compile(rb'"(?:[^"\\]|\\.)*(")?|[\[\]{}]')
+
+
+def _truncated(data: bytes) -> bool:
+    """Whether a document stops inside a string or with brackets still open."""
+    depth = 0
+    for match in _SCAN.finditer(data):
+        tok = match.group()
+        if tok[:1] == b'"':
+            if match.group(1) is None:
+                return True
+        elif tok in (b"{", b"["):
+            depth += 1
+        else:
+            depth -= 1
+    return depth > 0
 
 
 def looks_like_json_lines(source: Source) -> bool:
@@ -523,6 +543,9 @@ def finish(
     partial = Partial()
     if rows:
         frame = pd.DataFrame.from_records(rows)
+        if "token_times" in frame:  # absent is None, as the native reader leaves it (not NaN)
+            times = [t if isinstance(t, list) else None for t in frame["token_times"]]
+            frame["token_times"] = pd.Series(times, index=frame.index, dtype=object)
         frame["source_path"] = source.path
         partial.requests = normalize_requests(frame)
     partial.runs = runs

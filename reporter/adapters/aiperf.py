@@ -48,6 +48,20 @@ _CSV_ALIASES = {
     "http_waiting_(ttfb)": "http_req_waiting",
     "goodrequestfraction": "good_request_fraction",
 }
+#: Keys that make a file look like this format (to rank the "could not tell" candidates).
+DETECT_KEYS = (
+    "metadata",
+    "metrics",
+    "aiperf_version",
+    "schema_version",
+    "benchmark_duration",
+    "output_token_throughput",
+    "request_count",
+    "Metric",
+    "avg",
+    "min",
+    "max",
+)
 
 
 def _is_record(r: Any) -> bool:
@@ -130,9 +144,9 @@ def _read_records(source: Source, lenient: bool) -> Partial:
         if phase is not None and phase != "profiling":
             warmup += 1
             continue
-        start = f.integer("metadata.request_start_ns", minimum=None)
-        if start is None:
-            start = f.integer("metadata.timestamp_ns", required=True, minimum=None)
+        # older records (before AIPerf PR #325) name the send time timestamp_ns
+        key = "request_start_ns" if "request_start_ns" in record["metadata"] else "timestamp_ns"
+        start = f.integer(f"metadata.{key}", required=True, minimum=None)
         end = f.integer("metadata.request_end_ns", minimum=None)
         ttft = _metric(f, "time_to_first_token")
         latency = _metric(f, "request_latency")

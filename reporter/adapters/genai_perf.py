@@ -38,6 +38,16 @@ from reporter.table import Partial
 NAME = "genai-perf"
 WHAT = "perf_analyzer profile export request"
 _SUMMARY_KEYS = ("output_token_throughput", "request_throughput", "request_latency")
+#: Keys that make a file look like this format (to rank the "could not tell" candidates).
+DETECT_KEYS = (
+    "experiments",
+    "service_kind",
+    "endpoint",
+    "output_token_throughput",
+    "request_throughput",
+    "request_latency",
+    "input_config",
+)
 
 
 def _is_raw(r: Any) -> bool:

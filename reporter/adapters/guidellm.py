@@ -39,6 +39,8 @@ from reporter.table import Partial
 NAME = "guidellm"
 WHAT = "GuideLLM benchmark"
 STATUSES = (("successful", None), ("incomplete", "abort"), ("errored", "error"))
+#: Keys that make a file look like this format (to rank the "could not tell" candidates).
+DETECT_KEYS = ("benchmarks", "metadata", "args")
 
 
 def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:

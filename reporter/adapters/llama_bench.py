@@ -91,6 +91,8 @@ _BOOL_FIELDS = {
     "use_direct_io",
 }
 _FLOAT_FIELDS = {"avg_ts", "stddev_ts", "defrag_thold"}
+#: Keys that make a file look like this format (to rank the "could not tell" candidates).
+DETECT_KEYS = (*DECISIVE, *BATCHED, "n_depth", "samples_ns", "model_type")
 
 
 def _is_test(r: Any) -> bool:

@@ -47,6 +47,14 @@ _CAVEATS = [
     "next N: fewer than N were in flight on average",
     "stop mode not recorded: LLMPerf sends max_tokens and asks for the length in the prompt",
 ]
+#: Keys that make a file look like this format (to rank the "could not tell" candidates).
+DETECT_KEYS = (
+    SUMMARY_KEY,
+    "num_concurrent_requests",
+    "mean_output_tokens",
+    *INDIVIDUAL_KEYS,
+    "ttft_s",
+)
 
 
 def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:

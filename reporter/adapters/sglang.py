@@ -18,7 +18,6 @@ from reporter.adapters._common import (
     Fields,
     Problems,
     finish,
-    json_lines,
     new_run,
     unique_ids,
 )
@@ -52,6 +51,8 @@ FLAG_KEYS = (
     "schedule_policy",
     "stream_interval",
 )
+#: Keys that make a file look like this format (to rank the "could not tell" candidates).
+DETECT_KEYS = (*DECISIVE, "dataset_name", "concurrency", "output_throughput")
 
 
 def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
@@ -66,7 +67,8 @@ def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
 def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     """One run per line; per-request rows when the line has --output-details lists."""
     problems = Problems(source.path)
-    records = json_lines(source, problems)
+    # JSON Lines as written; a pretty-printed or listed copy is read as well
+    records, _ = vllm._records(source, problems)
     ids = unique_ids([_name(r) if isinstance(r, dict) else "run" for _, r in records])
     runs: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []

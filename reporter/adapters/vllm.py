@@ -63,6 +63,8 @@ _STAT_KEY = re.compile(
 #: Sweep parameters that are the run's own concurrency or repeat, not part of its group.
 _NOT_GROUP = {"max_concurrency", "run_number", "request_rate"}
 _ENGINES = {"vllm", "sglang", "lmdeploy", "tgi", "tensorrt-llm", "scalellm", "deepspeed-mii"}
+#: Keys that make a file look like this format (to rank the "could not tell" candidates).
+DETECT_KEYS = (*DECISIVE, *ANY_OF, "num_prompts", "request_rate")
 
 
 def _is_result(record: Any) -> bool:

@@ -1,0 +1,117 @@
+"""AIPerf profile_export.jsonl records and the profile_export_aiperf.json / .csv summaries: the
+real files' figures (FORMATS.md §11b), the per-user `sum` trap, exact nanosecond clocks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from reporter import api
+from reporter.errors import TraceError
+from tests.adapters.conftest import load, run, stats_of
+
+SUMMARY = "aiperf/akamaslabs-aiperf0.11-qwen3-4b-conc16-profile_export_aiperf.json"
+CSV = "aiperf/akamaslabs-aiperf0.11-qwen3-4b-conc16-profile_export_aiperf.csv"
+RECORDS = "aiperf/anud18-aiperf-qwen3vl-c2-profile_export-first2records-excerpt.jsonl"
+
+
+def test_summary_json_and_the_per_user_sum_trap(real):
+    tables = load(real(SUMMARY))
+    r = run(tables)
+    assert (r["run"], r["concurrency"], r["tool_version"]) == ("aiperf:c16", 16, "0.11.0")
+    s = stats_of(tables).iloc[0]
+    assert round(s["aggregate_tps"], 1) == 1792.2  # 537 554 tokens ÷ 299.94 s
+    assert round(r["summary"]["tool_aggregate_tps"], 1) == 1792.2
+    assert round(s["in_flight"], 1) == 15.9  # Σ request latency 4772.3 s ÷ 299.9 s
+    # the per-request rates: mean 114.0, and AIPerf's own `sum` of them, 130× the aggregate
+    assert round(r["summary"]["mean_reported_tps"], 1) == 114.0
+    assert round(s["sum_reported_tps"]) == 233110
+    assert round(s["sum_reported_tps"] / s["aggregate_tps"]) == 130
+    assert (s["out_min"], s["out_max"]) == (3.0, 1125.0)
+    assert (r["stop"], r["ignore_eos"]) == ("natural", False)  # no ignore_eos in the extras
+    assert r["group"] == "aiperf sweep 4a9ac728-ad3f-40ef-b933-acfc46a330fd"
+    assert r["summary"]["chunks"] == 537886.0  # HTTP chunks ≈ tokens: one token a chunk
+
+
+def test_summary_csv_same_figures_rounded(real):
+    tables = load(real(CSV))
+    assert tables.inputs[0].format == "aiperf"
+    s = stats_of(tables).iloc[0]
+    assert round(s["aggregate_tps"], 1) == 1792.2
+    assert round(s["in_flight"], 1) == 15.9
+    assert s["sum_reported_tps"] == 233110.37
+    assert (s["requests"], s["out_min"], s["out_max"]) == (2044.0, 3.0, 1125.0)
+    assert "concurrency not recorded in the summary CSV" in run(tables)["derived"]
+
+
+def test_records_keep_nanosecond_clocks_exact(real):
+    lines = real(RECORDS).read_text().splitlines()
+    starts = [json.loads(x)["metadata"]["request_start_ns"] for x in lines]
+    ends = [json.loads(x)["metadata"]["request_end_ns"] for x in lines]
+    tables = load(real(RECORDS))
+    req = tables.requests
+    base = min(starts)
+    # subtracted as integers: the 0.3 ms between the two sends survives (floats of the raw
+    # epoch values would be off by tens of nanoseconds)
+    assert list(req["t_send"]) == [(s - base) / 1e9 for s in starts]
+    assert req.at[0, "t_send"] == 0.000301264
+    assert list(req["t_end"]) == [(e - base) / 1e9 for e in ends]
+    assert list(req["output_tokens"]) == [284.0, 292.0]
+    assert round(req.at[0, "e2e"], 1) == 82.0
+    assert round(req.at[0, "ttft"], 1) == 12.9
+    assert list(req["n_chunks"]) == [284.0, 292.0]  # 283 and 291 chunk gaps
+    assert round(req.at[0, "reported_tps"], 2) == 4.09  # 1000 ÷ 244.36 ms
+    assert run(tables)["extra"]["t0_epoch_ns"] == base
+    s = stats_of(tables).iloc[0]
+    assert round(s["in_flight"], 2) == 1.76
+
+
+def _record(i: int, start: int, phase: str = "profiling", error: dict | None = None) -> str:
+    metrics = {
+        "time_to_first_token": {"value": 50.0, "unit": "ms"},
+        "request_latency": {"value": 500.0, "unit": "ms"},
+        "output_sequence_length": {"value": 20, "unit": "tokens"},
+        "inter_chunk_latency": {"value": [10.0] * 19, "unit": "ms"},
+        "output_token_throughput_per_user": {"value": 42.2, "unit": "tokens/sec/user"},
+    }
+    return json.dumps({
+        "metadata": {"session_num": i, "x_request_id": f"q{i}", "request_start_ns": start,
+                     "request_end_ns": start + 500_000_000, "benchmark_phase": phase},
+        "metrics": {} if error else metrics,
+        "error": error,
+    })  # fmt: skip
+
+
+def test_warmup_left_out_and_errors_kept(tmp_path):
+    t0 = 1_785_000_000_000_000_000
+    path = tmp_path / "profile_export.jsonl"
+    path.write_text("\n".join([
+        _record(0, t0, "warmup"),
+        _record(1, t0 + 10**9),
+        _record(2, t0 + 10**9 + 7),
+        _record(3, t0 + 2 * 10**9, error={"code": 500, "type": "HTTPError", "message": "boom"}),
+    ]) + "\n")  # fmt: skip
+    tables = load(path)
+    assert tables.inputs[0].notes == [
+        "AIPerf: 3 profiling record(s)",
+        "AIPerf: left out 1 warm-up record(s) (benchmark_phase)",
+    ]
+    req = tables.requests
+    assert list(req["id"]) == ["q1", "q2", "q3"]
+    assert list(req["t_send"]) == [0.0, 7e-09, 1.0]
+    assert list(req["ok"]) == [True, True, False]
+    assert req.at[2, "error"] == "boom" and req.at[2, "finish_reason"] == "error"
+    assert [round(x, 6) for x in req.at[0, "token_times"][:3]] == [0.05, 0.06, 0.07]
+
+
+def test_bad_record(tmp_path):
+    path = tmp_path / "profile_export.jsonl"
+    record = json.loads(_record(1, 1_785_000_000_000_000_000))
+    record["metadata"]["request_start_ns"] = "soon"
+    path.write_text(_record(0, 1_785_000_000_000_000_000) + "\n" + json.dumps(record) + "\n")
+    with pytest.raises(TraceError) as err:
+        api.load([path], "aiperf")
+    assert str(err.value) == (
+        f'{path}:2: "metadata.request_start_ns" is "soon"; expected a whole number (AIPerf record)'
+    )

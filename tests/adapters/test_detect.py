@@ -1,0 +1,118 @@
+"""Format detection: every real and fixture file to its adapter, 'could not tell' naming the
+closest candidates and their missing keys, --format overriding, several tools in one audit."""
+
+from __future__ import annotations
+
+import pytest
+
+from reporter import adapters, api
+from reporter.errors import TraceError
+from reporter.ingest.lines import Source
+from tests.adapters.conftest import HERE, REAL
+
+REAL_FILES = {
+    "aiperf/akamaslabs-aiperf0.11-qwen3-4b-conc16-profile_export_aiperf.csv": "aiperf",
+    "aiperf/akamaslabs-aiperf0.11-qwen3-4b-conc16-profile_export_aiperf.json": "aiperf",
+    "aiperf/anud18-aiperf-qwen3vl-c2-profile_export-first2records-excerpt.jsonl": "aiperf",
+    "guidellm/danielkorat-guidellm050dev-qwen3-4b-concurrent4-sanity.json": "guidellm",
+    "guidellm/guidellm-v02-test-asset-benchmarks_stripped.json": "guidellm",
+    "llama-bench/brayniac-rtx4090-b5606-pp8192-tg1280.json": "llama-bench",
+    "llama-bench/orionzhen-7900xtx-vulkan-radv-gptoss20b-b7951-depth-sweep.json": "llama-bench",
+    "llmperf/leaderboard-groq_70b_individual_responses.json": "llmperf",
+    "llmperf/leaderboard-groq_70b_summary.json": "llmperf",
+    "sglang/tonyli15-sglang055-agg-local-n200.jsonl": "sglang",
+    "sglang/tonyli15-sglang055-qwen25-3b-agg-n50-c8.jsonl": "sglang",
+    "vllm/er0080-v0.25.1-opt125m-conc2-summary-reformatted.json": "vllm",
+    "vllm/er0080-v0.25.1-sweep-maxseqs4-conc2-run0.json": "vllm",
+    "vllm/er0080-v0.25.1-sweep-maxseqs4-conc2-summary.json": "vllm",
+    "vllm/lambdalabs-1xH100-llama31-8b-fp8-10prompts-detailed.json": "vllm",
+    "vllm/nerdalert-h100-llama31-8b-rate-sweep.jsonl": "vllm",
+}
+FIXTURES = {
+    "vllm-2026-save-detailed-c2.json": "vllm",
+    "sglang-output-details.jsonl": "sglang",
+    "llama-bench.csv": "llama-bench",
+    "llama-bench.jsonl": "llama-bench",
+    "llama-batched-bench.log": "llama-bench",
+    "genai-perf-profile_export.json": "genai-perf",
+}
+
+
+def test_every_real_file_is_covered(real):
+    found = {str(p.relative_to(REAL)) for p in REAL.glob("*/*") if p.suffix != ".md"}
+    # the Prometheus scrape is server metrics, not a load-test result
+    assert found - set(REAL_FILES) == {"vllm/er0080-v0.25.1-prometheus-metrics-loaded.txt"}
+
+
+@pytest.mark.parametrize(("name", "fmt"), sorted(REAL_FILES.items()))
+def test_real_files_are_detected(real, name, fmt):
+    module = adapters.detect(Source.read(real(name)))
+    assert fmt == module.NAME
+
+
+@pytest.mark.parametrize(("name", "fmt"), sorted(FIXTURES.items()))
+def test_fixture_files_are_detected(name, fmt):
+    module = adapters.detect(Source.read(HERE / name))
+    assert fmt == module.NAME
+
+
+def test_custom_logs_are_never_guessed():
+    with pytest.raises(TraceError) as err:
+        api.load([HERE / "bench-log.csv"])
+    assert str(err.value) == (
+        f"{HERE / 'bench-log.csv'}: could not tell the format: none of the keys the supported "
+        "tools write; expected a file written by one of benchreport, guidellm, aiperf, "
+        "genai-perf, llmperf, sglang, vllm, llama-bench; pass --format NAME, or --format custom "
+        "--mapping FILE for other logs"
+    )
+
+
+def test_could_not_tell_names_the_closest(tmp_path):
+    path = tmp_path / "result.json"
+    path.write_text('{"backend": "vllm", "duration": 12.5, "num_prompts": 100}\n')
+    with pytest.raises(TraceError) as err:
+        api.load([path])
+    assert str(err.value) == (
+        f'{path}: could not tell the format (closest: vllm lacks "completed", '
+        '"total_output_tokens", "output_throughput", "date" or "mean_ttft_ms"; sglang lacks '
+        '"completed", "total_output_tokens", "total_output_tokens_retokenized"); expected a '
+        "file written by one of benchreport, guidellm, aiperf, genai-perf, llmperf, sglang, "
+        "vllm, llama-bench; pass --format NAME, or --format custom --mapping FILE for other logs"
+    )
+
+
+def test_not_json_nor_csv(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("a plain note\n")
+    with pytest.raises(TraceError) as err:
+        api.load([path])
+    assert str(err.value).startswith(f"{path}: the file is neither JSON, JSON Lines nor CSV;")
+
+
+def test_format_overrides_detection(real):
+    path = real("vllm/er0080-v0.25.1-sweep-maxseqs4-conc2-run0.json")
+    assert api.load([path], "vllm").inputs[0].format == "vllm"
+    # read as SGLang's, it is checked by SGLang's rules (which never write the string "inf")
+    with pytest.raises(TraceError) as err:
+        api.load([path], "sglang")
+    assert str(err.value) == (
+        f'{path}:1: "request_rate" is "inf"; expected a number ≥ 0 (SGLang bench_serving result)'
+    )
+
+
+def test_several_tools_in_one_audit(real):
+    paths = [
+        real("vllm/er0080-v0.25.1-sweep-maxseqs4-conc2-run0.json"),
+        real("sglang/tonyli15-sglang055-qwen25-3b-agg-n50-c8.jsonl"),
+        real("aiperf/akamaslabs-aiperf0.11-qwen3-4b-conc16-profile_export_aiperf.json"),
+        real("guidellm/danielkorat-guidellm050dev-qwen3-4b-concurrent4-sanity.json"),
+        HERE / "bench-log.csv",
+    ]
+    with pytest.raises(TraceError):
+        api.load(paths)  # the custom log needs its mapping, and --format applies to all files
+    verdict = api.audit(paths[:4]).to_dict()
+    assert [i["format"] for i in verdict["inputs"]] == ["vllm", "sglang", "aiperf", "guidellm"]
+    assert [r["id"] for r in verdict["runs"]] == [
+        "openai:infqps:c2:run0", "agg_n50_in128_out64_c8", "aiperf:c16", "concurrent-4",
+    ]  # fmt: skip
+    assert [r["format"] for r in verdict["runs"]] == ["vllm", "sglang", "aiperf", "guidellm"]

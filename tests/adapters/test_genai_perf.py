@@ -1,0 +1,82 @@
+"""GenAI-Perf: perf_analyzer's raw profile_export.json (its documented layout; no public real file
+was found) and genai-perf's summary."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from reporter import api
+from reporter.errors import TraceError
+from tests.adapters.conftest import HERE, load, run, stats_of
+
+RAW = HERE / "genai-perf-profile_export.json"
+
+
+def test_experiments_become_runs_with_exact_clocks():
+    tables = load(RAW)
+    assert tables.inputs[0].format == "genai-perf"
+    assert list(tables.runs["run"]) == ["concurrency-2", "concurrency-4"]
+    assert list(tables.runs["concurrency"]) == [2, 4]
+    req = tables.requests
+    c2 = req[req["run"] == "concurrency-2"]
+    # epoch nanoseconds, rebased as integers: 2 ns apart stays 2 ns apart
+    assert list(c2["t_send"]) == [0.0, 2e-09, 0.130000006]
+    # the role-only first chunk, the usage chunk and [DONE] carry no content
+    assert list(c2["n_chunks"]) == [4.0, 4.0, 4.0]
+    assert c2["t_first"].iloc[0] == 0.060000123
+    assert c2["t_end"].iloc[0] == 0.121500492  # the stream's last response ([DONE])
+    assert list(c2["output_tokens"]) == [8.0, 8.0, 8.0]  # from the streamed usage
+    assert list(c2["finish_reason"]) == ["length"] * 3
+    assert c2["prompt_sha256"].nunique() == 1
+    assert list(c2["source_line"]) == [9, 47, 85]
+    r = run(tables, "concurrency-2")
+    assert (r["stop"], r["output_tokens_requested"], r["min_tokens"]) == ("forced", 8, 8)
+    assert (r["tool_version"], r["model_name"]) == ("2.40.0", "meta-llama/Llama-3.1-8B-Instruct")
+    s = stats_of(tables)
+    assert s.loc["concurrency-2", "aggregate_tps"] == 24 / 0.251500498
+
+
+def test_without_usage_the_tokens_are_unknown():
+    tables = load(RAW)
+    s = stats_of(tables).loc["concurrency-4"]
+    assert math.isnan(s["output_tokens"]) and math.isnan(s["aggregate_tps"])
+    assert round(s["overlap"], 6) == 4.0  # the times are still there
+    assert (
+        "output tokens unknown for 4 of 4 request(s): genai-perf re-tokenizes the text with a "
+        "client tokenizer the file does not hold, and no usage was streamed"
+    ) in run(tables, "concurrency-4")["derived"]
+
+
+def test_summary(tmp_path):
+    path = tmp_path / "profile_export_genai_perf.json"
+    path.write_text(json.dumps({
+        "request_throughput": {"unit": "requests/sec", "avg": 4.0},
+        "request_latency": {"unit": "ms", "avg": 500.0, "p50": 480.0},
+        "time_to_first_token": {"unit": "ms", "avg": 40.0, "p50": 38.0},
+        "inter_token_latency": {"unit": "ms", "avg": 5.0},
+        "output_token_throughput": {"unit": "tokens/sec", "avg": 400.0},
+        "output_sequence_length": {"unit": "tokens", "avg": 100.0, "min": 90, "max": 110},
+        "request_count": {"unit": "count", "avg": 40},
+        "input_config": {"model_names": ["m"]},
+    }))  # fmt: skip
+    tables = load(path)
+    s = stats_of(tables).iloc[0]
+    assert (s["requests"], s["wall_s"], s["output_tokens"]) == (40, 10.0, 4000.0)
+    assert s["aggregate_tps"] == 400.0
+    assert s["in_flight"] == 2.0  # 40 × 0.5 s ÷ 10 s
+
+
+def test_response_count_mismatch(tmp_path):
+    doc = json.loads(RAW.read_text())
+    doc["experiments"][0]["requests"][1]["response_outputs"].pop()
+    path = tmp_path / "profile_export.json"
+    path.write_text(json.dumps(doc, indent=2))
+    with pytest.raises(TraceError) as err:
+        api.load([path], "genai-perf")
+    assert str(err.value) == (
+        f'{path}:47: "response_outputs" has 6 items; expected one per response timestamp, 7 '
+        "(perf_analyzer profile export request)"
+    )

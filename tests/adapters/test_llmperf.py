@@ -1,0 +1,116 @@
+"""LLMPerf summary and individual responses: the groq leaderboard figures (FORMATS.md §11b),
+the wall clock recovered from the sibling summary, stray entries, malformed elements."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import statistics
+
+import pytest
+
+from reporter import api
+from reporter.errors import TraceError
+from tests.adapters.conftest import load, run, stats_of
+
+SUMMARY = "llmperf/leaderboard-groq_70b_summary.json"
+INDIVIDUAL = "llmperf/leaderboard-groq_70b_individual_responses.json"
+
+
+def test_groq_summary(real):
+    tables = load(real(SUMMARY))
+    r = run(tables)
+    assert (r["run"], r["concurrency"], r["model_name"], r["tool_version"]) == (
+        "llama2-70b-4096_550_150", 5, "llama2-70b-4096", "2023-08-31",
+    )  # fmt: skip
+    assert (r["output_tokens_requested"], r["prompt_tokens"]) == (150, 550)
+    s = stats_of(tables).iloc[0]
+    assert (s["requests"], s["failed"]) == (150, 0)
+    assert round(s["wall_s"], 1) == 50.9  # 150 ÷ (176.74 / 60)
+    assert round(s["aggregate_tps"], 1) == 441.8
+    assert round(s["in_flight"], 2) == 2.40  # Σ e2e 122.3 s ÷ 50.9 s, at N = 5
+    assert round(r["summary"]["sum_latency_s"], 1) == 122.3
+    assert round(r["summary"]["mean_reported_tps"], 1) == 184.2
+    # N × the mean per-request rate is what a summed claim would say: 921 against 441.8
+    assert round(5 * r["summary"]["mean_reported_tps"]) == 921
+    assert (
+        "output tokens counted with the Llama-2 tokenizer whatever the model (LLMPerf)"
+        in r["derived"]
+    )
+
+
+def test_groq_individual_responses_with_their_summary(real):
+    raw = json.loads(real(INDIVIDUAL).read_text())
+    # per-request rate × e2e ≈ output tokens (149 vs 150): about one token per SSE event
+    assert (
+        round(
+            statistics.fmean(
+                x["request_output_throughput_token_per_s"] * x["end_to_end_latency_s"] for x in raw
+            )
+        )
+        == 149
+    )
+    assert {x["number_output_tokens"] for x in raw} == {150}
+    tables = load(real(INDIVIDUAL))
+    assert tables.inputs[0].notes == [
+        "LLMPerf: 150 individual response(s)",
+        "LLMPerf: run settings and wall clock from the sibling leaderboard-groq_70b_summary.json",
+    ]
+    req = tables.requests
+    assert len(req) == 150 and req["ok"].all()
+    assert req["t_send"].isna().all()  # no timestamps: never a made-up schedule
+    assert round(req["reported_tps"].mean(), 1) == 184.2
+    s = stats_of(tables).iloc[0]
+    assert round(s["aggregate_tps"], 1) == 441.8
+    assert round(s["in_flight"], 2) == 2.40
+    assert run(tables)["concurrency"] == 5
+    assert list(req["source_line"][:2]) == [2, 13]
+
+
+def test_individual_responses_alone_have_no_wall_clock(real, tmp_path):
+    path = tmp_path / "groq_individual_responses.json"
+    shutil.copyfile(real(INDIVIDUAL), path)
+    tables = load(path)
+    s = stats_of(tables).iloc[0]
+    assert math.isnan(s["aggregate_tps"]) and math.isnan(s["in_flight"])
+    assert (
+        "wall clock unknown: the responses hold no timestamps and no sibling *_summary.json "
+        "was found"
+    ) in run(tables)["derived"]
+
+
+def _response(tokens: int, e2e: float, error: str = "") -> dict[str, object]:
+    return {"error_code": 500 if error else None, "error_msg": error,
+            "inter_token_latency_s": e2e / max(tokens, 1), "ttft_s": 0.2,
+            "end_to_end_latency_s": e2e,
+            "request_output_throughput_token_per_s": tokens / e2e,
+            "number_total_tokens": tokens + 10, "number_output_tokens": tokens,
+            "number_input_tokens": 10}  # fmt: skip
+
+
+def test_stray_entries_and_errors(tmp_path):
+    path = tmp_path / "m_10_20_individual_responses.json"
+    items = [_response(20, 1.0), _response(0, 0.5, "Internal Server Error"), "error_code", "ttft_s"]
+    path.write_text(json.dumps(items, indent=4))
+    tables = load(path)
+    assert tables.inputs[0].notes[-1] == (
+        "LLMPerf: left aside 2 entries that are not objects (llmperf f1d6bed4 appends a dict's "
+        "keys to the list)"
+    )
+    req = tables.requests
+    assert list(req["ok"]) == [True, False]
+    assert req.at[1, "error"] == "Internal Server Error"
+
+
+def test_bad_element(tmp_path):
+    path = tmp_path / "m_individual_responses.json"
+    bad = _response(20, 1.0)
+    bad["end_to_end_latency_s"] = -1.0
+    path.write_text(json.dumps([_response(20, 1.0), bad], indent=4))
+    with pytest.raises(TraceError) as err:
+        api.load([path], "llmperf")
+    assert str(err.value) == (
+        f'{path}:13: "end_to_end_latency_s" is -1.0; expected a number of seconds ≥ 0 (LLMPerf '
+        "individual response)"
+    )

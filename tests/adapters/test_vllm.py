@@ -1,0 +1,173 @@
+"""vLLM bench serve / benchmark_serving.py results: the real files' figures (FORMATS.md §11b),
+the 2026 per-request layout, and the errors of malformed files."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from reporter import api
+from reporter.errors import TraceError
+from tests.adapters.conftest import HERE, load, run, stats_of
+from tests.conftest import finding
+
+LAMBDA = "vllm/lambdalabs-1xH100-llama31-8b-fp8-10prompts-detailed.json"
+SWEEP_RUN = "vllm/er0080-v0.25.1-sweep-maxseqs4-conc2-run0.json"
+SWEEP_SUMMARY = "vllm/er0080-v0.25.1-sweep-maxseqs4-conc2-summary.json"
+CONC2 = "vllm/er0080-v0.25.1-opt125m-conc2-summary-reformatted.json"
+NERDALERT = "vllm/nerdalert-h100-llama31-8b-rate-sweep.jsonl"
+
+
+def test_sweep_run_little_law_and_the_untrusted_peak(real):
+    tables = load(real(SWEEP_RUN))
+    s = stats_of(tables).loc["openai:infqps:c2:run0"]
+    r = run(tables)
+    assert tables.inputs[0].format == "vllm"
+    assert (r["concurrency"], r["repeat"], r["tool_name"]) == (2, 0, "vllm bench serve")
+    assert round(s["aggregate_tps"], 2) == 93.75  # 128 tokens ÷ 1.3654 s
+    # Little's law: 8 × 0.3403 s ÷ 1.365 s, while vLLM's own peak says 6 at a limit of 2
+    assert round(s["in_flight"], 2) == 1.99
+    assert r["summary"]["tool_peak_concurrency"] == 6
+    assert r["summary"]["tool_peak_concurrency_trusted"] is False
+    assert (
+        "max_concurrent_requests 6 not trusted: vLLM versions of Aug 2025 – Sept 2026 count it "
+        "in 1-second buckets, which over-counts requests that follow each other (vLLM issue "
+        "#56653)"
+    ) in r["derived"]
+    assert (
+        "no per-request send times: the ladder question is undecidable; effective concurrency "
+        "from Little's law (Σ latency ÷ duration)"
+    ) in r["derived"]
+    assert r["extra"]["request_rate"] == "inf" and r["request_rate"] is None
+    assert r["group"] == "vllm sweep facebook/opt-125m max_num_seqs=4"
+
+
+def test_sweep_summary_is_a_list_of_repeats_in_one_group(real):
+    tables = load(real(SWEEP_SUMMARY))
+    runs = tables.runs
+    assert list(runs["run"]) == ["openai:infqps:c2:run0", "openai:infqps:c2:run1"]
+    assert list(runs["repeat"]) == [0, 1]
+    assert set(runs["group"]) == {"vllm sweep facebook/opt-125m max_num_seqs=4"}
+    # each element points at the line where its object starts
+    text = real(SWEEP_SUMMARY).read_text().splitlines()
+    lines = [int(x) for x in runs["source_line"]]
+    assert [text[n - 1].strip() for n in lines] == ["{", "{"]
+    assert lines[0] == 2
+    s = stats_of(tables)
+    assert [round(x, 2) for x in s["in_flight"]] == [1.99, 1.99]
+    assert [round(x, 1) for x in s["aggregate_tps"]] == [93.7, 199.4]
+
+
+def test_summary_without_e2el_leaves_little_law_unknown(real):
+    tables = load(real(CONC2))
+    s = stats_of(tables).iloc[0]
+    assert round(s["aggregate_tps"], 2) == 82.89
+    assert math.isnan(s["in_flight"])
+    assert run(tables)["summary"]["tool_peak_concurrency"] == 6
+
+
+def test_lambdalabs_zero_token_successes_and_chunk_bundling(real):
+    raw = json.loads(real(LAMBDA).read_text())
+    # the figures FORMATS.md §11b quotes, from the file itself
+    assert raw["output_lens"] == [120, 1, 1, 194, 0, 40, 0, 0, 6, 80]
+    assert [len(i) + 1 for i in raw["itls"]] == [13, 1, 1, 21, 1, 5, 1, 1, 2, 9]
+    tables = load(real(LAMBDA))
+    req = tables.requests
+    assert list(req["output_tokens"]) == raw["output_lens"]
+    # chunks received: none at all where TTFT stayed 0.0 (no chunk ever came)
+    assert list(req["n_chunks"]) == [13, 1, 1, 21, 0, 5, 0, 0, 2, 9]
+    zero = req[req["ok"] & (req["output_tokens"] == 0)]
+    assert list(zero["id"]) == ["4", "6", "7"]
+    r = run(tables)
+    assert round(r["summary"]["mean_itl_s"] * 1000, 1) == 50.3
+    assert round(r["summary"]["mean_tpot_s"] * 1000, 1) == 6.0
+    assert r["summary"]["chunks"] == 52  # 442 tokens in 52 chunks: ~9 tokens a chunk
+    s = stats_of(tables).iloc[0]
+    assert round(s["in_flight"], 2) == 2.53  # Σ (TTFT + Σ ITL) ÷ duration
+    assert round(s["aggregate_tps"], 1) == 413.9
+    assert r["concurrency"] == 10 and r["concurrency_derived"]
+    assert r["tool_name"] == "vllm benchmark_serving.py"
+    verdict = api.audit([real(LAMBDA)], select=["BR019"])
+    f = finding(verdict, "BR019", "vllm:infqps")
+    assert f["outcome"] == "fired" and f["numbers"]["empty"] == 3
+
+
+def test_nerdalert_rate_sweep_twelve_runs(real):
+    tables = load(real(NERDALERT))
+    assert len(tables.runs) == 12
+    assert list(tables.runs["source_line"]) == list(range(1, 13))
+    rates = [None if math.isnan(x) else x for x in tables.runs["request_rate"]]
+    assert rates == [1.0, 10.0, 20.0, 30.0, 35.0, None] * 2
+    s = stats_of(tables)
+    assert [round(x, 1) for x in s["aggregate_tps"][:6]] == [
+        120.8, 959.7, 1922.0, 2791.2, 2845.2, 2677.8,
+    ]  # fmt: skip
+    assert list(s["output_tokens"] / (s["requests"] - s["failed"])) == [100.0] * 12
+    inf = run(tables, "vllm:infqps")
+    assert (inf["concurrency"], inf["summary"]["failed"]) == (2000, 985)
+    assert (
+        "failed = num_prompts − completed = 2000 − 1015 = 985 (this vLLM version wrote no failed "
+        "count)"
+    ) in inf["derived"]
+    assert inf["extra"]["framework"] == "vllm"  # a --metadata pair, kept
+
+
+def test_2026_save_detailed_has_a_schedule():
+    tables = load(HERE / "vllm-2026-save-detailed-c2.json")
+    req = tables.requests
+    assert list(req["t_send"]) == [353399.72, 353399.721, 353400.23, 353400.231, 353400.74]
+    assert round(req.at[0, "t_first"] - req.at[0, "t_send"], 6) == 0.02
+    assert list(req["n_chunks"][:4]) == [32.0] * 4
+    assert len(req.at[0, "token_times"]) == 32
+    assert req.at[4, "error"] == "Internal Server Error" and not req.at[4, "ok"]
+    s = stats_of(tables).iloc[0]
+    assert round(s["overlap"], 2) == 1.99
+    assert round(s["aggregate_tps"], 3) == 125.675
+    r = run(tables)
+    assert (
+        "times are perf_counter seconds (start_times): one clock per run, zero unknown"
+        in (r["derived"])
+    )
+    assert r["summary"]["tool_peak_concurrency"] == 2
+    assert "tool_peak_concurrency_trusted" not in r["summary"]  # dated after the fix: unknown
+
+
+def test_truncated_document(tmp_path):
+    path = tmp_path / "result.json"
+    path.write_text('{"date": "20250101-000000", "backend": "vllm",\n "duration": 1.0, "compl')
+    with pytest.raises(TraceError) as err:
+        api.load([path], "vllm")
+    assert str(err.value) == (
+        f"{path}:2:25: the JSON document ends early (the file is truncated); expected a "
+        "complete JSON document"
+    )
+
+
+def test_bad_line_of_appended_results(tmp_path):
+    good = (HERE / "vllm-2026-save-detailed-c2.json").read_text()
+    path = tmp_path / "results.jsonl"
+    path.write_text(good + "\n" + good + "\n" + '{"duration": 1.0,, }' + "\n")
+    with pytest.raises(TraceError) as err:
+        api.load([path], "vllm")
+    assert str(err.value) == (
+        f"{path}:3:18: not valid JSON: unexpected character; expected one JSON object per line"
+    )
+
+
+def test_missing_and_mistyped_fields(tmp_path):
+    doc = json.loads((HERE / "vllm-2026-save-detailed-c2.json").read_text())
+    del doc["duration"]
+    doc["completed"] = "4"
+    doc["ttfts"] = doc["ttfts"][:3]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(TraceError) as err:
+        api.load([path], "vllm")
+    assert str(err.value).splitlines() == [
+        f'{path}:1: "duration" is missing; expected a number of seconds ≥ 0 (vLLM bench serve '
+        "result)",
+        f'{path}:1: "completed" is "4"; expected a whole number ≥ 0 (vLLM bench serve result)',
+        f'{path}:1: "ttfts" has 3 items; expected one per request, 5 (vLLM bench serve result)',
+    ]
