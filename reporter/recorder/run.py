@@ -288,7 +288,7 @@ class Recorder:
         """One short request: is the server there, which fields does it refuse, how long is
         the prompt. Refused optional fields are dropped one at a time until it answers."""
         length = min(self.cfg.output_tokens, PREFLIGHT_TOKENS)
-        prompt, sha = self.prompt(0, 0)
+        prompt, sha = self.prompt(-1, 0)  # its own tag: no run's prompt is cached by it
         last = ""
         for _ in range(len(rc.OPTIONAL_PARAMS) + 1):
             body = self.body(prompt, length)

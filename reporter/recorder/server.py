@@ -183,6 +183,8 @@ async def identify(client: httpx.AsyncClient, base_url: str) -> ServerInfo:
         info.answered.append("/openapi.json")
         if "llama.cpp python" in title.lower() or "llama-cpp-python" in title.lower():
             info.engine = "llama-cpp-python"
+            version = openapi["info"].get("version")
+            info.version = str(version) if version else None
     if info.engine is None and any(o in ("llamacpp", "llama.cpp") for o in owners):
         info.engine = "llama.cpp"
     return info
