@@ -147,3 +147,21 @@ def test_needs_a_mapping():
         "--format custom needs --mapping FILE: which column is which field (see README, Custom "
         "logs)"
     )
+
+
+def test_readme_shows_the_fixture_files_and_their_audit(monkeypatch):
+    readme = (HERE.parents[2] / "README.md").read_text()
+    section = readme.split("## Custom logs\n", 1)[1].split("\n## ", 1)[0]
+    assert "```\n" + LOG.read_text() + "```" in section
+    assert "```yaml\n" + MAPPING.read_text() + "```" in section
+    from reporter.render.text import render_text
+
+    monkeypatch.chdir(HERE)
+    verdict = api.audit(["bench-log.csv"], fmt="custom", options={"mapping": "bench-log.yaml"},
+                        claim_texts=["aggregate=377 tok/s N=4 method=sum"],
+                        select=["BR001", "BR003"])  # fmt: skip
+    shown = [line for line in section.split("```\n$ benchreport audit", 1)[1].split("```")[0]
+             .splitlines()[2:] if line and line != "..."]  # fmt: skip
+    printed = render_text(verdict).splitlines()
+    assert len(shown) == 6
+    assert all(line in printed for line in shown), [x for x in shown if x not in printed]
