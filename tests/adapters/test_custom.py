@@ -163,5 +163,5 @@ def test_readme_shows_the_fixture_files_and_their_audit(monkeypatch):
     shown = [line for line in section.split("```\n$ benchreport audit", 1)[1].split("```")[0]
              .splitlines()[2:] if line and line != "..."]  # fmt: skip
     printed = render_text(verdict).splitlines()
-    assert len(shown) == 6
+    assert len(shown) == 5
     assert all(line in printed for line in shown), [x for x in shown if x not in printed]
