@@ -4,9 +4,10 @@ can be told apart (rule BR018).
 Lag is how long a callback that has just become ready waits before the loop runs it: every
 ``interval`` a timer queues a callback with ``call_soon`` and the callback notes how late it
 ran. A loop busy parsing chunks runs it late; every chunk that arrives in that time is
-timestamped late by as much. (How late a timer itself fires is no measure below a millisecond:
-the selector's timeout is rounded up to whole milliseconds.) CPU is the process's user +
-system time over the wall clock of the run (100 = one core busy).
+timestamped late by as much. A loop blocked in one long callback also fires the timer late:
+that lateness counts too, less the millisecond by which the selector's timeout may round it
+up (which is also why timer lateness alone is no measure below a millisecond). CPU is the
+process's user + system time over the wall clock of the run (100 = one core busy).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import numpy as np
 
 #: How often the lag probe wakes: short enough to catch 1 ms stalls, cheap enough to ignore.
 LAG_INTERVAL_S = 0.005
+#: How late a timer may fire on an idle loop: the selector's timeout is whole milliseconds.
+TIMER_SLACK_S = 0.001
 
 
 @dataclass
@@ -63,15 +66,19 @@ class HealthMonitor:
         self._t0 = time.perf_counter()
         self._cpu0 = time.process_time()
         self._loop = asyncio.get_running_loop()
-        self._handle = self._loop.call_later(self.interval, self._tick)
+        when = self._loop.time() + self.interval
+        self._handle = self._loop.call_at(when, self._tick, when)
 
-    def _tick(self) -> None:
-        assert self._loop is not None
-        self._loop.call_soon(self._ran, time.perf_counter())
-        self._handle = self._loop.call_later(self.interval, self._tick)
+    def _tick(self, when: float) -> None:
+        loop = self._loop
+        assert loop is not None
+        late = loop.time() - when - TIMER_SLACK_S
+        loop.call_soon(self._ran, time.perf_counter(), late)
+        when = loop.time() + self.interval
+        self._handle = loop.call_at(when, self._tick, when)
 
-    def _ran(self, queued: float) -> None:
-        self.lags.append(time.perf_counter() - queued)
+    def _ran(self, queued: float, late: float) -> None:
+        self.lags.append(max(time.perf_counter() - queued, late, 0.0))
 
     async def stop(self) -> ClientHealth:
         self._t1 = time.perf_counter()

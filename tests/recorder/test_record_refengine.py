@@ -240,3 +240,39 @@ def test_api_key_is_sent_and_never_written(engine, rec, tmp_path):
             record(base_config(eng.url, tmp_path / "nokey.jsonl", concurrency=(1,)))
     assert len(requests_of(trace, C1)) == 1
     assert not any("s3cret" in str(r) for r in trace)
+
+
+def test_a_client_that_blocks_its_loop_is_seen_by_br018(engine, tmp_path):
+    import time
+
+    from reporter import api
+    from reporter.recorder.run import Observer, record
+    from tests.recorder.conftest import base_config, read_trace
+
+    class Tokenizer(Observer):
+        """Work in the streaming loop, as a client that re-tokenizes each answer does."""
+
+        def request_done(self, run_id, state):
+            time.sleep(0.03)
+
+    out = tmp_path / "busy.jsonl"
+    with engine("--slots", "16", "--step-ms", "2") as eng:
+        record(base_config(eng.url, out, concurrency=(16,), requests=64), Tokenizer())
+    end = next(r for r in read_trace(out) if r["kind"] == "run_end")
+    assert end["client"]["loop_lag_max_ms"] >= 25
+    assert end["client"]["loop_lag_p99_ms"] > 10
+    v = api.audit([out]).to_dict()
+    assert finding(v, "BR018", "g-c16-r0")["outcome"] == "fired"
+
+
+def test_an_idle_client_passes_br018_and_latencies_are_reported(engine, rec):
+    with engine("--slots", "4", "--step-ms", "5") as eng:
+        _, trace, v = rec(eng.url, concurrency=(4,))
+    end = only(trace, "run_end", "g-c4-r0")
+    assert end["client"]["loop_lag_p99_ms"] < 10
+    assert finding(v, "BR018", "g-c4-r0")["outcome"] == "passed"
+    lat = run_of(v, "g-c4-r0")["latency"]
+    assert lat["itl_s"]["p50"] == pytest.approx(0.005, rel=0.3)  # one token a 5 ms step
+    assert lat["tpot_s"]["p50"] == pytest.approx(0.005, rel=0.3)
+    assert lat["e2e_s"]["p50"] == pytest.approx(32 * 0.005, rel=0.3)
+    assert lat["ttft_s"]["p99"] < 0.05
