@@ -451,10 +451,14 @@ def _equation(c: ClaimSummary, verdict: Verdict) -> str:
                 f"{num(_opt(stats['wall_s']), 2)} s = "
             )
     claimed = f"{k.value:,g}"
-    return (
-        f"{left}{num(k.recomputed, digits)}{unit}; claimed {claimed}{unit if unit == '×' else ''}"
-        f" = {num(k.factor, 2)}×"
-    )
+    recomputed = f"{left}{num(k.recomputed, digits)}{unit}"
+    if unit == "×" and k.arithmetic and "=" in k.arithmetic[-1]:
+        # "scaling = 606.1 ÷ 140.6 = 4.31×": the ratio with its operands
+        recomputed = shown(k.arithmetic[-1].split("=", 1)[1].strip(), MAX_MESSAGE)
+    elif not left and k.arithmetic:
+        # "median of 3 repeats = 514.3 tok/s"
+        recomputed = shown(k.arithmetic[-1], MAX_MESSAGE)
+    return f"{recomputed}; claimed {claimed}{unit if unit == '×' else ''} = {num(k.factor, 2)}×"
 
 
 def claim_view(c: ClaimSummary, verdict: Verdict) -> ClaimView:
