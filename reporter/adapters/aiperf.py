@@ -140,7 +140,8 @@ def _read_records(source: Source, lenient: bool) -> Partial:
             )
             continue
         f = Fields(record, line, problems, WHAT)
-        phase = f.string("metadata.benchmark_phase")
+        # `credit_phase` in records before AIPerf PR #325
+        phase = f.string("metadata.benchmark_phase") or f.string("metadata.credit_phase")
         if phase is not None and phase != "profiling":
             warmup += 1
             continue

@@ -17,6 +17,8 @@ import math
 import re
 from typing import Any
 
+import yaml
+
 from reporter.adapters._common import (
     Fields,
     Problems,
@@ -56,16 +58,49 @@ def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
             )
         ):
             return True, []
+    if not records and _is_yaml_report(source):
+        return True, []
     return False, ['"benchmarks"[].type_ "generative_benchmark"']
+
+
+def _is_yaml_report(source: Source) -> bool:
+    """benchmarks.yaml: the same report, written as YAML."""
+    head = source.head(1 << 16)
+    return re.search(rb"(?m)^benchmarks:", head) is not None and b"generative_benchmark" in head
+
+
+def _yaml_document(source: Source) -> tuple[Any, dict[tuple[Any, ...], int]]:
+    """The YAML report and the line of each benchmark (its requests point there too)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        doc = yaml.load(source.text(), Loader=loader)  # a safe loader: plain data only
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise fail(
+            source.path,
+            mark.line + 1 if mark is not None else None,
+            f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
+            "a GuideLLM benchmarks.yaml report",
+        ) from None
+    starts = [
+        m.start() for m in re.finditer(rb"(?m)^\s*(- )?type_: generative_benchmark", source.data)
+    ]
+    lines: dict[tuple[Any, ...], int] = {(): 1}
+    for i, start in enumerate(starts):
+        lines[("benchmarks", i)] = source.data.count(b"\n", 0, start) + 1
+    return doc, lines
 
 
 def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     """One run per benchmark; request rows for the records inside its measurement window."""
     problems = Problems(source.path)
-    doc = document(source)
+    if source.data.lstrip(b"\xef\xbb\xbf").lstrip()[:1] in (b"{", b"["):
+        doc = document(source)
+        lines = container_lines(source.data, 5)
+    else:
+        doc, lines = _yaml_document(source)
     if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
         raise fail(source.path, 1, 'no "benchmarks" list', "a GuideLLM benchmarks.json report")
-    lines = container_lines(source.data, 5)
     metadata = obj(doc.get("metadata"))
     version = metadata.get("guidellm_version") if metadata else None
     args = obj(doc.get("args"))

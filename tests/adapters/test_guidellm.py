@@ -176,3 +176,17 @@ def test_not_a_report(tmp_path):
     assert str(err.value) == (
         f'{path}:1: no "benchmarks" list; expected a GuideLLM benchmarks.json report'
     )
+
+
+def test_the_yaml_report_reads_the_same(real, tmp_path):
+    import yaml
+
+    path = tmp_path / "benchmarks.yaml"
+    path.write_text(yaml.safe_dump(json.loads(real(SANITY).read_text()), sort_keys=False))
+    tables = load(path)
+    assert tables.inputs[0].format == "guidellm"
+    s = stats_of(tables).iloc[0]
+    assert round(s["aggregate_tps"], 1) == 164.4 and round(s["overlap"], 2) == 4.0
+    # rows point at their benchmark's line (YAML has no cheap per-record positions)
+    line = path.read_text().splitlines().index("- type_: generative_benchmark") + 1
+    assert set(tables.requests["source_line"]) == {line}
