@@ -40,6 +40,7 @@ def compare_cmd(
 
     A and B are run ids in the --trace files, or FILE:RUN (the file is then read too):
 
+    \b
         benchreport compare -t case-b.jsonl code-n8 qa-n8
         benchreport compare new.jsonl:n1 old.jsonl:n1
 

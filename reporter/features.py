@@ -71,7 +71,7 @@ FEATURES: tuple[Feature, ...] = (
         ),
         off_flag=_re(r"^no-cont(inuous)?-?batch|^disable-cont(inuous)?-?batch"),
         words=_re(
-            r"continuous[ _-]?batch|cont[ _-]batch|\bbatch(ing|ed|es)?\b|max[ _-]num[ _-]seqs|"
+            r"continuous[ _-]?batch|cont[ _-]batch|\bbatching\b|max[ _-]num[ _-]seqs|"
             r"\bn[ _-]parallel\b|--parallel\b|parallel (slots|sequences|requests)|"
             r"multiple sequences|more than one sequence|concurrent (requests|sequences)"
         ),

@@ -68,12 +68,13 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from reporter import features
-from reporter.rules.base import AuditData, Finding, Rule, ref
+from reporter.rules.base import AuditData, Finding, Rule
 from reporter.types import Outcome, Severity
 
 _ECHO_LINE = re.compile(r"\bargs\b|arguments|argv|command[ -]?line|cmdline|\bconfig\b", re.I)
@@ -81,27 +82,60 @@ _ECHO_FLAG = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]+)(?:[= ]([\w./:-]+))?")
 _ECHO_KEY = re.compile(r"['\"]?([a-z][a-z0-9_]{3,})['\"]?\s*[:=]\s*['\"]?([\w.]+)")
 
 
-def check(data: AuditData) -> list[Finding]:
-    logs = data.tables.logs
-    return [_check_run(data, str(r["run"]), r, logs) for _, r in data.tables.runs.iterrows()]
+@dataclass(frozen=True)
+class _Line:
+    """A log line read once: its run, level, text, place, and flags it echoes."""
+
+    run: str | None
+    level: str | None
+    text: str
+    ref: str
+    echoed: tuple[features.Flag, ...]
+    #: A complaint (warning or error) with a refusal word: the only lines worth matching.
+    candidate: bool
 
 
-def _wanted(run: Any, lines: pd.DataFrame) -> dict[str, list[features.Flag]]:
-    flags = features.parse_flags(run.get("engine_flags") or [])
-    for _, line in lines.iterrows():
-        text = str(line["text"])
-        echoed = [
-            f"{m.group(1)}={m.group(2)}" if m.group(2) else m.group(1)
-            for m in _ECHO_FLAG.finditer(text)
-        ]
+def _lines(logs: pd.DataFrame) -> list[_Line]:
+    out = []
+    columns = (logs[c] for c in ("run", "level", "text", "source_path", "source_line"))
+    for run, level, raw, path, line in zip(*columns, strict=True):
+        text = str(raw)
+        where = f"{path}:{int(line)}" if line is not None and not pd.isna(line) else str(path)
+        lv = features.normalise_level(level, text)
+        echoed: list[str] = []
+        if "--" in text:
+            echoed += [
+                f"{m.group(1)}={m.group(2)}" if m.group(2) else m.group(1)
+                for m in _ECHO_FLAG.finditer(text)
+            ]
         if _ECHO_LINE.search(text):
             echoed += [f"{m.group(1)}={m.group(2)}" for m in _ECHO_KEY.finditer(text)]
-        if echoed:
-            where = ref(line)
-            flags += [
-                features.Flag(f"{f.text} (echoed at {where})", f.name, f.value)
-                for f in features.parse_flags(echoed)
-            ]
+        flags = tuple(
+            features.Flag(f"{f.text} (echoed at {where})", f.name, f.value)
+            for f in features.parse_flags(echoed)
+        )
+        out.append(
+            _Line(
+                None if run is None or pd.isna(run) else str(run),
+                lv,
+                text,
+                where,
+                flags,
+                lv in features.COMPLAINT_LEVELS and bool(features.REFUSAL.search(text)),
+            )
+        )
+    return out
+
+
+def check(data: AuditData) -> list[Finding]:
+    lines = _lines(data.tables.logs) if len(data.tables.logs) else []
+    return [_check_run(data, str(r["run"]), r, lines) for _, r in data.tables.runs.iterrows()]
+
+
+def _wanted(run: Any, lines: list[_Line]) -> dict[str, list[features.Flag]]:
+    flags = features.parse_flags(run.get("engine_flags") or [])
+    for line in lines:
+        flags += line.echoed
     wanted = features.requested(flags)
     if features.as_bool(run.get("ignore_eos")):
         wanted.setdefault("forced_length", []).append(
@@ -125,34 +159,34 @@ def _wanted(run: Any, lines: pd.DataFrame) -> dict[str, list[features.Flag]]:
     return wanted
 
 
-def _check_run(data: AuditData, run_id: str, run: Any, logs: pd.DataFrame) -> Finding:
-    if not len(logs):
+_EVERY = {f.key: [features.Flag(f.label, f.key, None)] for f in features.FEATURES}
+
+
+def _check_run(data: AuditData, run_id: str, run: Any, lines: list[_Line]) -> Finding:
+    if not lines:
         return RULE.finding(
             run_id, Outcome.NOT_APPLICABLE, "no server log: no log records and no --server-log FILE"
         )
-    server = features.same_server(data.tables.runs, run_id)
-    mine = logs[logs["run"].isna() | logs["run"].astype(str).isin(server)]
-    if not len(mine):
+    server = set(features.same_server(data.tables.runs, run_id))
+    mine = [x for x in lines if x.run is None or x.run in server]
+    if not mine:
         return RULE.finding(
             run_id,
             Outcome.NOT_APPLICABLE,
             "no server log lines for this run or its server (log records name other runs)",
         )
     wanted = _wanted(run, mine)
-    levels = [
-        features.normalise_level(lv, str(tx))
-        for lv, tx in zip(mine["level"], mine["text"], strict=True)
-    ]
-    complaints = sum(1 for lv in levels if lv in features.COMPLAINT_LEVELS)
-    every = {f.key: [features.Flag(f.label, f.key, None)] for f in features.FEATURES}
+    complaints = sum(1 for x in mine if x.level in features.COMPLAINT_LEVELS)
     found: list[features.Refusal] = []
     unasked: list[features.Refusal] = []
-    for (_, line), level in zip(mine.iterrows(), levels, strict=True):
-        text = str(line["text"])
-        where = ref(line)
-        found += features.refusals(text, level, wanted, where)
+    for line in mine:
+        if not line.candidate:
+            continue
+        found += features.refusals(line.text, line.level, wanted, line.ref)
         unasked += [
-            r for r in features.refusals(text, level, every, where) if r.feature not in wanted
+            r
+            for r in features.refusals(line.text, line.level, _EVERY, line.ref)
+            if r.feature not in wanted
         ]
     searched = f"{len(mine)} log line(s), {complaints} at warning or error level"
     numbers: dict[str, Any] = {

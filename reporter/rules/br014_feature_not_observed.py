@@ -100,6 +100,8 @@ CACHE_MIN_PROMPT = threshold(
 )
 
 OBSERVED, NOT_OBSERVED, CANNOT = "observed", "not observed", "cannot tell"
+#: Times to first token listed in a message and in the numbers (the median takes them all).
+MAX_SHOWN = 16
 
 
 @dataclass
@@ -115,7 +117,10 @@ class Verdict:
 
 def check(data: AuditData) -> list[Finding]:
     ladders: dict[str, Finding] = {}
-    return [_check_run(data, str(r["run"]), r, ladders) for _, r in data.tables.runs.iterrows()]
+    repeats: dict[tuple[str, ...], _Repeats] = {}
+    return [
+        _check_run(data, str(r["run"]), r, ladders, repeats) for _, r in data.tables.runs.iterrows()
+    ]
 
 
 def _cache_config(run: Any) -> str | None:
@@ -130,7 +135,13 @@ def _cache_config(run: Any) -> str | None:
     return None
 
 
-def _check_run(data: AuditData, run_id: str, run: Any, ladders: dict[str, Finding]) -> Finding:
+def _check_run(
+    data: AuditData,
+    run_id: str,
+    run: Any,
+    ladders: dict[str, Finding],
+    repeats: dict[tuple[str, ...], _Repeats],
+) -> Finding:
     wanted = features.requested(features.parse_flags(run.get("engine_flags") or []))
     config = _cache_config(run)
     if config is not None and "prefix_cache" not in wanted:
@@ -143,7 +154,7 @@ def _check_run(data: AuditData, run_id: str, run: Any, ladders: dict[str, Findin
     if "batching" in wanted:
         checks.append(_batching(data, run_id, wanted["batching"][0].text, ladders))
     if "prefix_cache" in wanted:
-        checks.append(_prefix_cache(data, run_id, run, wanted["prefix_cache"][0].text))
+        checks.append(_prefix_cache(data, run_id, run, wanted["prefix_cache"][0].text, repeats))
     if "speculation" in wanted:
         checks.append(_speculation(run, wanted["speculation"][0].text))
     if not checks:
@@ -201,7 +212,7 @@ def _batching(data: AuditData, run_id: str, flag: str, ladders: dict[str, Findin
     states: list[tuple[str, str]] = []
     overlap = compare.cell(data.stats, run_id, "overlap")
     ok = int(compare.cell(data.stats, run_id, "ok"))
-    if not math.isnan(n) and n > 1 and not math.isnan(overlap):
+    if not math.isnan(n) and n > 1 and ok >= 2 and not math.isnan(overlap):
         numbers["overlap"] = overlap
         lines.append(
             f"overlap of decode intervals at N={n:g}: {fmt(overlap, 2)} (serial ≤ {fmt(limit, 2)})"
@@ -215,7 +226,7 @@ def _batching(data: AuditData, run_id: str, flag: str, ladders: dict[str, Findin
             )
         else:
             states.append((OBSERVED, f"requests decoded together (overlap {fmt(overlap, 2)})"))
-    elif not math.isnan(n) and n > 1:
+    elif not math.isnan(n) and n > 1 and ok >= 2:
         # no first-token times: the completion-time ladder of BR003 decides
         if not ladders:
             ladders.update({f.subject: f for f in BR003.check(data)})
@@ -276,11 +287,20 @@ def _ordered_requests(data: AuditData, runs: list[str]) -> pd.DataFrame:
     return req.sort_values(["_order", "t_send", "source_line"], kind="stable")
 
 
-def _prefix_cache(data: AuditData, run_id: str, run: Any, flag: str) -> Verdict:
+def _prefix_cache(
+    data: AuditData,
+    run_id: str,
+    run: Any,
+    flag: str,
+    memo: dict[tuple[str, ...], _Repeats],
+) -> Verdict:
     # The runs of the same server in file order: a prompt cached by one is there for the next.
     runs = features.same_server(data.tables.runs, run_id)
-    req = _ordered_requests(data, runs)
-    req = req[req["ok"] & req["prompt_sha256"].notna()]
+    key = tuple(runs)
+    if key not in memo:
+        req = _ordered_requests(data, runs)
+        memo[key] = _Repeats(req[req["ok"] & req["prompt_sha256"].notna()])
+    tab = memo[key]
     counter = features.counter_delta(run.get("extra"), features.CACHE_HIT_COUNTERS)
     lines: list[str] = []
     numbers: dict[str, Any] = {}
@@ -292,7 +312,8 @@ def _prefix_cache(data: AuditData, run_id: str, run: Any, flag: str) -> Verdict:
             f"after {fmt(counter.after, 0)}, rise {fmt(counter.delta, 0)}"
         )
         numbers["cache_hits"] = counter.delta
-    repeats = _repeated_prompts(data, req, run_id, _num(run.get("prompt_tokens")))
+    best = tab.best(run_id, _num(run.get("prompt_tokens")))
+    repeats = [best] if best is not None else []
     min_prompt = data.config[CACHE_MIN_PROMPT]
     drop_limit = data.config[CACHE_TTFT_DROP]
     ttft_state: tuple[str, str] | None = None
@@ -306,7 +327,7 @@ def _prefix_cache(data: AuditData, run_id: str, run: Any, flag: str) -> Verdict:
             "ttft_drop": rep["drop"],
         }
         refs = rep["refs"]
-        shown = ", ".join(fmt(x, 2) for x in [rep["first"], *rep["later"]])
+        shown = _ttfts(rep)
         lines.append(
             f"prompt {rep['sha'][:12]}… ({fmt(rep['prompt_tokens'], 0)} tokens) sent "
             f"{rep['sends']} times: time to first token {shown} s; later median "
@@ -347,13 +368,13 @@ def _prefix_cache(data: AuditData, run_id: str, run: Any, flag: str) -> Verdict:
             why = (
                 f"the same {fmt(repeats[0]['prompt_tokens'], 0)}-token prompt sent "
                 f"{repeats[0]['sends']} times kept its time to first token "
-                f"({', '.join(fmt(x, 2) for x in [repeats[0]['first'], *repeats[0]['later']])}"
+                f"({_ttfts(repeats[0])}"
                 f" s) and {why}"
             )
         return Verdict("prefix caching", flag, NOT_OBSERVED, why, lines, numbers, refs)
     if ttft_state is not None:
         return Verdict("prefix caching", flag, ttft_state[0], ttft_state[1], lines, numbers, refs)
-    if not req["prompt_sha256"].notna().any():
+    if not tab.has_sha:
         why = "no prompt_sha256 on the requests, so no repeated prompt to test the cache with"
     else:
         why = "no prompt was sent twice (prompt_sha256), so there was nothing to hit"
@@ -370,54 +391,74 @@ def _num(value: Any) -> float:
     return out
 
 
-def _repeated_prompts(
-    data: AuditData, req: pd.DataFrame, run_id: str, run_prompt: float
-) -> list[dict[str, Any]]:
-    """Prompts sent more than once, the first send against the later ones that could hit.
+class _Repeats:
+    """Prompts sent more than once by the runs of one server, tabulated once (vectorised).
 
-    Within a run, a later send counts when it left after the first one's first token (its
-    prefill was done, so the cache could hold it); across runs, every later send counts.
+    The first send of each prompt is set against the later ones that could hit the cache:
+    within a run, those sent after the first one's first token (its prefill was done); across
+    runs, every later send.
     """
-    if not len(req):
-        return []
-    out = []
-    for sha, rows in req.groupby("prompt_sha256", sort=False):
-        if len(rows) < 2:
-            continue
-        first = rows.iloc[0]
-        if math.isnan(first["ttft"]):
-            continue
-        later = rows.iloc[1:]
-        same_run = later["run"].astype(str) == str(first["run"])
-        after = ~same_run | (later["t_send"] >= first["t_first"])
-        later = later[after & later["ttft"].notna()]
-        if not len(later):
-            continue
-        if run_id not in {str(first["run"]), *later["run"].astype(str)}:
-            continue
-        lm = float(np.median(later["ttft"]))
-        out.append(
+
+    def __init__(self, req: pd.DataFrame) -> None:
+        self.has_sha = bool(len(req))
+        req = req[req["prompt_sha256"].duplicated(keep=False)].reset_index(drop=True)
+        sha = req["prompt_sha256"].astype(object).astype(str)
+        runs = req["run"].astype(object).astype(str)
+        is_first = (req.groupby(sha, sort=False).cumcount() == 0).to_numpy(dtype=bool)
+        first = req[is_first].set_index(sha[is_first])
+        first_run = sha.map(first["run"].astype(object).astype(str)).to_numpy(dtype=object)
+        first_t = sha.map(first["t_first"]).to_numpy(dtype="float64")
+        t_send = req["t_send"].to_numpy(dtype="float64")
+        with np.errstate(invalid="ignore"):
+            after = (runs.to_numpy(dtype=object) != first_run) | (t_send >= first_t)
+        later = ~is_first & after & req["ttft"].notna().to_numpy(dtype=bool)
+        self.req, self.sha, self.later = req, sha, later
+        lsha = sha[later]
+        table = pd.DataFrame(
             {
-                "sha": str(sha),
-                "sends": len(later) + 1,
-                "first": float(first["ttft"]),
-                "later": [float(x) for x in later["ttft"]],
-                "later_median": lm,
-                "drop": 1 - lm / float(first["ttft"]) if first["ttft"] > 0 else 0.0,
-                "prompt_tokens": float(first["prompt_tokens"])
-                if not math.isnan(first["prompt_tokens"])
-                else run_prompt,
-                "refs": request_refs(pd.concat([rows.iloc[:1], later])),
+                "sends": req[later].groupby(lsha).size() + 1,
+                "later_median": req.loc[later, "ttft"].groupby(lsha).median(),
             }
         )
-    # The longest prompt shows a hit best.
-    out.sort(key=_longest_first)
-    return out
+        table = table.join(first[["ttft", "prompt_tokens", "run"]], how="inner")
+        self.table = table[table["ttft"].notna()]
+        pairs = pd.DataFrame({"sha": lsha, "run": runs[later]}).drop_duplicates()
+        own = pd.DataFrame(
+            {"sha": self.table.index, "run": self.table["run"].astype(object).astype(str)}
+        )
+        self.pairs = pd.concat([pairs, own], ignore_index=True).drop_duplicates()
+
+    def best(self, run_id: str, run_prompt: float) -> dict[str, Any] | None:
+        """The repeated prompt that shows a hit best (the longest) among those of `run_id`."""
+        shas = list(self.pairs.loc[self.pairs["run"] == run_id, "sha"].unique())
+        rows = self.table.loc[self.table.index.intersection(shas)]
+        if not len(rows):
+            return None
+        tokens = rows["prompt_tokens"].fillna(run_prompt)
+        order = pd.DataFrame({"t": tokens.fillna(-1.0), "f": rows["ttft"]})
+        sha = str(order.sort_values(["t", "f"], ascending=False, kind="stable").index[0])
+        mask = (self.sha == sha).to_numpy(dtype=bool)
+        first_row = self.req[mask & ~self.later].iloc[:1]
+        later_rows = self.req[mask & self.later]
+        first_ttft = compare.cell(rows, sha, "ttft")
+        median = compare.cell(rows, sha, "later_median")
+        return {
+            "sha": sha,
+            "sends": int(compare.cell(rows, sha, "sends")),
+            "first": first_ttft,
+            "later": [float(x) for x in later_rows["ttft"].to_numpy()[:MAX_SHOWN]],
+            "later_median": median,
+            "drop": 1 - median / first_ttft if first_ttft > 0 else 0.0,
+            "prompt_tokens": compare.cell(pd.DataFrame({"t": tokens}), sha, "t"),
+            "refs": request_refs(pd.concat([first_row, later_rows.iloc[:7]])),
+        }
 
 
-def _longest_first(rep: dict[str, Any]) -> float:
-    tokens = float(rep["prompt_tokens"])
-    return -(tokens if not math.isnan(tokens) else float(rep["first"]))
+def _ttfts(rep: dict[str, Any]) -> str:
+    """The times to first token of a repeated prompt, first send first (a few of them)."""
+    values = [rep["first"], *rep["later"]][:8]
+    text = ", ".join(fmt(x, 2) for x in values)
+    return text if rep["sends"] <= len(values) else f"{text}, … ({rep['sends']:,} sends)"
 
 
 def _speculation(run: Any, flag: str) -> Verdict:

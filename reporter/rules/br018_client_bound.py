@@ -85,13 +85,15 @@ def client_health(run: Any) -> Mapping[str, Any] | None:
 
 def _check_run(data: AuditData, run_id: str, run: Any) -> Finding:
     client = client_health(run)
-    tool = run.get("tool_name") or run.get("format") or "another tool"
+    tool = run.get("tool_name")
+    fmt_name = run.get("format")
+    source = tool if tool else (fmt_name if fmt_name and fmt_name != "benchreport" else None)
     if client is None:
+        where = f"trace from {source}; " if source else ""
         return RULE.finding(
             run_id,
             Outcome.UNDECIDABLE,
-            f"the recording client's health was not recorded (trace from {tool}; no "
-            "run_end.client)",
+            f"the recording client's health was not recorded ({where}no run_end.client)",
         )
     p99, peak, cpu = (
         _num(client.get(k)) for k in ("loop_lag_p99_ms", "loop_lag_max_ms", "cpu_percent")

@@ -128,6 +128,7 @@ WANT = features.requested(
         ("info", "Continuous batching disabled", []),
         ("warning", "continuous batching enabled with 4 slots", []),
         ("warning", "speculative decoding enabled. batching queue is full", []),
+        ("warning", "slow step detected; falling back to eager for this batch", []),
     ],
 )
 def test_refusal_matching_is_by_feature_words(level, text, refused):
