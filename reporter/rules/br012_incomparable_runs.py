@@ -260,7 +260,10 @@ def _check_audit(data: AuditData) -> Finding | None:
     j = compare.judge(diffs)
     lines = []
     for f, by in varying:
-        shown = "; ".join(f"{value}: {_runs_text(r)}" for value, r in by.items())
+        items = list(by.items())
+        shown = "; ".join(f"{value}: {_runs_text(r)}" for value, r in items[:6])
+        if len(items) > 6:
+            shown += f"; and {len(items) - 6} more values"
         lines.append(f"{f.label}: {shown}")
     best = _largest_chain(data, tolerance)
     numbers: dict[str, Any] = {"factors": [f.label for f, _ in varying], "runs": len(ids)}

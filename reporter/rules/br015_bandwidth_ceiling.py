@@ -124,6 +124,13 @@ def _assess(
 def _check_run(data: AuditData, run_id: str, run: Any) -> Finding:
     refs = run_ref(data, run_id)
     rate, rate_source = _rate(data, run_id)
+    if rate is None and cell(data.stats, run_id, "output_tokens") == 0:
+        return RULE.finding(
+            run_id,
+            Outcome.NOT_APPLICABLE,
+            "no tokens decoded (output_tokens 0: a prompt-processing run)",
+            refs=refs,
+        )
     if rate is None:
         return RULE.finding(
             run_id,
