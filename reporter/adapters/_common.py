@@ -427,6 +427,12 @@ class Fields:
                 f"one per request, {length} ({self.what})",
             )
             return None
+        # the common case in one pass: plain finite numbers (a NaN or ±inf makes the sum NaN
+        # or infinite), then the slow loop only to word a problem
+        if all(type(v) is float or type(v) is int for v in value):
+            total = sum(value)
+            if math.isfinite(total) and (minimum is None or not value or min(value) >= minimum):
+                return [float(v) for v in value]
         out: list[float | None] = []
         for i, v in enumerate(value):
             if v is None and allow_none:

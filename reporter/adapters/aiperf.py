@@ -16,6 +16,7 @@ honest aggregate is recomputed from `total_osl` ÷ `benchmark_duration`.
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 from typing import Any
 
 from reporter.adapters._common import (
@@ -212,9 +213,8 @@ def _read_records(source: Source, lenient: bool) -> Partial:
         if r["ttft"] is not None and r["error"] is None:
             row["t_first"] = t_send + r["ttft"]
             if r["gaps"] is not None:
-                times = [row["t_first"]]
-                for gap in r["gaps"]:
-                    times.append(times[-1] + gap * r["gap_scale"])
+                scale = r["gap_scale"]
+                times = list(accumulate((g * scale for g in r["gaps"]), initial=row["t_first"]))
                 row["token_times"] = times
                 row["n_chunks"] = len(times)
         rows.append(row)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from itertools import accumulate
 from typing import Any
 
 from reporter.adapters._common import (
@@ -406,10 +407,7 @@ def _rows(
             if error is None and got_chunk and ttft is not None:
                 row["t_first"] = t_send + ttft
                 if gaps is not None:
-                    times = [t_send + ttft]
-                    for gap in gaps:
-                        times.append(times[-1] + gap)
-                    row["token_times"] = times
+                    row["token_times"] = list(accumulate(gaps, initial=t_send + ttft))
             if latency is not None and (error is None or latencies is not None) and latency > 0:
                 row["t_end"] = t_send + latency
         rows.append(row)

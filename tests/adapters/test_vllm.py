@@ -171,3 +171,14 @@ def test_missing_and_mistyped_fields(tmp_path):
         f'{path}:1: "completed" is "4"; expected a whole number ≥ 0 (vLLM bench serve result)',
         f'{path}:1: "ttfts" has 3 items; expected one per request, 5 (vLLM bench serve result)',
     ]
+
+
+def test_lenient_audits_the_good_results(tmp_path):
+    good = (HERE / "vllm-2026-save-detailed-c2.json").read_text()
+    path = tmp_path / "results.jsonl"
+    path.write_text(good + "\n" + '{"duration": 1.0,, }' + "\n" + good + "\n")
+    tables = api.load([path], "vllm", lenient=True)
+    assert list(tables.runs["run"]) == ["openai:infqps:c2", "openai:infqps:c2#2"]
+    assert list(tables.runs["source_line"]) == [1, 3]
+    inp = tables.inputs[0]
+    assert (inp.skipped, inp.skipped_reasons) == (1, ["not valid JSON: unexpected character: 1"])
