@@ -75,9 +75,18 @@ def _is_record(r: Any) -> bool:
 
 
 def _is_summary(r: Any) -> bool:
-    return isinstance(r, dict) and (
-        "aiperf_version" in r
-        or ("schema_version" in r and isinstance(r.get("output_token_throughput"), dict))
+    if not isinstance(r, dict):
+        return False
+    if "aiperf_version" in r or (
+        "schema_version" in r and isinstance(r.get("output_token_throughput"), dict)
+    ):
+        return True
+    # 2025 exports: {"records": {tag: {tag, header, unit, avg, ...}}, "input_config": ...}
+    records = r.get("records")
+    return (
+        isinstance(records, dict)
+        and "input_config" in r
+        and isinstance(records.get("request_latency", records.get("benchmark_duration")), dict)
     )
 
 
@@ -271,6 +280,8 @@ def _scaled(stats: dict[str, Any], name: str, field: str) -> float | None:
 
 def _read_summary(source: Source, doc: dict[str, Any], lenient: bool) -> Partial:
     problems = Problems(source.path)
+    if isinstance(doc.get("records"), dict):  # the 2025 layout nests the metrics
+        doc = {**doc, **doc["records"]}
     f = Fields(doc, 1, problems, WHAT_SUMMARY)
     f.number("benchmark_duration.avg", required=True, unit="seconds")
     problems.raise_unless(lenient)

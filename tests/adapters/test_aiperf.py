@@ -115,3 +115,33 @@ def test_bad_record(tmp_path):
     assert str(err.value) == (
         f'{path}:2: "metadata.request_start_ns" is "soon"; expected a whole number (AIPerf record)'
     )
+
+
+def test_2025_summary_nests_the_metrics_under_records(tmp_path):
+    def metric(tag: str, unit: str, **stats: float) -> dict[str, object]:
+        return {"tag": tag, "header": tag.replace("_", " ").title(), "unit": unit, **stats}
+
+    doc = {
+        "records": {
+            "request_latency": metric("request_latency", "ms", avg=400.0, count=100, sum=40000.0),
+            "benchmark_duration": metric("benchmark_duration", "sec", avg=10.0),
+            "request_count": metric("request_count", "requests", avg=100),
+            "output_sequence_length": metric("output_sequence_length", "tokens", avg=50.0,
+                                             min=50.0, max=50.0, sum=5000.0),
+            "output_token_throughput": metric("output_token_throughput", "tokens/sec", avg=500.0),
+            "time_to_first_token": metric("time_to_first_token", "ms", avg=30.0, p50=28.0),
+        },
+        "input_config": {"loadgen": {"concurrency": 4},
+                         "endpoint": {"extra": [["ignore_eos", True], ["min_tokens", 50]]}},
+        "was_cancelled": False,
+        "error_summary": [{"error_details": {"code": 500}, "count": 2}],
+    }  # fmt: skip
+    path = tmp_path / "profile_export_aiperf.json"
+    path.write_text(json.dumps(doc, indent=2))
+    tables = load(path)
+    assert tables.inputs[0].format == "aiperf"
+    r = run(tables)
+    assert (r["concurrency"], r["stop"], r["min_tokens"]) == (4, "forced", 50)
+    s = stats_of(tables).iloc[0]
+    assert (s["requests"], s["failed"], s["aggregate_tps"], s["in_flight"]) == (102, 2, 500, 4)
+    assert s["median_ttft_s"] == 0.028
