@@ -114,6 +114,7 @@ def _run(
     mean_e2e = f.number("mean_e2e_latency_ms", unit="milliseconds")
     tool_concurrency = f.number("concurrency")
     accept_length = f.number("accept_length")
+    peak = f.integer("max_concurrent_requests")
     server = f.mapping("server_info")
     details = vllm._details(f, record)
     if not f.ok:
@@ -200,6 +201,7 @@ def _run(
         "mean_itl_s": _s(f.number("mean_itl_ms")),
         "tool_aggregate_tps": f.number("output_throughput"),
         "tool_concurrency": tool_concurrency,
+        "tool_peak_concurrency": peak,
         "mean_output_tokens": total_output / completed if completed else None,
         "chunks": n_chunks,
     }
@@ -212,6 +214,11 @@ def _run(
             "max_concurrency, so every request was sent at once"
         )
     derived.append("tool version not recorded (the server's version is)")
+    if peak is not None:
+        derived.append(
+            f"max_concurrent_requests {peak}: the tool's own peak, by a method the file "
+            "does not name (vLLM's, which SGLang copied, counted 1-second buckets)"
+        )
     extra = {
         k: record.get(k)
         for k in (
