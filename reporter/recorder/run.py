@@ -302,6 +302,8 @@ class Recorder:
                 )
             if state.http_status < 400 and state.error is None:
                 self.prompt_tokens = state.usage_prompt
+                if self.prompt_tokens is None:
+                    self.prompt_tokens = await self._prompt_length(client, body)
                 return
             last = state.error or f"HTTP {state.http_status}"
             if state.http_status in (401, 403):
@@ -321,6 +323,19 @@ class Recorder:
         raise RecordError(
             f"{self.url}: the server refuses the request even without the optional fields: {last}"
         )
+
+    async def _prompt_length(self, client: httpx.AsyncClient, body: dict[str, Any]) -> int | None:
+        """A server that streams no usage (llama-cpp-python) may still count the prompt in a
+        whole response: one non-streamed request for a single token."""
+        whole = {k: v for k, v in body.items() if k != "stream_options"} | {"stream": False}
+        whole.update({k: 1 for k in ("max_tokens", "min_tokens", "n_predict") if k in whole})
+        try:
+            resp = await client.post(self.url, json=whole, timeout=self.cfg.timeout_s)
+            usage = resp.json().get("usage") if resp.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, AttributeError):
+            return None
+        value = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        return value if isinstance(value, int) else None
 
     async def _run_one(
         self,

@@ -99,6 +99,7 @@ def test_llama_cpp_python_queues_behind_one_lock(tmp_path):
         trace, v = _record(eng.url, tmp_path / "py.jsonl", "py", repeats=1)
     header = next(r for r in trace if r["kind"] == "run")
     assert header["engine"]["name"] == "llama-cpp-python"
+    assert header["workload"]["prompt_tokens"] > 0  # from a whole (non-streamed) response
     for run in ("py-c2-r0", "py-c4-r0"):
         assert finding(v, "BR003", run)["outcome"] == "fired"
     reqs = _requests(trace)
