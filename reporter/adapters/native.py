@@ -25,6 +25,8 @@ from reporter.ingest.validate import KINDS, bad_request_rows, record_problems
 from reporter.table import InputFile, Partial, normalize_requests
 
 NAME = "benchreport"
+#: Keys that make a file look like this format (to rank the "could not tell" candidates).
+DETECT_KEYS = ("kind", "schema")
 REQUEST_FIELDS = (
     "run", "id", "t_send", "t_first", "t_end", "prompt_tokens", "output_tokens",
     "finish_reason", "reported_tps", "prompt_sha256", "token_times", "chunk_tokens", "error",
@@ -101,48 +103,100 @@ def read(source: Source, *, lenient: bool = False) -> Partial:
     return partial
 
 
+#: Request records as writers write them: compact (orjson, JSON.stringify) or Python's default.
+REQUEST_PREFIXES = (b'{"kind":"request"', b'{"kind": "request"')
+#: Above this many lines that are not plainly request records, read the file whole instead.
+MAX_OTHER_LINES = 4096
+
+
+def _parse_segments(data: bytes, spans: list[tuple[int, int]]) -> pa.Table | None:
+    """Parse byte ranges of request lines with pyarrow and join them; None if any fails.
+
+    Request lines alone share one shape, so pyarrow can infer their types; the run records
+    in between (whose string `id` would clash with integer request ids) are kept out.
+    """
+    buffer = pa.py_buffer(data)
+    tables = []
+    options = pj.ReadOptions(block_size=1 << 24)
+    try:
+        for a, b in spans:
+            table = pj.read_json(pa.BufferReader(buffer.slice(a, b - a)), read_options=options)
+            for name in ("id", "run"):  # ids may be integers in one block, strings in another
+                if name in table.column_names and not pa.types.is_string(
+                    table.schema.field(name).type
+                ):
+                    i = table.column_names.index(name)
+                    table = table.set_column(i, name, pc.cast(table.column(name), pa.string()))
+            tables.append(table)
+        return pa.concat_tables(tables, promote_options="permissive") if tables else None
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return None
+
+
 def _read_fast(
     source: Source, problems: _Collector
 ) -> tuple[pd.DataFrame, list[tuple[int, dict[str, Any]]]] | None:
     data = source.data
-    if data.startswith(b"\xef\xbb\xbf"):
+    if data.startswith(b"\xef\xbb\xbf") or not data:
         return None
+    arr = np.frombuffer(data, np.uint8)
     lines = _line_numbers(data)
-    starts = np.concatenate(([0], np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1))
-    # pyarrow's reader crashes the process on some top-level values (a bare `null` line):
-    # it only gets files whose every line opens an object
-    if len(lines) == 0 or not (np.frombuffer(data, np.uint8)[starts[lines - 1]] == ord("{")).all():
+    starts = np.concatenate(([0], np.flatnonzero(arr == 10) + 1))
+    if len(lines) == 0:
         return None
-    try:
-        table = pj.read_json(
-            io.BytesIO(data), read_options=pj.ReadOptions(block_size=1 << 24)
-        )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+    line_starts = starts[lines - 1]
+    line_ends = np.concatenate((starts[1:] - 1, [len(arr)]))[lines - 1]
+    is_request = np.zeros(len(lines), dtype=bool)
+    for prefix in REQUEST_PREFIXES:
+        idx = np.flatnonzero(line_ends - line_starts >= len(prefix))
+        if len(idx):
+            window = arr[line_starts[idx, None] + np.arange(len(prefix))]
+            is_request[idx] |= (window == np.frombuffer(prefix, np.uint8)).all(axis=1)
+    if (~is_request).sum() > MAX_OTHER_LINES:
         return None
-    if len(lines) != table.num_rows or "kind" not in table.column_names:
+    # consecutive request lines form one span of bytes for pyarrow
+    breaks = np.flatnonzero(np.diff(np.concatenate(([0], is_request.astype(np.int8), [0]))))
+    spans = [(int(line_starts[a]), int(line_ends[b - 1]))
+             for a, b in zip(breaks[::2], breaks[1::2], strict=True)]
+    table = _parse_segments(data, spans) if spans else None
+    if spans and (table is None or table.num_rows != int(is_request.sum())):
         return None
-    if not pa.types.is_string(table.schema.field("kind").type):
-        return None
-    kind = table.column("kind")
-    is_request = pc.fill_null(pc.equal(kind, "request"), False)
     others: list[tuple[int, dict[str, Any]]] = []
-    other_lines = lines[~is_request.to_numpy(zero_copy_only=False)]
-    for line in other_lines:
+    stray: list[dict[str, Any]] = []  # request records written another way (key order, spaces)
+    stray_lines: list[int] = []
+    for line in lines[~is_request]:
         raw = _line_bytes(data, int(line), starts)
         record, problem = parse_line(source.path, int(line), raw.strip())
         if problem is not None:
             problems.add(int(line), problem.message, problem.expected, problem.col)
-            continue
-        for message, expected in record_problems(record):
-            problems.add(int(line), message, expected)
-        if int(line) not in problems.bad_lines:
-            others.append((int(line), record))
-    req_table = table.filter(is_request)
-    cols = [c for c in REQUEST_FIELDS if c in req_table.column_names]
-    frame = req_table.select(cols).to_pandas(split_blocks=True)
-    del table, req_table
-    frame["source_line"] = lines[is_request.to_numpy(zero_copy_only=False)]
-    return _check_requests(frame, source, problems, starts), others
+        elif isinstance(record, dict) and record.get("kind") == "request":
+            stray.append(record)
+            stray_lines.append(int(line))
+        else:
+            for message, expected in record_problems(record):
+                problems.add(int(line), message, expected)
+            if int(line) not in problems.bad_lines:
+                others.append((int(line), record))
+    frames = []
+    if table is not None:
+        cols = [c for c in REQUEST_FIELDS if c in table.column_names]
+        frame = table.select(cols).to_pandas(split_blocks=True)
+        del table
+        frame["source_line"] = lines[is_request]
+        frames.append(_check_requests(frame, source, problems, starts))
+    if stray:
+        frames.append(_check_requests(_records_frame(stray, stray_lines), source, problems, starts))
+    if not frames:
+        return pd.DataFrame({"source_line": np.zeros(0, dtype="int64")}), others
+    joined = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    return joined.sort_values("source_line", kind="stable"), others
+
+
+def _records_frame(records: list[dict[str, Any]], lines: list[int]) -> pd.DataFrame:
+    frame = pd.DataFrame.from_records(records, columns=list(REQUEST_FIELDS))
+    frame = frame.astype(object).where(frame.notna(), None) if len(frame) else frame
+    frame["source_line"] = np.asarray(lines, dtype="int64")
+    return frame
 
 
 def _read_slow(
@@ -168,9 +222,7 @@ def _read_slow(
             problems.add(number, message, expected)
         if number not in problems.bad_lines:
             others.append((number, record))
-    frame = pd.DataFrame.from_records(request_records, columns=list(REQUEST_FIELDS))
-    frame = frame.astype(object).where(frame.notna(), None) if len(frame) else frame
-    frame["source_line"] = np.asarray(request_lines, dtype="int64")
+    frame = _records_frame(request_records, request_lines)
     starts = np.concatenate(([0], np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1))
     return _check_requests(frame, Source(source.path, data), problems, starts), others
 

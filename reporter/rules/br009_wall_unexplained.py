@@ -12,8 +12,9 @@ after a known prefill. When the measured wall is far longer, something else took
 rates or token counts are wrong. Either way the figure is not yet explained.
 
 ## How it decides
-Per run with first-token times: the prefill term, which is the median time to first token,
-or `Σ prompt tokens ÷ prefill rate` when a prefill rate is known and that is longer (prompts
+Per run with first-token times: the prefill term, which is the median time to first token of
+the first wave (requests that got their first token before any request finished: later ones may
+have waited for a slot, and that wait is what the prediction must not contain), or `Σ prompt tokens ÷ prefill rate` when a prefill rate is known and that is longer (prompts
 processed one after another, BR008); the number of waves, `⌈requests ÷ concurrency⌉`, when a
 closed loop sends more requests than it keeps in flight; the median per-request decode
 rate `output tokens ÷ (t_end − t_first)`, the longest output. The run fires when
@@ -53,13 +54,27 @@ WALL_TOLERANCE = threshold(
 )
 
 
+def first_wave_ttft(data: AuditData, run_id: str) -> float:
+    """Median time to first token of the requests that started before any finished.
+
+    Later requests may have waited for a slot; their wait is what the prediction must not
+    contain, or a queue would explain itself.
+    """
+    rows = data.requests_of(run_id)
+    rows = rows[rows["ok"]].dropna(subset=["t_first", "t_end"])
+    if rows.empty:
+        return float("nan")
+    first = rows[rows["t_first"] < rows["t_end"].min()]
+    return float((first if len(first) else rows)["ttft"].median())
+
+
 def check(data: AuditData) -> list[Finding]:
     return [_check_run(data, str(r)) for r in data.stats.index]
 
 
 def _check_run(data: AuditData, run_id: str) -> Finding:
     s = data.stats.loc[run_id]
-    ttft, rate = float(s["median_ttft_s"]), float(s["median_decode_tps"])
+    ttft, rate = first_wave_ttft(data, run_id), float(s["median_decode_tps"])
     longest, wall = float(s["out_max"]), float(s["wall_s"])
     if math.isnan(ttft) or math.isnan(rate) or rate <= 0:
         return RULE.finding(run_id, Outcome.UNDECIDABLE,
@@ -69,7 +84,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     prefill = float(s["prefill_s"])
     # METHOD §4: the first term is Σ prompt ÷ prefill rate where that is known and larger
     # (prompts processed one after another), else the time to first token
-    first_term, term_name = ttft, "median TTFT"
+    first_term, term_name = ttft, "median TTFT of the first wave"
     if not math.isnan(prefill) and prefill > ttft:
         first_term, term_name = prefill, "Σ prompt ÷ prefill rate"
     # closed loop with more requests than slots: requests ÷ N waves, one after another

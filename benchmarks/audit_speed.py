@@ -1,0 +1,144 @@
+"""How fast is an audit of a big trace, against merely parsing it?
+
+Writes a synthetic native trace of 1,000,000 requests (a sweep of 16 runs, N = 1 … 128, two
+repeats each, closed loop), then in one run, alternating, times:
+  - a bare pyarrow parse of the file (`pyarrow.json.read_json`), and
+  - the audit to a JSON verdict (`benchreport audit FILE --json OUT --no-html`, in process),
+each in a fresh subprocess so that its peak memory (max RSS) is its own. Prints every
+measurement, the medians, their ratio and the peak memory. Targets: ratio ≤ 1.5, peak ≤ 1.5 GB.
+
+    python benchmarks/audit_speed.py [--requests 1000000] [--repeats 5] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+PARSE = """
+import sys, time, pyarrow.json as pj
+t = time.perf_counter()
+table = pj.read_json(sys.argv[1])
+print(time.perf_counter() - t, table.num_rows)
+"""
+
+AUDIT = """
+import sys, time
+t = time.perf_counter()
+from reporter import api
+from reporter.render.json import render_json
+verdict = api.audit([sys.argv[1]])
+open(sys.argv[2], "w").write(render_json(verdict))
+print(time.perf_counter() - t, sum(r.requests for r in verdict.runs))
+"""
+
+
+def write_trace(path: Path, total: int) -> None:
+    """A closed-loop sweep: N streams, each request sent when the stream's previous one ended."""
+    rng = np.random.default_rng(1234)
+    levels = [1, 2, 4, 8, 16, 32, 64, 128]
+    runs = [(n, rep) for n in levels for rep in (0, 1)]
+    per_run = total // len(runs)
+    with path.open("wb") as f:
+        for n, rep in runs:
+            run_id = f"n{n}-r{rep}"
+            f.write(orjson.dumps({
+                "kind": "run", "schema": "benchreport/1", "id": run_id, "group": "sweep",
+                "repeat": rep, "engine": {"name": "synthetic", "version": "1"},
+                "workload": {"concurrency": n, "output_tokens": 128, "stop": "forced",
+                             "ignore_eos": True, "prompt_tokens": 32, "content": "prose",
+                             "speculative": {"enabled": False}},
+            }) + b"\n")
+            per_stream = 100.0 / (1 + 0.02 * (n - 1))  # batching: the aggregate rises with N
+            stream = np.arange(per_run) % n
+            order = np.arange(per_run) // n
+            ttft = 0.02 + rng.random(per_run) * 0.01
+            decode = 128 / per_stream * (1 + rng.random(per_run) * 0.02)
+            duration = ttft + decode
+            # each stream's requests back to back
+            ends = np.zeros(per_run)
+            for s in range(n):
+                mask = stream == s
+                ends[mask] = np.cumsum(duration[mask])
+            sends = ends - duration
+            firsts = sends + ttft
+            del order
+            lines = [
+                orjson.dumps({
+                    "kind": "request", "run": run_id, "id": i, "t_send": round(float(a), 6),
+                    "t_first": round(float(b), 6), "t_end": round(float(c), 6),
+                    "prompt_tokens": 32, "output_tokens": 128, "finish_reason": "length",
+                    "reported_tps": round(128 / float(c - b), 3),
+                })
+                for i, (a, b, c) in enumerate(zip(sends, firsts, ends, strict=True))
+            ]
+            f.write(b"\n".join(lines) + b"\n")
+
+
+def measure(code: str, *args: str) -> tuple[float, float]:
+    """(seconds reported by the child, the child's peak RSS in MB)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    out = subprocess.run([sys.executable, "-c", code, *args], check=True, capture_output=True,
+                         text=True, cwd=Path(__file__).resolve().parents[1])
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    # ru_maxrss of children is the max over all children so far: run the bigger one first
+    seconds = float(out.stdout.split()[0])
+    return seconds, max(peak, before) / 1024
+
+
+def peak_of(code: str, *args: str) -> float:
+    """Peak RSS of one child, measured alone (a fresh interpreter for the measurement)."""
+    probe = (
+        "import resource, subprocess, sys\n"
+        "subprocess.run([sys.executable, '-c', sys.argv[1], *sys.argv[2:]], check=True, "
+        "capture_output=True)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe, code, *args], check=True,
+                         capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    return float(out.stdout.strip())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--keep", type=Path, help="write the trace here and keep it")
+    args = parser.parse_args()
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="benchreport-bench-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    trace = folder / "trace.jsonl"
+    verdict = folder / "verdict.json"
+    if not trace.exists():
+        t = time.perf_counter()
+        write_trace(trace, args.requests)
+        print(f"wrote {trace} ({trace.stat().st_size / 1e6:,.0f} MB, {args.requests:,} requests) "
+              f"in {time.perf_counter() - t:.1f} s")
+    parse_times, audit_times = [], []
+    for i in range(args.repeats):
+        p, _ = measure(PARSE, str(trace))
+        a, _ = measure(AUDIT, str(trace), str(verdict))
+        parse_times.append(p)
+        audit_times.append(a)
+        print(f"  round {i + 1}: pyarrow parse {p:.2f} s, audit {a:.2f} s, ratio {a / p:.2f}")
+    parse_med, audit_med = statistics.median(parse_times), statistics.median(audit_times)
+    parse_peak = peak_of(PARSE, str(trace))
+    audit_peak = peak_of(AUDIT, str(trace), str(verdict))
+    print(f"median pyarrow parse: {parse_med:.2f} s   peak {parse_peak:,.0f} MB")
+    print(f"median audit to JSON: {audit_med:.2f} s   peak {audit_peak:,.0f} MB")
+    print(f"ratio audit ÷ parse: {audit_med / parse_med:.2f} (target ≤ 1.5); "
+          f"peak {audit_peak / 1024:.2f} GB (target ≤ 1.5 GB)")
+    print(f"audit per request: {audit_med / args.requests * 1e6:.2f} µs")
+
+
+if __name__ == "__main__":
+    main()
