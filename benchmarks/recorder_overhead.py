@@ -14,6 +14,7 @@ the largest disagreement with the server's count (the target is within 1%).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import subprocess
 import sys
@@ -27,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from reporter.recorder import RecordConfig, record  # noqa: E402
+from reporter.recorder.health import HealthMonitor  # noqa: E402
 
 LAG_TARGET_MS = 1.0
 COUNT_TARGET = 0.01
@@ -44,6 +46,18 @@ def start_engine(step_ms: float, log: Path) -> tuple[subprocess.Popen[str], str]
         proc.kill()
         raise SystemExit(f"the reference engine did not start: {proc.communicate()[1]}")
     return proc, line.split("listening on ")[1].strip()
+
+
+def idle_lag(seconds: float = 2.0) -> dict[str, float | int | None]:
+    """The lag of a loop doing nothing: what the machine itself adds (other processes)."""
+
+    async def watch() -> dict[str, float | int | None]:
+        monitor = HealthMonitor()
+        monitor.start()
+        await asyncio.sleep(seconds)
+        return (await monitor.stop()).to_record()
+
+    return asyncio.run(watch())
 
 
 def measure(levels: list[int], tokens: int, step_ms: float) -> list[dict[str, Any]]:
@@ -87,7 +101,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--json", help="also write the rows here")
     args = ap.parse_args(argv)
     levels = [int(x) for x in args.concurrency.split(",")]
+    idle = idle_lag()
     rows = measure(levels, args.tokens, args.step_ms)
+    print(
+        f"idle loop (the machine alone): lag p50 {idle['loop_lag_p50_ms']:.2f} ms, "
+        f"p99 {idle['loop_lag_p99_ms']:.2f} ms, max {idle['loop_lag_max_ms']:.2f} ms"
+    )
     print(
         f"zero-cost server: a token per stream every {args.step_ms:g} ms, "
         f"{args.tokens} tokens per request"
@@ -116,7 +135,9 @@ def main(argv: list[str] | None = None) -> None:
             f"({verdict} the {COUNT_TARGET:.0%} target)"
         )
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1), encoding="utf-8")
+        Path(args.json).write_text(
+            json.dumps({"idle": idle, "rows": rows}, indent=1), encoding="utf-8"
+        )
 
 
 if __name__ == "__main__":
