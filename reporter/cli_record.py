@@ -76,7 +76,7 @@ class _Progress(Observer):
         self.progress = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[tokens]} tok"), TimeElapsedColumn(),
-            console=self.console, transient=False, disable=not self.live,
+            console=self.console, transient=False, disable=not self.live, refresh_per_second=4,
         )  # fmt: skip
         self.tasks: dict[str, Any] = {}
         self.tokens: dict[str, int] = {}

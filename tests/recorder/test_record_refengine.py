@@ -276,3 +276,18 @@ def test_an_idle_client_passes_br018_and_latencies_are_reported(engine, rec):
     assert lat["tpot_s"]["p50"] == pytest.approx(0.005, rel=0.3)
     assert lat["e2e_s"]["p50"] == pytest.approx(32 * 0.005, rel=0.3)
     assert lat["ttft_s"]["p99"] < 0.05
+
+
+@pytest.mark.parametrize(("same", "hits"), [(False, 0), (True, 4 * 14)])
+def test_prefix_cache_counters_follow_the_prompts(engine, rec, same, hits):
+    # tagged prompts share no prefix; identical ones all hit the cache (the recorder's first,
+    # short request before the runs sent the same prompt)
+    with engine("--slots", "4", "--step-ms", "3", "--prefix-cache") as eng:
+        _, trace, _ = rec(eng.url, concurrency=(4,), unique_prompts=not same,
+                          prompts=("one two three four five six seven eight nine ten eleven "
+                                   "twelve thirteen fourteen",))  # fmt: skip
+    delta = only(trace, "run_end", "g-c4-r0")["metrics_delta"]
+    assert delta["prefix_cache_hits"] == hits
+    assert delta["prefix_cache_queries"] == (56 if same else 4 * 16)
+    cached = sorted(r["cached_tokens"] for r in requests_of(trace, "g-c4-r0"))
+    assert cached == ([14, 14, 14, 14] if same else [0, 0, 0, 0])
