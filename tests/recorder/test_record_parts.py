@@ -212,3 +212,50 @@ def test_api_key_comes_from_the_named_variable(monkeypatch, tmp_path):
                                        os.fspath(tmp_path / "x.jsonl"), "--api-key-env",
                                        "MY_KEY"])  # fmt: skip
     assert (result.exit_code, seen) == (2, {"key": "k-123"})
+
+
+def test_cli_unreachable_server_is_a_usage_error(tmp_path):
+    port = _closed_port()
+    out = tmp_path / "never.jsonl"
+    result = CliRunner().invoke(main, ["record", f"http://127.0.0.1:{port}", "-m", "m",
+                                       "--out", str(out), "-q"])  # fmt: skip
+    assert result.exit_code == 2
+    assert result.output.startswith(
+        f"http://127.0.0.1:{port}/v1/completions: cannot reach the server: ConnectError"
+    )
+    assert not out.exists()
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_natural_stop_and_append(engine, tmp_path):
+    out = tmp_path / "two.jsonl"
+    with engine("--slots", "2", "--step-ms", "3", "--eos-after", "12") as eng:
+        args = ["record", eng.url, "-m", "ref", "-c", "2", "--output-tokens", "32", "--out",
+                str(out), "--pause", "0", "-q"]  # fmt: skip
+        first = CliRunner().invoke(main, [*args, "--natural-stop", "--group", "natural"])
+        again = CliRunner().invoke(main, [*args, "--group", "forced"])
+        assert again.exit_code == 2  # the file exists
+        forced = CliRunner().invoke(main, [*args, "--group", "forced", "--append"])
+    assert (first.exit_code, forced.exit_code) == (0, 0)
+    records = read_trace(out)
+    runs = {r["id"]: r for r in records if r["kind"] == "run"}
+    assert list(runs) == ["natural-c2-r0", "forced-c2-r0"]
+    natural = runs["natural-c2-r0"]
+    assert natural["workload"]["stop"] == "natural"
+    assert natural["workload"]["ignore_eos"] is False
+    assert natural["params_sent"] == {"stream_options": {"include_usage": True}}
+    ends = {r["run"]: r for r in records if r["kind"] == "run_end"}
+    assert ends["natural-c2-r0"]["forced_length"] == {"requested": None, "checked": 2,
+                                                      "not_honoured": 0}  # fmt: skip
+    lengths = {r["run"]: {x["output_tokens"] for x in records
+                          if x["kind"] == "request" and x["run"] == r["run"]}
+               for r in ends.values()}  # fmt: skip
+    assert lengths == {"natural-c2-r0": {12}, "forced-c2-r0": {32}}
