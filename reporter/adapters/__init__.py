@@ -28,7 +28,7 @@ from reporter.adapters import (
     sglang,
     vllm,
 )
-from reporter.adapters._common import csv_head, document, parse_value
+from reporter.adapters._common import Problems, csv_head, document, json_lines, parse_value
 from reporter.errors import Problem, TraceError, UnknownFormat
 from reporter.ingest.lines import Source, iter_lines
 
@@ -64,17 +64,47 @@ def first_records(source: Source, limit: int = 5) -> list[Any]:
     try:
         doc = document(source)
     except TraceError:
-        return []
+        # JSON Lines whose first line is broken: the objects of the lines that parse
+        return _objects_of_lines(source, limit)
     if isinstance(doc, list):
         return doc[:limit]
     return [doc]
+
+
+def _objects_of_lines(source: Source, limit: int, scan: int = 200) -> list[Any]:
+    records: list[Any] = []
+    for number, line in iter_lines(source.data):
+        if number > scan or len(records) >= limit:
+            break
+        if line.startswith(b"{"):
+            record, problem = parse_value(source.path, number, line)
+            if problem is None and isinstance(record, dict):
+                records.append(record)
+    return records
+
+
+def _unreadable_json(source: Source) -> TraceError:
+    """The problems of a JSON file that nothing parses: per line for JSON Lines (by name, or
+    several lines that each open an object), else the document's first problem, with its line
+    and column (a truncated document says so)."""
+    lines = [line for _, line in iter_lines(source.data)]
+    several_objects = len(lines) > 1 and all(line.startswith(b"{") for line in lines[:20])
+    if several_objects or source.path.lower().endswith((".jsonl", ".ndjson")):
+        problems = Problems(source.path)
+        json_lines(source, problems)
+        return TraceError(problems.problems, total=problems.count)
+    try:
+        document(source)
+    except TraceError as exc:
+        return exc
+    return TraceError([Problem(source.path, 1, "no JSON object in the file", "JSON objects")])
 
 
 def detect(source: Source) -> ModuleType:
     """Pick the adapter whose format the file has; 'could not tell' names the candidates."""
     records = first_records(source)
     if not records and source.data.lstrip(b"\xef\xbb\xbf").lstrip()[:1] in (b"{", b"["):
-        document(source)  # JSON that does not parse: raise its problem, with line and column
+        raise _unreadable_json(source)  # say where the JSON breaks, not "unknown format"
     missing: dict[str, list[str]] = {}
     for name, module in ADAPTERS.items():
         ok, lacks = module.detect(source, records)

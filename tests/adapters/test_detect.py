@@ -116,3 +116,25 @@ def test_several_tools_in_one_audit(real):
         "openai:infqps:c2:run0", "agg_n50_in128_out64_c8", "aiperf:c16", "concurrent-4",
     ]  # fmt: skip
     assert [r["format"] for r in verdict["runs"]] == ["vllm", "sglang", "aiperf", "guidellm"]
+
+
+def test_broken_first_line_of_json_lines(tmp_path):
+    path = tmp_path / "trace.jsonl"
+    run = '{"kind":"run","schema":"benchreport/1","id":"a"}'
+    path.write_text('{"kind":"request","run":"a",\n' + run + "\n")
+    with pytest.raises(TraceError) as err:
+        api.load([path])  # detected as native from its good line; the bad one is reported
+    assert str(err.value) == (
+        f"{path}:1:29: not valid JSON: unexpected end of data; expected one JSON object per line"
+    )
+
+
+def test_unparsable_json_lines_are_worded_per_line(tmp_path):
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"a": 1,,}\n{"b": 2,,}\n')
+    with pytest.raises(TraceError) as err:
+        api.load([path])
+    assert str(err.value).splitlines() == [
+        f"{path}:1:9: not valid JSON: unexpected character; expected one JSON object per line",
+        f"{path}:2:9: not valid JSON: unexpected character; expected one JSON object per line",
+    ]
