@@ -62,7 +62,7 @@ def test_jsonl_relative_clock_latency_columns_and_run_column(tmp_path):
     req = tables.requests
     assert list(req["t_first"]) == [10.1, 20.12, 20.65]
     assert list(req["t_end"]) == [12.1, 22.4, 23.0]
-    assert list(req["finish_reason"].fillna("-")) == ["-", "-", "error"]
+    assert [x if isinstance(x, str) else "-" for x in req["finish_reason"]] == ["-", "-", "error"]
     assert list(req["source_line"]) == [1, 2, 3]
 
 
