@@ -8,7 +8,7 @@ import pytest
 from reporter import adapters, api
 from reporter.errors import TraceError
 from reporter.ingest.lines import Source
-from tests.adapters.conftest import HERE, REAL
+from tests.adapters.conftest import HERE
 
 REAL_FILES = {
     "aiperf/akamaslabs-aiperf0.11-qwen3-4b-conc16-profile_export_aiperf.csv": "aiperf",
@@ -39,7 +39,8 @@ FIXTURES = {
 
 
 def test_every_real_file_is_covered(real):
-    found = {str(p.relative_to(REAL)) for p in REAL.glob("*/*") if p.suffix != ".md"}
+    root = real(".")
+    found = {str(p.relative_to(root)) for p in root.glob("*/*") if p.suffix != ".md"}
     # the Prometheus scrape is server metrics, not a load-test result
     assert found - set(REAL_FILES) == {"vllm/er0080-v0.25.1-prometheus-metrics-loaded.txt"}
 
