@@ -159,6 +159,9 @@ class Engine:
         if cfg.prefill_tps > 0:
             seq.prefill_s = (prompt_tokens - seq.cached) / cfg.prefill_tps
         self.metrics["requests_received_total"] += 1
+        self.log(
+            "I", f"request {seq.number} received: {prompt_tokens} prompt tokens, max {max_tokens}"
+        )
         self.metrics["prompt_tokens_total"] += prompt_tokens
         self.waiting.append(seq)
         self.wake.set()

@@ -162,11 +162,20 @@ class Recorder:
         self.prompt_tokens: int | None = None
         self.group = cfg.group or ""
         self._current: asyncio.Task[int] | None = None
+        self._main: asyncio.Task[Any] | None = None
+        self._in_sweep = False
 
     # ---- interruption ----------------------------------------------------------------------
 
     def interrupt(self, reason: str = "interrupted (SIGINT)") -> None:
-        """First call: stop sending, let in-flight requests finish; second: cancel them."""
+        """First call: stop sending, let in-flight requests finish; second: cancel them.
+        Before the first run (asking the server who it is) there is nothing to keep: stop."""
+        if not self._in_sweep and self._main is not None:
+            self.stop_reason = reason
+            self.hard_stop = True
+            self.stop.set()
+            self._main.cancel()
+            return
         if self.stop.is_set():
             self.hard_stop = True
             if self._current is not None:
@@ -231,6 +240,7 @@ class Recorder:
                 )
             await self._preflight(client)
             result = RecordResult(path=cfg.out, server=info)
+            self._in_sweep = True
             tail = _LogTail(cfg.server_log) if cfg.server_log else None
             plan = self._plan()
             self.obs.sweep_started([(p["id"], p["requests"]) for p in plan])
@@ -590,9 +600,15 @@ async def record_async(
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, rec.interrupt, f"interrupted ({name})")
                 installed.append(sig)
+    rec._main = asyncio.current_task()
     try:
         return await rec.run()
+    except asyncio.CancelledError:
+        if not rec.hard_stop:
+            raise
+        raise RecordError(f"{rec.stop_reason} before the first run; no trace written") from None
     finally:
+        rec._main = None
         for sig in installed:
             loop.remove_signal_handler(sig)
 

@@ -104,3 +104,19 @@ def test_ctrl_c_after_the_grace_period_records_the_cut_requests(engine, tmp_path
     end = records[-1]
     assert end["interrupted"] is True
     assert end["requests_finished"] == len(requests) == 4
+
+
+def test_ctrl_c_before_the_first_run_writes_nothing(engine, tmp_path):
+    out = tmp_path / "none.jsonl"
+    with engine("--slots", "1", "--step-ms", "3000") as eng:  # the first request takes 24 s
+        proc = _recorder(eng.url, out, "-c", "1")
+        deadline = time.monotonic() + 30
+        while not any(" received: " in line for line in eng.log_lines()):
+            if time.monotonic() > deadline:
+                pytest.fail("the recorder never reached the server")
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=20)
+    assert proc.returncode == 2
+    assert stderr.decode() == "interrupted (SIGINT) before the first run; no trace written\n"
+    assert not out.exists()
