@@ -139,7 +139,8 @@ def test_measurement_window_keeps_overlapping_records(tmp_path):
     ]
     req = tables.requests
     assert list(req["id"]) == ["r1", "r2", "r3", "r5"]
-    assert [x if isinstance(x, str) else "-" for x in req["finish_reason"]] == ["-", "-", "-", "error"]
+    reasons = [x if isinstance(x, str) else "-" for x in req["finish_reason"]]
+    assert reasons == ["-", "-", "-", "error"]
     assert req["error"][3] == "boom"
     r = run(tables)
     assert r["stop"] == "natural"  # ignore_eos false in every body, lengths 41–43
