@@ -4,7 +4,8 @@ Writes a synthetic native trace of 1,000,000 requests (a sweep of 16 runs, N = 1
 repeats each, closed loop), then in one run, alternating, times:
   - a bare pyarrow parse of the file (`pyarrow.json.read_json`), and
   - the audit to a JSON verdict (`benchreport audit FILE --json OUT --no-html`, in process),
-each in a fresh subprocess so that its peak memory (max RSS) is its own. Prints every
+each in a fresh subprocess (imports before the clock starts, for both) so that its peak
+memory (max RSS) is its own. Prints every
 measurement, the medians, their ratio and the peak memory. Targets: ratio ≤ 1.5, peak ≤ 1.5 GB.
 
     python benchmarks/audit_speed.py [--requests 1000000] [--repeats 5] [--keep DIR]
@@ -13,7 +14,6 @@ measurement, the medians, their ratio and the peak memory. Targets: ratio ≤ 1.
 from __future__ import annotations
 
 import argparse
-import resource
 import statistics
 import subprocess
 import sys
@@ -33,9 +33,9 @@ print(time.perf_counter() - t, table.num_rows)
 
 AUDIT = """
 import sys, time
-t = time.perf_counter()
 from reporter import api
 from reporter.render.json import render_json
+t = time.perf_counter()
 verdict = api.audit([sys.argv[1]])
 open(sys.argv[2], "w").write(render_json(verdict))
 print(time.perf_counter() - t, sum(r.requests for r in verdict.runs))
@@ -60,7 +60,6 @@ def write_trace(path: Path, total: int) -> None:
             }) + b"\n")
             per_stream = 100.0 / (1 + 0.02 * (n - 1))  # batching: the aggregate rises with N
             stream = np.arange(per_run) % n
-            order = np.arange(per_run) // n
             ttft = 0.02 + rng.random(per_run) * 0.01
             decode = 128 / per_stream * (1 + rng.random(per_run) * 0.02)
             duration = ttft + decode
@@ -71,10 +70,10 @@ def write_trace(path: Path, total: int) -> None:
                 ends[mask] = np.cumsum(duration[mask])
             sends = ends - duration
             firsts = sends + ttft
-            del order
             lines = [
                 orjson.dumps({
-                    "kind": "request", "run": run_id, "id": i, "t_send": round(float(a), 6),
+                    "kind": "request", "run": run_id, "id": f"{run_id}-{i}",
+                    "t_send": round(float(a), 6),
                     "t_first": round(float(b), 6), "t_end": round(float(c), 6),
                     "prompt_tokens": 32, "output_tokens": 128, "finish_reason": "length",
                     "reported_tps": round(128 / float(c - b), 3),
@@ -84,15 +83,11 @@ def write_trace(path: Path, total: int) -> None:
             f.write(b"\n".join(lines) + b"\n")
 
 
-def measure(code: str, *args: str) -> tuple[float, float]:
-    """(seconds reported by the child, the child's peak RSS in MB)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+def measure(code: str, *args: str) -> float:
+    """Seconds the child reports for its work (interpreter start-up excluded)."""
     out = subprocess.run([sys.executable, "-c", code, *args], check=True, capture_output=True,
                          text=True, cwd=Path(__file__).resolve().parents[1])
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    # ru_maxrss of children is the max over all children so far: run the bigger one first
-    seconds = float(out.stdout.split()[0])
-    return seconds, max(peak, before) / 1024
+    return float(out.stdout.split()[0])
 
 
 def peak_of(code: str, *args: str) -> float:
@@ -125,8 +120,8 @@ def main() -> None:
               f"in {time.perf_counter() - t:.1f} s")
     parse_times, audit_times = [], []
     for i in range(args.repeats):
-        p, _ = measure(PARSE, str(trace))
-        a, _ = measure(AUDIT, str(trace), str(verdict))
+        p = measure(PARSE, str(trace))
+        a = measure(AUDIT, str(trace), str(verdict))
         parse_times.append(p)
         audit_times.append(a)
         print(f"  round {i + 1}: pyarrow parse {p:.2f} s, audit {a:.2f} s, ratio {a / p:.2f}")

@@ -24,53 +24,61 @@ PERCENTILES = (50, 90, 99)
 METRICS = ("ttft_s", "itl_s", "tpot_s", "e2e_s")
 
 
-def _gaps(requests: pd.DataFrame) -> pd.Series:
-    """Every gap between consecutive chunk times, labelled with its run."""
+def _gaps(requests: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Every gap between consecutive chunk times of one request, with its run's code."""
     times = requests["token_times"]
-    if not len(times):
-        return pd.Series(dtype="float64")
-    arr = pa.array(
-        [None if t is None or (isinstance(t, float) and np.isnan(t)) else list(t) for t in times],
-        type=pa.list_(pa.float64()),
-    )
+    present = times.notna().to_numpy()
+    if not present.any():
+        return np.zeros(0), np.zeros(0, dtype=np.int64)
+    times = times[present]
+    codes = requests["run"].cat.codes.to_numpy()[present]
+    if isinstance(times.dtype, pd.ArrowDtype):
+        arr = pa.chunked_array(times.array._pa_array).combine_chunks()  # type: ignore[attr-defined]
+    else:
+        arr = pa.array([list(t) for t in times], type=pa.list_(pa.float64()))
     offsets = np.asarray(arr.offsets)
     lengths = np.diff(offsets)
     values = np.asarray(arr.flatten(), dtype="float64")
     if len(values) < 2:
-        return pd.Series(dtype="float64")
+        return np.zeros(0), np.zeros(0, dtype=np.int64)
     gaps = np.diff(values)
     # a gap is inside one request unless it spans the boundary between two requests
-    ends = offsets[1:][lengths > 0] - 1
     inside = np.ones(len(gaps), dtype=bool)
+    ends = offsets[1:][lengths > 0] - 1
     inside[ends[ends < len(gaps)]] = False
-    labels = np.repeat(requests["run"].astype(str).to_numpy(), np.maximum(lengths, 0))
-    return pd.Series(gaps[inside], index=labels[:-1][inside])
+    labels = np.repeat(codes, np.maximum(lengths, 0))[:-1]
+    return gaps[inside], labels[inside]
 
 
 def latency_table(requests: pd.DataFrame) -> pd.DataFrame:
     """One row per run; columns ``<metric>_p<q>`` in seconds (NaN where unknown)."""
+    if not isinstance(requests["run"].dtype, pd.CategoricalDtype):
+        requests = requests.assign(run=requests["run"].astype(str).astype("category"))
     ok = requests[requests["ok"]] if "ok" in requests else requests
-    run = ok["run"].astype(str)
+    codes = ok["run"].cat.codes.to_numpy()
+    names = np.asarray(requests["run"].cat.categories.astype(str))
     with np.errstate(invalid="ignore", divide="ignore"):
-        steps = ok["output_tokens"] - 1.0
-        tpot = ((ok["t_end"] - ok["t_first"]) / steps).where(steps >= 1)
-    series = {
-        "ttft_s": pd.Series((ok["t_first"] - ok["t_send"]).to_numpy(), index=run.to_numpy()),
-        "tpot_s": pd.Series(tpot.to_numpy(), index=run.to_numpy()),
-        "e2e_s": pd.Series((ok["t_end"] - ok["t_send"]).to_numpy(), index=run.to_numpy()),
+        steps = ok["output_tokens"].to_numpy() - 1.0
+        decode = (ok["t_end"] - ok["t_first"]).to_numpy()
+        tpot = np.where(steps >= 1, decode / steps, np.nan)
+    series: dict[str, tuple[np.ndarray, np.ndarray]] = {
+        "ttft_s": ((ok["t_first"] - ok["t_send"]).to_numpy(), codes),
+        "tpot_s": (tpot, codes),
+        "e2e_s": ((ok["t_end"] - ok["t_send"]).to_numpy(), codes),
         "itl_s": _gaps(ok),
     }
     columns = {}
     qs = [p / 100 for p in PERCENTILES]
-    for name, values in series.items():
-        values = values.dropna()
-        if values.empty:
+    for name, (values, labels) in series.items():
+        keep = ~np.isnan(values)
+        if not keep.any():
             continue
-        table = values.groupby(level=0).quantile(np.asarray(qs)).unstack()
+        table = pd.Series(values[keep]).groupby(labels[keep]).quantile(np.asarray(qs)).unstack()
+        table.index = names[table.index.to_numpy()]
         for p, q in zip(PERCENTILES, qs, strict=True):
             columns[f"{name.removesuffix('_s')}_p{p}"] = table[q]
     frame = pd.DataFrame(columns)
-    runs = pd.unique(requests["run"].astype(str))
+    runs = names  # every run with a request, successful or not
     wanted = [f"{m.removesuffix('_s')}_p{p}" for m in METRICS for p in PERCENTILES]
     return frame.reindex(index=runs, columns=wanted)
 

@@ -23,18 +23,31 @@ STAT_COLUMNS = (
 
 
 def union_length(run: np.ndarray, start: np.ndarray, end: np.ndarray) -> pd.Series:
-    """Length of the union of [start, end) intervals, per run (rows may be in any order)."""
-    frame = pd.DataFrame({"run": run, "start": start, "end": end}).dropna()
-    if frame.empty:
+    """Length of the union of [start, end) intervals, per run (rows may be in any order).
+
+    Vectorised: intervals sorted by (run, start) are merged wherever one starts before the
+    furthest end so far of its run reaches; each merged block counts once.
+    """
+    keep = ~(pd.isna(run) | np.isnan(start) | np.isnan(end))
+    run, start, end = np.asarray(run)[keep], start[keep], end[keep]
+    if len(run) == 0:
         return pd.Series(dtype="float64")
-    frame = frame.sort_values(["run", "start"], kind="stable")
-    prev_reach = frame.groupby("run", observed=True, sort=False)["end"].cummax()
-    prev_reach = prev_reach.groupby(frame["run"], observed=True, sort=False).shift(1)
-    new_block = ~(frame["start"] <= prev_reach).fillna(False).to_numpy()
-    block = np.cumsum(new_block)
-    blocks = frame.assign(block=block).groupby(["run", "block"], observed=True, sort=False)
-    spans = blocks["end"].max() - blocks["start"].min()
-    return spans.groupby(level=0, observed=True).sum()
+    order = np.lexsort((start, run))
+    run, start, end = run[order], start[order], end[order]
+    group_start = np.concatenate(([True], run[1:] != run[:-1]))
+    # offsetting each run by more than the whole time span lets one running maximum serve
+    # every run at once (a run's reach never carries into the next)
+    base = min(start.min(), end.min())
+    span = max(start.max(), end.max()) - base + 1.0
+    offset = np.cumsum(group_start) * span
+    reach = np.maximum.accumulate(end - base + offset)
+    new_block = group_start.copy()
+    new_block[1:] |= (start[1:] - base + offset[1:]) > reach[:-1]
+    firsts = np.flatnonzero(new_block)
+    lengths = np.maximum.reduceat(end, firsts) - start[firsts]
+    block_runs = run[firsts]
+    totals = pd.Series(lengths).groupby(block_runs, sort=False).sum()
+    return totals
 
 
 def _prefill_rates(tables: Tables, stats: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
@@ -130,10 +143,12 @@ def run_stats(tables: Tables) -> pd.DataFrame:
             stats["aggregate_tps"] = stats["output_tokens"] / stats["wall_s"]
             stats["in_flight"] = agg["sum_e2e"] / stats["wall_s"]
         decoding = ok.dropna(subset=["t_first", "t_end"])
-        union = union_length(
-            decoding["run"].astype(str).to_numpy(), decoding["t_first"].to_numpy(),
-            decoding["t_end"].to_numpy())
-        total = decoding.groupby(decoding["run"].astype(str))["decode_s"].sum()
+        codes = decoding["run"].cat.codes.to_numpy()
+        names = decoding["run"].cat.categories.astype(str)
+        union = union_length(codes, decoding["t_first"].to_numpy(), decoding["t_end"].to_numpy())
+        union.index = names[union.index.to_numpy()]
+        total = decoding.groupby("run", observed=True)["decode_s"].sum()
+        total.index = total.index.astype(str)
         with np.errstate(invalid="ignore", divide="ignore"):
             overlap = (total / union).reindex(stats.index)
         stats["overlap"] = overlap.where(union.reindex(stats.index) > 0)

@@ -161,37 +161,71 @@ SUMMARY_KEYS = (
 )  # fmt: skip
 
 
+def _is_text(series: pd.Series) -> bool:
+    """A string column that is not a Python-object one (arrow-backed or pandas' own)."""
+    return bool(pd.api.types.is_string_dtype(series.dtype)) and series.dtype != object
+
+
+def _category(series: pd.Series) -> pd.Series:
+    """A categorical of strings (run ids, paths, finish reasons): cheap to group and to take."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        categories = series.cat.categories
+        if not all(isinstance(c, str) for c in categories):
+            series = series.cat.rename_categories([str(c) for c in categories])
+        return series
+    if _is_text(series):
+        return series.astype("category")
+    values = series.to_numpy(dtype=object)
+    return pd.Series(pd.Categorical([None if v is None else str(v) for v in values]),
+                     index=series.index)
+
+
 def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:
-    """Fix dtypes, fill absent columns and add the derived ones (ttft, e2e, decode time, rate)."""
+    """Fix dtypes, fill absent columns and add the derived ones (ttft, e2e, decode time, rate).
+
+    Strings stay arrow-backed or categorical: a million request ids never become Python
+    objects unless a reader asks for one.
+    """
     n = len(frame)
+    index = pd.RangeIndex(n)
     out: dict[str, Any] = {}
-    for col in ("run", "id"):
-        out[col] = frame[col].astype(str).to_numpy(dtype=object) if col in frame else np.full(n, "")
+    out["run"] = (_category(frame["run"].reset_index(drop=True)) if "run" in frame
+                  else pd.Series(pd.Categorical([""] * n), index=index))
+    if "id" in frame and _is_text(frame["id"]):
+        out["id"] = frame["id"].reset_index(drop=True)
+    elif "id" in frame:
+        out["id"] = pd.Series([None if v is None else str(v) for v in
+                               frame["id"].to_numpy(dtype=object)], index=index, dtype=object)
+    else:
+        out["id"] = pd.Series([None] * n, index=index, dtype=object)
     for col in REQUEST_FLOATS:
         if col == "chunk_tokens" and col in frame and frame[col].dtype == object:
             out[col] = frame[col].map(_mean_if_list).to_numpy(dtype="float64")
         elif col in frame:
-            out[col] = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype="float64")
+            out[col] = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype="float64",
+                                                                         na_value=np.nan)
         else:
             out[col] = np.full(n, np.nan)
-    for col in ("finish_reason", "prompt_sha256", "error"):
-        out[col] = frame[col].to_numpy(dtype=object) if col in frame else np.full(n, None, dtype=object)
-    out["token_times"] = (
-        frame["token_times"].to_numpy(dtype=object)
-        if "token_times" in frame
-        else np.full(n, None, dtype=object)
-    )
-    out["source_path"] = (
-        frame["source_path"].to_numpy(dtype=object) if "source_path" in frame else np.full(n, "")
-    )
+    out["finish_reason"] = (_category(frame["finish_reason"].reset_index(drop=True))
+                            if "finish_reason" in frame
+                            else pd.Series(pd.Categorical([None] * n), index=index))
+    for col in ("prompt_sha256", "error"):
+        if col in frame and _is_text(frame[col]):
+            out[col] = frame[col].reset_index(drop=True)
+        else:
+            out[col] = (frame[col].reset_index(drop=True).astype(object) if col in frame
+                        else pd.Series([None] * n, index=index, dtype=object))
+    out["token_times"] = (frame["token_times"].reset_index(drop=True) if "token_times" in frame
+                          else pd.Series([None] * n, index=index, dtype=object))
+    out["source_path"] = (_category(frame["source_path"].reset_index(drop=True))
+                          if "source_path" in frame
+                          else pd.Series(pd.Categorical([""] * n), index=index))
     out["source_line"] = (
         pd.to_numeric(frame["source_line"]).to_numpy(dtype="int64")
         if "source_line" in frame
         else np.zeros(n, dtype="int64")
     )
-    req = pd.DataFrame(out)
-    req["source_path"] = req["source_path"].astype("category")
-    req["run"] = req["run"].astype("category")
+    req = pd.DataFrame(out, index=index)
     derive_request_columns(req)
     return req
 
@@ -206,8 +240,7 @@ def derive_request_columns(req: pd.DataFrame) -> None:
         # METHOD.md predicts walls with it (TTFT + tokens ÷ rate); one token has no decode time.
         rate = req["output_tokens"] / req["decode_s"]
         req["decode_tps"] = rate.where((req["output_tokens"] >= 2) & (req["decode_s"] > 0))
-    fr = req["finish_reason"].astype(object)
-    failed = fr.isin(["error", "abort"]) | req["error"].notna()
+    failed = req["finish_reason"].isin(["error", "abort"]) | req["error"].notna()
     req["ok"] = ~failed.to_numpy(dtype=bool)
 
 

@@ -42,10 +42,11 @@ def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
     return False, ['"kind" (run, request, claim, probe, log)']
 
 
-def _line_numbers(data: bytes) -> np.ndarray:
+def _line_numbers(data: bytes, ends: np.ndarray | None = None) -> np.ndarray:
     """Line number of each non-empty line, as pyarrow numbers its rows."""
     arr = np.frombuffer(data, dtype=np.uint8)
-    ends = np.flatnonzero(arr == 10)
+    if ends is None:
+        ends = np.flatnonzero(arr == 10)
     starts = np.concatenate(([0], ends + 1))
     stops = np.concatenate((ends, [len(arr)]))
     lengths = stops - starts
@@ -140,18 +141,21 @@ def _read_fast(
     if data.startswith(b"\xef\xbb\xbf") or not data:
         return None
     arr = np.frombuffer(data, np.uint8)
-    lines = _line_numbers(data)
-    starts = np.concatenate(([0], np.flatnonzero(arr == 10) + 1))
+    newlines = np.flatnonzero(arr == 10)
+    lines = _line_numbers(data, newlines)
+    starts = np.concatenate(([0], newlines + 1))
     if len(lines) == 0:
         return None
     line_starts = starts[lines - 1]
     line_ends = np.concatenate((starts[1:] - 1, [len(arr)]))[lines - 1]
     is_request = np.zeros(len(lines), dtype=bool)
-    for prefix in REQUEST_PREFIXES:
-        idx = np.flatnonzero(line_ends - line_starts >= len(prefix))
-        if len(idx):
-            window = arr[line_starts[idx, None] + np.arange(len(prefix))]
-            is_request[idx] |= (window == np.frombuffer(prefix, np.uint8)).all(axis=1)
+    width = max(len(p) for p in REQUEST_PREFIXES)
+    idx = np.flatnonzero(line_ends - line_starts >= width)
+    if len(idx):
+        window = arr[line_starts[idx, None] + np.arange(width)]  # one gather for all prefixes
+        for prefix in REQUEST_PREFIXES:
+            pattern = np.frombuffer(prefix, np.uint8)
+            is_request[idx] |= (window[:, : len(prefix)] == pattern).all(axis=1)
     if (~is_request).sum() > MAX_OTHER_LINES:
         return None
     # consecutive request lines form one span of bytes for pyarrow
@@ -180,7 +184,12 @@ def _read_fast(
     frames = []
     if table is not None:
         cols = [c for c in REQUEST_FIELDS if c in table.column_names]
-        frame = table.select(cols).to_pandas(split_blocks=True)
+        table = table.select(cols)
+        for name in ("run", "finish_reason"):  # few distinct values: categorical columns
+            if name in cols and pa.types.is_string(table.schema.field(name).type):
+                i = table.column_names.index(name)
+                table = table.set_column(i, name, pc.dictionary_encode(table.column(name)))
+        frame = table.to_pandas(split_blocks=True)
         del table
         frame["source_line"] = lines[is_request]
         frames.append(_check_requests(frame, source, problems, starts))

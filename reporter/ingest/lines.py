@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +14,24 @@ import orjson
 from reporter.errors import Problem, TraceError
 
 
+_HASHER: ThreadPoolExecutor | None = None
+
+
+def _hash_later(data: bytes) -> Future[str]:
+    """sha256 on a worker thread (hashlib releases the GIL) while the file is parsed."""
+    global _HASHER
+    if _HASHER is None:
+        _HASHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sha256")
+    return _HASHER.submit(lambda: hashlib.sha256(data).hexdigest())
+
+
 @dataclass(frozen=True)
 class Source:
     """A file's bytes, read once, with its display path and digest."""
 
     path: str
     data: bytes
+    digest: Future[str] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def read(cls, path: str | Path) -> Source:
@@ -27,10 +40,12 @@ class Source:
         except OSError as exc:
             reason = exc.strerror or type(exc).__name__
             raise TraceError([Problem(str(path), None, f"cannot read the file: {reason}")]) from None
-        return cls(str(path), data)
+        return cls(str(path), data, _hash_later(data) if len(data) > 1 << 22 else None)
 
     @property
     def sha256(self) -> str:
+        if self.digest is not None:
+            return self.digest.result()
         return hashlib.sha256(self.data).hexdigest()
 
     def text(self) -> str:
@@ -48,11 +63,20 @@ class Source:
 
 
 def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
-    """(line number, line) for every non-blank line, numbers from 1."""
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        line = raw.strip()
+    """(line number, line) for every non-blank line, numbers from 1.
+
+    Lazy: reading the first lines of a big file does not split all of it.
+    """
+    pos, number, size = 0, 0, len(data)
+    while pos < size:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            end = size
+        number += 1
+        line = data[pos:end].strip()
         if line:
             yield number, line
+        pos = end + 1
 
 
 def json_problem(path: str, number: int, line: bytes, exc: Exception) -> Problem:

@@ -176,9 +176,11 @@ def _is_number(series: pd.Series) -> np.ndarray:
 
 
 def _is_string(series: pd.Series) -> np.ndarray:
-    values = series.to_numpy(dtype=object)
-    if pd.api.types.is_string_dtype(series.dtype) and series.dtype != object:
+    if isinstance(series.dtype, pd.CategoricalDtype) or (
+        pd.api.types.is_string_dtype(series.dtype) and series.dtype != object
+    ):
         return np.ones(len(series), dtype=bool)
+    values = series.to_numpy(dtype=object)
     return np.fromiter(
         (v is None or isinstance(v, str) for v in values), dtype=bool, count=len(values)
     )
@@ -206,14 +208,17 @@ def bad_request_rows(frame: pd.DataFrame) -> np.ndarray:
         if name not in frame:
             return np.ones(n, dtype=bool)
         col = frame[name]
-        values = col.to_numpy(dtype=object)
-        if col.dtype.kind in "iu":
+        if col.dtype.kind in "iu" or isinstance(col.dtype, pd.CategoricalDtype) and all(
+            isinstance(c, str | int) and not isinstance(c, bool) for c in col.cat.categories
+        ):
+            bad |= ~pd.notna(col).to_numpy() if col.dtype.kind not in "iu" else False
             continue
         present = pd.notna(col).to_numpy()
         bad |= ~present
         if col.dtype.kind == "f":
             bad |= present & (np.mod(col.to_numpy(na_value=np.nan), 1) != 0)
         elif not (pd.api.types.is_string_dtype(col.dtype) and col.dtype != object):
+            values = col.to_numpy(dtype=object)
             ok = np.fromiter(
                 (isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool))
                  for v in values), dtype=bool, count=n)

@@ -86,7 +86,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
                             f"all {n} requests succeeded with output", numbers=numbers)
     parts = []
     if len(failed):
-        kinds = failed["finish_reason"].fillna("error").value_counts()
+        kinds = failed["finish_reason"].astype(object).fillna("error").value_counts()
         parts.append(f"{len(failed)} failed ({', '.join(f'{v} {k}' for k, v in kinds.items())})")
     if len(empty):
         parts.append(f"{len(empty)} 'successful' with 0 tokens")
