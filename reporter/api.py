@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from reporter.verdict import Verdict, build_verdict
 def read_file(path: PathLike, fmt: str = "auto", *, lenient: bool = False,
               options: dict[str, Any] | None = None) -> Partial:
     """One file through its adapter (detected, or named by `fmt`)."""
-    source = Source.read(path)
+    source = Source.read(os.fspath(path))
     module = adapters.detect(source) if fmt == "auto" else adapters.get(fmt)
     return module.read(source, lenient=lenient, **(options or {}))  # type: ignore[no-any-return]
 

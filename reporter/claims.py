@@ -13,6 +13,7 @@ import pandas as pd
 from reporter.config import threshold
 from reporter.errors import UsageError
 from reporter.table import Tables
+from reporter.types import number_or_nan
 
 CLAIM_TOLERANCE = threshold(
     "claim_tolerance",
@@ -132,11 +133,11 @@ def _aggregate(stats: pd.DataFrame, run_ids: list[str]) -> tuple[float | None, l
         return None, []
     lines = []
     for run_id in run_ids:
-        s = stats.loc[run_id]
-        if not math.isnan(s["aggregate_tps"]):
+        agg, tokens, wall = (number_or_nan(stats.at[run_id, c])
+                             for c in ("aggregate_tps", "output_tokens", "wall_s"))
+        if not math.isnan(agg):
             lines.append(
-                f"run {run_id}: {_fmt(s['output_tokens'], 0)} tokens ÷ {_fmt(s['wall_s'], 2)} s "
-                f"= {_fmt(s['aggregate_tps'])} tok/s"
+                f"run {run_id}: {_fmt(tokens, 0)} tokens ÷ {_fmt(wall, 2)} s = {_fmt(agg)} tok/s"
             )
     value = float(np.median(values))
     if len(values) > 1:
@@ -216,7 +217,7 @@ def _speedup(check: ClaimCheck, claim: pd.Series, tables: Tables, stats: pd.Data
     if missing:
         check.problem = f"names run {missing[0]!r}, which is not in the trace"
         return
-    a, b = (stats.at[r, "aggregate_tps"] for r in pair)
+    a, b = (number_or_nan(stats.at[r, "aggregate_tps"]) for r in pair)
     check.runs = list(pair)
     if math.isnan(a) or math.isnan(b) or b == 0:
         check.problem = "one of the two runs has no recomputable aggregate"

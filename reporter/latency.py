@@ -33,7 +33,7 @@ def _gaps(requests: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     times = times[present]
     codes = requests["run"].cat.codes.to_numpy()[present]
     if isinstance(times.dtype, pd.ArrowDtype):
-        arr = pa.chunked_array(times.array._pa_array).combine_chunks()  # type: ignore[attr-defined]
+        arr = pa.chunked_array(times.array._pa_array).combine_chunks()
     else:
         arr = pa.array([list(t) for t in times], type=pa.list_(pa.float64()))
     offsets = np.asarray(arr.offsets)

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from reporter.table import Tables
+from reporter.types import number_or_nan
 
 STAT_COLUMNS = (
     "requests", "ok", "failed", "output_tokens", "wall_s", "aggregate_tps", "sum_reported_tps",
@@ -120,7 +121,7 @@ def run_stats(tables: Tables) -> pd.DataFrame:
             "prompt_tokens_mean": g["prompt_tokens"].mean(),
             "n_send": g["t_send"].count(),
             "n_first": g["t_first"].count(),
-            "n_end": g["t_end"].count(),
+            "n_end": gok["t_end"].count(),
             "n_reported": gok["reported_tps"].count(),
         })
         agg.index = agg.index.astype(str)
@@ -135,7 +136,9 @@ def run_stats(tables: Tables) -> pd.DataFrame:
         stats["has_send"] = (agg["n_send"] == agg["requests"]).fillna(False).astype(bool)
         stats["has_first"] = ((agg["n_first"] > 0) & (agg["n_first"] >= agg["ok"])).fillna(
             False).astype(bool)
-        stats["has_end"] = (agg["n_end"] == agg["requests"]).fillna(False).astype(bool)
+        # failed requests may end without a time; the successful ones must all have one
+        stats["has_end"] = ((agg["n_end"] > 0) & (agg["n_end"] == agg["ok"])).fillna(
+            False).astype(bool)
         stats["has_reported"] = (agg["n_reported"] > 0).fillna(False).astype(bool)
         with np.errstate(invalid="ignore", divide="ignore"):
             stats["out_cv"] = agg["out_std"] / agg["out_mean"]
@@ -163,6 +166,10 @@ def run_stats(tables: Tables) -> pd.DataFrame:
     return stats
 
 
+def _at(stats: pd.DataFrame, run_id: str, column: str) -> float:
+    return number_or_nan(stats.at[run_id, column])
+
+
 def _apply_summaries(tables: Tables, stats: pd.DataFrame) -> None:
     """Fill figures from a tool's summary: all of them for a run without request rows, and
     only the missing ones (wall clock, Σ latency, TTFT, decode) for a run whose request rows
@@ -172,7 +179,7 @@ def _apply_summaries(tables: Tables, stats: pd.DataFrame) -> None:
         run_id = str(run["run"])
         if not summary:
             continue
-        only = not stats.at[run_id, "requests"] > 0
+        only = not _at(stats, run_id, "requests") > 0
         if only:
             stats.at[run_id, "from_summary"] = True
 
@@ -181,7 +188,7 @@ def _apply_summaries(tables: Tables, stats: pd.DataFrame) -> None:
             value = summary.get(key)
             if value is None or isinstance(value, bool) or not np.isfinite(value):
                 return
-            if only or np.isnan(stats.at[run_id, col]):
+            if only or np.isnan(_at(stats, run_id, col)):
                 stats.at[run_id, col] = float(value)
 
         put("requests", "requests")
@@ -197,13 +204,13 @@ def _apply_summaries(tables: Tables, stats: pd.DataFrame) -> None:
             failed = summary.get("failed")
             # an unknown failure count stays unknown (NaN), not zero
             stats.at[run_id, "failed"] = np.nan if failed is None else float(failed)
-            stats.at[run_id, "ok"] = stats.at[run_id, "requests"] - float(failed or 0)
-        wall = stats.at[run_id, "wall_s"]
+            stats.at[run_id, "ok"] = _at(stats, run_id, "requests") - float(failed or 0)
+        wall = _at(stats, run_id, "wall_s")
         if wall > 0:
-            if only or np.isnan(stats.at[run_id, "aggregate_tps"]):
-                stats.at[run_id, "aggregate_tps"] = stats.at[run_id, "output_tokens"] / wall
+            if only or np.isnan(_at(stats, run_id, "aggregate_tps")):
+                stats.at[run_id, "aggregate_tps"] = _at(stats, run_id, "output_tokens") / wall
             if summary.get("sum_latency_s") is not None and (
-                    only or np.isnan(stats.at[run_id, "in_flight"])):
+                    only or np.isnan(_at(stats, run_id, "in_flight"))):
                 stats.at[run_id, "in_flight"] = float(summary["sum_latency_s"]) / wall
-        if summary.get("mean_tpot_s") and (only or np.isnan(stats.at[run_id, "median_decode_tps"])):
+        if summary.get("mean_tpot_s") and (only or np.isnan(_at(stats, run_id, "median_decode_tps"))):
             stats.at[run_id, "median_decode_tps"] = 1.0 / float(summary["mean_tpot_s"])

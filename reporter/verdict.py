@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,7 +11,7 @@ import pandas as pd
 
 from reporter.claims import CLAIM_TOLERANCE, ClaimCheck
 from reporter.latency import latency_table, run_latency
-from reporter.rules.base import AuditData, Finding, clean
+from reporter.rules.base import AuditData, Finding, RunFigures, clean
 from reporter.table import InputFile
 from reporter.types import Outcome, VerdictKind, worst
 
@@ -136,7 +137,7 @@ def _opt(value: Any) -> float | None:
 
 
 def _question_answers(findings: dict[tuple[str, str], Finding], run_id: str, group: str,
-                      stats: pd.Series, claimed_sum: bool) -> dict[str, str]:
+                      stats: RunFigures) -> dict[str, str]:
     agg = stats["aggregate_tps"]
     how = (f"total ÷ wall: {stats['output_tokens']:,.0f} tokens ÷ {stats['wall_s']:,.2f} s "
            f"= {agg:,.1f} tok/s" if not math.isnan(agg) else "no wall clock: cannot recompute")
@@ -170,7 +171,7 @@ def build_verdict(
     run_verdicts: dict[str, VerdictKind] = {}
     for _, row in data.tables.runs.iterrows():
         run_id, group = str(row["run"]), str(row["group"])
-        s = data.stats.loc[run_id]
+        s = data.figures(run_id)
         reasons = []
         concurrency = _opt(row["concurrency"])
         ladder = by_subject.get(("BR003", run_id))
@@ -202,7 +203,7 @@ def build_verdict(
             prefill_share=_opt(s["prefill_share"]), median_ttft_s=_opt(s["median_ttft_s"]),
             median_decode_tps=_opt(s["median_decode_tps"]), format=str(row["format"]),
             verdict=kind, reasons=reasons,
-            questions=_question_answers(by_subject, run_id, group, s, False),
+            questions=_question_answers(by_subject, run_id, group, s),
             derived=list(row["derived"] or []),
             source=f"{row['source_path']}:{int(row['source_line'])}"
             if _opt(row["source_line"]) is not None else str(row["source_path"]),
@@ -245,7 +246,7 @@ def undisclosed(data: AuditData) -> list[str]:
     """What the trace did not say, that a reader needs to trust a figure."""
     runs = data.tables.runs
     out = []
-    checks = [
+    checks: list[tuple[str, Callable[[pd.Series], bool], str]] = [
         ("stop", lambda r: r["stop"] in (None, "unknown"), "stop mode (forced or natural)"),
         ("prompt", lambda r: pd.isna(r["prompt_tokens"]), "prompt length"),
         ("content", lambda r: r["content"] in (None, "unknown"), "content type"),

@@ -76,7 +76,7 @@ def word_error(error: jsonschema.ValidationError) -> tuple[str, str]:
     where = f"(schema {SCHEMA_NAME}, {error.json_path})"
     value = error.instance
     kw = error.validator
-    arg = error.validator_value
+    arg: Any = error.validator_value
     shown = json.dumps(value, ensure_ascii=False, default=str)
     if len(shown) > 60:
         shown = shown[:57] + "..."
@@ -87,7 +87,7 @@ def word_error(error: jsonschema.ValidationError) -> tuple[str, str]:
     if kw == "type":
         return f'"{name}" is {shown}', f"{_type_words(arg)} {where}"
     if kw in ("enum", "const"):
-        options = arg if kw == "enum" else [arg]
+        options = list(arg) if kw == "enum" else [arg]
         listed = ", ".join(json.dumps(o) for o in options)
         if name == "kind":
             return f'"kind" is {shown}', f"one of {listed}"
@@ -96,7 +96,8 @@ def word_error(error: jsonschema.ValidationError) -> tuple[str, str]:
         sign = {"minimum": "≥", "exclusiveMinimum": ">", "maximum": "≤", "exclusiveMaximum": "<"}
         return f'"{name}" is {shown}', f"a number {sign[kw]} {arg} {where}"
     if kw in ("minItems", "maxItems"):
-        return f'"{name}" has {len(value)} items', f"{kw} {arg} {where}"
+        count = len(value) if isinstance(value, list) else 0
+        return f'"{name}" has {count} items', f"{kw} {arg} {where}"
     return f'"{name}": {error.message}', f"a value matching the schema {where}"
 
 
@@ -125,8 +126,9 @@ def _cross_field(record: dict[str, Any]) -> list[tuple[str, str]]:
 
     def num(key: str) -> float | None:
         v = record.get(key)
-        ok = isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-        return float(v) if ok else None
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
+            return float(v)
+        return None
 
     send, first, end = num("t_send"), num("t_first"), num("t_end")
     if send is not None and first is not None and first < send:

@@ -13,7 +13,7 @@ import pandas as pd
 
 from reporter.config import Config
 from reporter.table import Tables
-from reporter.types import Outcome, Severity
+from reporter.types import Outcome, Severity, number, number_or_nan
 
 DOC_HEADINGS = (
     "What it checks",
@@ -92,13 +92,29 @@ class AuditData:
         slim, slices = self._by_run
         return slim.iloc[slices.get(run, slice(0, 0))]
 
+    def figures(self, run_id: str) -> RunFigures:
+        """One run's recomputed figures (reporter.metrics), read as plain numbers."""
+        row = self.stats.loc[run_id]
+        assert isinstance(row, pd.Series)
+        return RunFigures(row)
+
+    def run_field(self, run_id: str, name: str) -> Any:
+        """One field of a run's record, as flattened in the run table (None when unset)."""
+        value = self.runs.at[run_id, name]
+        if isinstance(value, float) and value != value:
+            return None
+        return value
+
     @cached_property
     def runs(self) -> pd.DataFrame:
         """The run table indexed by run id."""
         return self.tables.runs.set_index("run", drop=False)
 
     def run(self, run_id: str) -> pd.Series:
-        return self.runs.loc[run_id]
+        """One run's record, flattened (reporter.table.RUN_COLUMNS)."""
+        row = self.runs.loc[run_id]
+        assert isinstance(row, pd.Series)
+        return row
 
     def groups(self) -> dict[str, list[str]]:
         """Group name → run ids in it, ordered by concurrency then repeat."""
@@ -109,9 +125,25 @@ class AuditData:
         return out
 
     def concurrency(self, run_id: str) -> float:
-        """The run's concurrency: as written, else the largest number of requests in flight."""
-        value = self.runs.at[run_id, "concurrency"]
-        return float(value) if value is not None and not pd.isna(value) else float("nan")
+        """The run's concurrency as written (NaN when not stated)."""
+        return number_or_nan(self.runs.at[run_id, "concurrency"])
+
+
+class RunFigures:
+    """One run's row of `AuditData.stats`, read as floats (NaN when unknown)."""
+
+    def __init__(self, row: pd.Series) -> None:
+        self._row = row
+
+    def __getitem__(self, name: str) -> float:
+        return number_or_nan(self._row[name])
+
+    def flag(self, name: str) -> bool:
+        return bool(self._row[name])
+
+    def text(self, name: str) -> str | None:
+        value = self._row[name]
+        return None if value is None or number(value) is not None or value != value else str(value)
 
 
 def ref(row: pd.Series | dict[str, Any]) -> str:
@@ -123,13 +155,14 @@ def ref(row: pd.Series | dict[str, Any]) -> str:
 
 def request_refs(rows: pd.DataFrame, limit: int = 8) -> list[str]:
     """path:line of the first rows, for a finding's evidence pointers."""
-    paths = rows["source_path"].astype(str).to_numpy()[:limit]
-    lines = rows["source_line"].to_numpy()[:limit]
+    head = rows.iloc[:limit]
+    paths = head["source_path"].astype(str).to_numpy()
+    lines = head["source_line"].to_numpy()
     return [f"{p}:{int(n)}" for p, n in zip(paths, lines, strict=True)]
 
 
 def run_ref(data: AuditData, run_id: str) -> list[str]:
-    row = data.runs.loc[run_id]
+    row = data.run(run_id)
     return [ref(row)] if row["source_path"] else []
 
 

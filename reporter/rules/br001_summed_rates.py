@@ -13,8 +13,9 @@ turns one stream into "N streams". The sum is right only when the requests truly
 A claim is a sum when its `method` is `sum`, or when its value is within `sum_match` (3%) of
 the run's `Σ reported_tps`. Its factor is `claimed ÷ (Σ output tokens ÷ wall clock)`; it is
 inflated when the factor exceeds `1 + claim_tolerance` (10%). A run with reported rates and no
-claim gets an informational finding when `Σ reported_tps ÷ aggregate` exceeds that bound:
-publishing the sum would be wrong by that factor.
+claim gets an informational finding when the sum a reader would publish exceeds the aggregate
+by that bound: `Σ reported_tps` when the run sent its requests at once, `N × mean reported_tps`
+when a closed loop of N streams sent more requests than N.
 
 ## Worked example
 METHOD.md §1, case A: four requests each reported 86–98 tok/s, summed ≈ 350 tok/s; the
@@ -57,7 +58,7 @@ def check(data: AuditData) -> list[Finding]:
     for c in data.claim_checks:
         if c.metric != "aggregate_tps":
             continue
-        sums = [float(data.stats.at[r, "sum_reported_tps"]) for r in c.runs]
+        sums = [float(data.figures(r)["sum_reported_tps"]) for r in c.runs]
         sums = [x for x in sums if not math.isnan(x)]
         matches_sum = bool(sums) and abs(c.value / sums[0] - 1) <= data.config[SUM_MATCH]
         if c.method != "sum" and not matches_sum:
@@ -94,7 +95,7 @@ def check(data: AuditData) -> list[Finding]:
         run_id = str(run_id)
         if run_id in claimed_runs:
             continue
-        s = data.stats.loc[run_id]
+        s = data.figures(run_id)
         total, agg = float(s["sum_reported_tps"]), float(s["aggregate_tps"])
         if math.isnan(total):
             findings.append(RULE.finding(run_id, Outcome.NOT_APPLICABLE,
@@ -108,9 +109,17 @@ def check(data: AuditData) -> list[Finding]:
             findings.append(RULE.finding(run_id, Outcome.UNDECIDABLE,
                                          "reported rates but no wall clock to compare with"))
             continue
+        ok = int(s["ok"])
+        n = data.concurrency(run_id)
+        if not math.isnan(n) and 1 < n < ok:
+            # a closed loop of N streams: the published sum is N streams' rates, N × the mean
+            total = n * total / ok
+            summed = f"N × mean reported_tps = {n:g} × {fmt(total / n)} = {fmt(total)} tok/s"
+        else:
+            summed = f"Σ reported_tps over {ok} requests = {fmt(total)} tok/s"
         factor = total / agg
         numbers = {"sum_reported_tps": total, "aggregate_tps": agg, "factor": factor}
-        arithmetic = [f"Σ reported_tps over {int(s['ok'])} requests = {fmt(total)} tok/s",
+        arithmetic = [summed,
                       f"total ÷ wall = {fmt(s['output_tokens'], 0)} ÷ {fmt(s['wall_s'], 2)} s = "
                       f"{fmt(agg)} tok/s", f"{fmt(total)} ÷ {fmt(agg)} = {fmt(factor, 2)}×"]
         if factor > 1 + tol:

@@ -45,6 +45,8 @@ METHOD.md §2 "Ladder or cluster"; seed 000 §2.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from reporter.config import threshold
@@ -85,12 +87,12 @@ def check(data: AuditData) -> list[Finding]:
 def _completions(data: AuditData, run_id: str) -> tuple[np.ndarray, float]:
     rows = data.requests_of(run_id)
     rows = rows[rows["ok"]]
-    t0 = float(data.stats.at[run_id, "t0"])
+    t0 = data.figures(run_id)["t0"]
     return np.sort(rows["t_end"].to_numpy(dtype="float64") - t0), t0
 
 
 def _check_run(data: AuditData, run_id: str) -> Finding:
-    s = data.stats.loc[run_id]
+    s = data.figures(run_id)
     n = data.concurrency(run_id)
     requests = int(s["requests"])
     if requests < 2:
@@ -99,7 +101,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     if n == 1:
         return RULE.finding(run_id, Outcome.NOT_APPLICABLE,
                             "concurrency 1: requests run one after another by design")
-    if not s["has_end"]:
+    if not s.flag("has_end"):
         return RULE.finding(run_id, Outcome.UNDECIDABLE,
                             "no completion time (t_end) for every request")
     rows = data.requests_of(run_id)
@@ -108,20 +110,20 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     if np.isnan(n) and s["in_flight"] < 1.05:
         return RULE.finding(run_id, Outcome.NOT_APPLICABLE,
                             "concurrency not stated and never more than one request in flight")
-    numbers = {"requests": requests, "concurrency": None if np.isnan(n) else n,
+    numbers: dict[str, Any] = {"requests": requests, "concurrency": None if np.isnan(n) else n,
                "completions_s": [round(float(x), 3) for x in done[:32]]}
-    if s["has_first"] and not np.isnan(s["overlap"]):
+    if s.flag("has_first") and not np.isnan(s["overlap"]):
         return _by_overlap(data, run_id, done, numbers, refs)
     return _by_completions(data, run_id, done, numbers, refs)
 
 
 def single_request_time(data: AuditData, run_id: str) -> tuple[float, str]:
     """One request's duration: a lone request of the same sweep, else the median decode time."""
-    group = data.runs.at[run_id, "group"]
+    group = data.run_field(run_id, "group")
     lone = [r for r in data.groups().get(str(group), [])
-            if data.concurrency(r) == 1 and data.stats.at[r, "requests"] == 1]
+            if data.concurrency(r) == 1 and data.figures(r)["requests"] == 1]
     if lone:
-        value = float(np.median([data.stats.at[r, "wall_s"] for r in lone]))
+        value = float(np.median([data.figures(r)["wall_s"] for r in lone]))
         if not np.isnan(value):
             return value, f"one request alone (run {lone[0]})"
     return float(data.requests_of(run_id)["decode_s"].median()), "median decode time of one request"
@@ -132,9 +134,9 @@ def _shown(done: np.ndarray, limit: int = 8) -> str:
     return text + (f", … ({len(done)} in all)" if len(done) > limit else "")
 
 
-def _by_overlap(data: AuditData, run_id: str, done: np.ndarray, numbers: dict[str, object],
+def _by_overlap(data: AuditData, run_id: str, done: np.ndarray, numbers: dict[str, Any],
                 refs: list[str]) -> Finding:
-    s = data.stats.loc[run_id]
+    s = data.figures(run_id)
     overlap = float(s["overlap"])
     limit = data.config[SERIAL_OVERLAP]
     single, single_what = single_request_time(data, run_id)
@@ -165,8 +167,8 @@ def _by_overlap(data: AuditData, run_id: str, done: np.ndarray, numbers: dict[st
 
 
 def _by_completions(data: AuditData, run_id: str, done: np.ndarray,
-                    numbers: dict[str, object], refs: list[str]) -> Finding:
-    s = data.stats.loc[run_id]
+                    numbers: dict[str, Any], refs: list[str]) -> Finding:
+    s = data.figures(run_id)
     cv = float(s["out_cv"]) if not np.isnan(s["out_cv"]) else float("nan")
     if np.isnan(cv) or cv > data.config[EQUAL_LENGTH_CV]:
         why = ("output lengths unknown" if np.isnan(cv)
@@ -178,7 +180,7 @@ def _by_completions(data: AuditData, run_id: str, done: np.ndarray,
             numbers=numbers, refs=refs,
             help="record t_first, or rerun with forced equal output lengths")
     wall = float(s["wall_s"])
-    if not s["has_send"] or float(s["send_spread_s"]) > data.config[SEND_SPREAD] * wall:
+    if not s.flag("has_send") or float(s["send_spread_s"]) > data.config[SEND_SPREAD] * wall:
         return RULE.finding(
             run_id, Outcome.UNDECIDABLE,
             "no first-token times and the requests were not sent together: completion times "

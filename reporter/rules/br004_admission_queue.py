@@ -102,13 +102,13 @@ def check(data: AuditData) -> list[Finding]:
 
 
 def _check_run(data: AuditData, run_id: str) -> Finding:
-    s = data.stats.loc[run_id]
+    s = data.figures(run_id)
     if int(s["requests"]) < 3:
         return RULE.finding(run_id, Outcome.NOT_APPLICABLE,
                             f"{int(s['requests'])} request(s): no queue of k < N to find")
-    if not (s["has_send"] and s["has_first"] and s["has_end"]):
-        missing = [name for name, ok in (("t_send", s["has_send"]), ("t_first", s["has_first"]),
-                                         ("t_end", s["has_end"])) if not ok]
+    if not (s.flag("has_send") and s.flag("has_first") and s.flag("has_end")):
+        missing = [name for name, ok in (("t_send", s.flag("has_send")), ("t_first", s.flag("has_first")),
+                                         ("t_end", s.flag("has_end"))) if not ok]
         return RULE.finding(run_id, Outcome.UNDECIDABLE,
                             f"no {', '.join(missing)} for every request: cannot see who waited")
     rows = data.requests_of(run_id)
@@ -138,10 +138,12 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
                             f"all {n} requests decoded together (k = {k})", numbers=numbers,
                             arithmetic=arithmetic)
     wait = float(waited["ttft"].median())
+    served = float(rows[rows["t_first"] < first_done]["ttft"].median())
+    decode = float(rows["decode_s"].median())
     arithmetic.append(
         f"{len(waited)} requests got their first token only after another finished: median "
-        f"time to first token {fmt(wait, 2)} s against {fmt(numbers['served_median_ttft_s'], 2)} s "
-        f"for the admitted ones; one request decodes in {fmt(numbers['median_decode_s'], 2)} s")
+        f"time to first token {fmt(wait, 2)} s against {fmt(served, 2)} s "
+        f"for the admitted ones; one request decodes in {fmt(decode, 2)} s")
     return RULE.finding(
         run_id, Outcome.FIRED,
         f"only {k} of {n} requests were served at once; the other {len(waited)} waited a median "

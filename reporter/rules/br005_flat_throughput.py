@@ -58,7 +58,7 @@ def levels(data: AuditData, runs: list[str]) -> pd.Series:
     """Median aggregate per concurrency level (repeats folded), sorted by N."""
     frame = pd.DataFrame({
         "n": [data.concurrency(r) for r in runs],
-        "agg": [float(data.stats.at[r, "aggregate_tps"]) for r in runs],
+        "agg": [float(data.figures(r)["aggregate_tps"]) for r in runs],
     }).dropna()
     return frame.groupby("n")["agg"].median().sort_index()
 

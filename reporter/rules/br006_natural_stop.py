@@ -47,9 +47,9 @@ def check(data: AuditData) -> list[Finding]:
 
 
 def _check_run(data: AuditData, run_id: str) -> Finding:
-    s = data.stats.loc[run_id]
-    stop = str(data.runs.at[run_id, "stop"] or "unknown")
-    requested = data.runs.at[run_id, "output_tokens_requested"]
+    s = data.figures(run_id)
+    stop = str(data.run_field(run_id, "stop") or "unknown")
+    requested = data.run_field(run_id, "output_tokens_requested")
     rows = data.requests_of(run_id)
     eos = rows[rows["finish_reason"] == "stop"] if len(rows) else rows
     mean, lo, hi = float(s["out_mean"]), float(s["out_min"]), float(s["out_max"])

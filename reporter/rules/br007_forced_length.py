@@ -35,10 +35,8 @@ METHOD.md §2, §4; the recipe's parameter table for llama.cpp servers.
 
 from __future__ import annotations
 
-import math
-
 from reporter.rules.base import AuditData, Finding, Rule, fmt, request_refs
-from reporter.types import Outcome, Severity
+from reporter.types import Outcome, Severity, number
 
 
 def check(data: AuditData) -> list[Finding]:
@@ -46,28 +44,29 @@ def check(data: AuditData) -> list[Finding]:
 
 
 def _check_run(data: AuditData, run_id: str) -> Finding:
-    run = data.runs.loc[run_id]
-    min_tokens = run["min_tokens"]
-    forced = (run["stop"] == "forced" or run["ignore_eos"] is True
-              or (min_tokens is not None and not math.isnan(min_tokens) and min_tokens > 0))
+    stop = data.run_field(run_id, "stop")
+    min_tokens = number(data.run_field(run_id, "min_tokens"))
+    forced = (stop == "forced" or data.run_field(run_id, "ignore_eos") is True
+              or (min_tokens is not None and min_tokens > 0))
     if not forced:
         return RULE.finding(run_id, Outcome.NOT_APPLICABLE,
-                            f"no forced length asked for (stop {run['stop']})")
-    requested = run["output_tokens_requested"]
-    if requested is None or math.isnan(requested):
+                            f"no forced length asked for (stop {stop})")
+    requested = number(data.run_field(run_id, "output_tokens_requested"))
+    if requested is None:
         requested = min_tokens
     rows = data.requests_of(run_id)
     rows = rows[rows["ok"]]
     if rows.empty or rows["output_tokens"].isna().all():
         return RULE.finding(run_id, Outcome.UNDECIDABLE, "no output token counts to compare")
-    if requested is None or math.isnan(requested):
+    if requested is None:
         return RULE.finding(run_id, Outcome.UNDECIDABLE,
                             "forced length asked for, but the requested length is not stated "
                             "(workload.output_tokens)")
     out = rows["output_tokens"]
     short = rows[(out < requested) | (rows["finish_reason"] == "stop")]
-    numbers = {"requested": float(requested), "requests": len(rows), "short": len(short),
-               "shortest": float(out.min()), "longest": float(out.max())}
+    shortest, longest = float(out.min()), float(out.max())
+    numbers = {"requested": requested, "requests": len(rows), "short": len(short),
+               "shortest": shortest, "longest": longest}
     if short.empty:
         return RULE.finding(run_id, Outcome.PASSED,
                             f"all {len(rows)} requests wrote the requested "
@@ -75,10 +74,10 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     return RULE.finding(
         run_id, Outcome.FIRED,
         f"forced length {fmt(requested, 0)} asked for, but {len(short)} of {len(rows)} requests "
-        f"wrote fewer (shortest {fmt(out.min(), 0)} tokens): the flag was accepted, not honoured",
+        f"wrote fewer (shortest {fmt(shortest, 0)} tokens): the flag was accepted, not honoured",
         numbers=numbers, refs=request_refs(short),
         arithmetic=[f"requested {fmt(requested, 0)} tokens; written "
-                    f"{fmt(out.min(), 0)}–{fmt(out.max(), 0)}"],
+                    f"{fmt(shortest, 0)}–{fmt(longest, 0)}"],
         help="send the parameters this engine honours (ignore_eos, min_tokens, n_predict) and "
              "check its completion token counts after each run")
 

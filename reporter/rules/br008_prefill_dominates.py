@@ -53,7 +53,7 @@ def check(data: AuditData) -> list[Finding]:
 
 
 def _check_run(data: AuditData, run_id: str) -> Finding:
-    s = data.stats.loc[run_id]
+    s = data.figures(run_id)
     prompt = float(s["prompt_tokens_total"])
     if math.isnan(prompt):
         return RULE.finding(run_id, Outcome.UNDECIDABLE, "no prompt token counts (prompt_tokens)")
@@ -73,7 +73,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     arithmetic = [
         f"prompt tokens: {n} × {fmt(per, 0)} = {fmt(prompt, 0)}",
         f"prefill ≈ {fmt(prompt, 0)} ÷ {fmt(rate, 0)} tok/s = {fmt(prefill_s, 2)} s "
-        f"(rate from {s['prefill_rate_source']})",
+        f"(rate from {s.text('prefill_rate_source')})",
         f"share = {fmt(prefill_s, 2)} ÷ {fmt(wall, 2)} s wall = {share:.0%}",
     ]
     ttft = float(s["median_ttft_s"])

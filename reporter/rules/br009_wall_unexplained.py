@@ -2,8 +2,10 @@
 
 ## What it checks
 Whether the wall clock is what prefill and decode predict:
-`predicted wall = waves × (prefill + longest output ÷ median per-request decode rate)`, where
-prefill is the median TTFT or `Σ prompt tokens ÷ prefill rate` (METHOD.md §4).
+`predicted wall = prefill + longest output ÷ median per-request decode rate` (METHOD.md §4),
+where prefill is the median TTFT or `Σ prompt tokens ÷ prefill rate`; a closed loop that sends
+more requests than it keeps in flight runs in waves, each but the last taking a typical
+request's `prefill + mean output ÷ decode rate`.
 
 ## Why it matters
 When the prediction holds, the aggregate is understood: it is decode at the measured rate,
@@ -73,7 +75,7 @@ def check(data: AuditData) -> list[Finding]:
 
 
 def _check_run(data: AuditData, run_id: str) -> Finding:
-    s = data.stats.loc[run_id]
+    s = data.figures(run_id)
     ttft, rate = first_wave_ttft(data, run_id), float(s["median_decode_tps"])
     longest, wall = float(s["out_max"]), float(s["wall_s"])
     if math.isnan(ttft) or math.isnan(rate) or rate <= 0:
@@ -90,7 +92,9 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     # closed loop with more requests than slots: requests ÷ N waves, one after another
     n = data.concurrency(run_id)
     waves = math.ceil(int(s["requests"]) / n) if not math.isnan(n) and n >= 1 else 1
-    predicted = waves * (first_term + longest / rate)
+    # the last wave ends with the longest request; the waves before it take a typical one
+    typical = float(s["out_mean"]) if waves > 1 else longest
+    predicted = (waves - 1) * (first_term + typical / rate) + first_term + longest / rate
     total = float(s["output_tokens"])
     off = wall / predicted - 1
     numbers = {"waves": waves, "median_ttft_s": ttft, "median_decode_tps": rate, "longest_output": longest,
@@ -98,9 +102,11 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
                "predicted_aggregate_tps": total / predicted, "measured_aggregate_tps": total / wall,
                "off": off}
     arithmetic = [
-        ("predicted wall = " + (f"{waves} waves × (" if waves > 1 else "")
+        ("predicted wall = "
+         + (f"{waves - 1} waves × ({fmt(first_term, 2)} + mean output {fmt(typical, 0)} ÷ "
+            f"{fmt(rate, 2)}) + " if waves > 1 else "")
          + f"{term_name} {fmt(first_term, 2)} + longest output {fmt(longest, 0)} ÷ median "
-         f"decode {fmt(rate, 2)}" + (")" if waves > 1 else "") + f" = {fmt(predicted, 2)} s"),
+         f"decode {fmt(rate, 2)} = {fmt(predicted, 2)} s"),
         f"predicted aggregate = {fmt(total, 0)} ÷ {fmt(predicted, 2)} = "
         f"{fmt(total / predicted, 0)} tok/s; measured {fmt(total, 0)} ÷ {fmt(wall, 2)} = "
         f"{fmt(total / wall, 0)} tok/s ({fmt(abs(off) * 100, 1)}% apart)",

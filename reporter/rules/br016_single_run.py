@@ -46,7 +46,7 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
     frame = pd.DataFrame({
         "run": runs,
         "n": [data.concurrency(r) for r in runs],
-        "agg": [float(data.stats.at[r, "aggregate_tps"]) for r in runs],
+        "agg": [float(data.figures(r)["aggregate_tps"]) for r in runs],
     })
     frame["n"] = frame["n"].fillna(-1)
     counts = frame.groupby("n")["run"].count()

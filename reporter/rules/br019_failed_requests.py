@@ -40,7 +40,7 @@ import math
 
 from reporter.config import threshold
 from reporter.rules.base import AuditData, Finding, Rule, fmt, request_refs, run_ref
-from reporter.types import Outcome, Severity
+from reporter.types import Outcome, Severity, number
 
 FAILED_SHARE = threshold(
     "failed_share",
@@ -55,25 +55,26 @@ def check(data: AuditData) -> list[Finding]:
 
 
 def _check_run(data: AuditData, run_id: str) -> Finding:
-    s = data.stats.loc[run_id]
+    s = data.figures(run_id)
     rows = data.requests_of(run_id)
     if rows.empty:
-        if s["from_summary"] and not math.isnan(s["failed"]):
-            failed = int(s["failed"])
-            if failed:
+        if s.flag("from_summary") and not math.isnan(s["failed"]):
+            counted = int(s["failed"])
+            if counted:
                 return RULE.finding(run_id, Outcome.FIRED,
-                                    f"the tool counted {failed} failed request(s) of "
-                                    f"{int(s['requests'])}", numbers={"failed": failed},
+                                    f"the tool counted {counted} failed request(s) of "
+                                    f"{int(s['requests'])}", numbers={"failed": counted},
                                     refs=run_ref(data, run_id),
                                     help="fix the errors and rerun; quote the failure rate")
             return RULE.finding(run_id, Outcome.PASSED, "the tool counted no failed request")
         return RULE.finding(run_id, Outcome.UNDECIDABLE, "no per-request rows and no failure count")
-    requested = data.runs.at[run_id, "output_tokens_requested"]
+    requested = data.run_field(run_id, "output_tokens_requested")
     failed = rows[~rows["ok"]]
     ok = rows[rows["ok"]]
     empty = ok[ok["output_tokens"] == 0]
     cut = ok.iloc[0:0]
-    if requested is not None and not math.isnan(requested):
+    requested = number(requested)
+    if requested is not None:
         cut = ok[ok["finish_reason"].isna() & (ok["output_tokens"] < requested)
                  & (ok["output_tokens"] > 0)]
     n = len(rows)
@@ -92,13 +93,14 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         parts.append(f"{len(empty)} 'successful' with 0 tokens")
     if len(cut):
         parts.append(f"{len(cut)} cut short with no finish reason (shortest "
-                     f"{fmt(cut['output_tokens'].min(), 0)} of {fmt(requested, 0)} tokens)")
-    counted = ("the aggregate counts only successful requests' tokens"
+                     f"{fmt(float(cut['output_tokens'].min()), 0)} of {fmt(requested or 0, 0)} "
+                     "tokens)")
+    counting = ("the aggregate counts only successful requests' tokens"
                + (f" ({fmt(lost, 0)} tokens of failed requests left out)" if lost else ""))
     severity = Severity.ERROR if bad > data.config[FAILED_SHARE] * n else Severity.WARNING
     evidence = failed if len(failed) else (empty if len(empty) else cut)
     return RULE.finding(
-        run_id, Outcome.FIRED, f"{'; '.join(parts)} of {n} requests; {counted}",
+        run_id, Outcome.FIRED, f"{'; '.join(parts)} of {n} requests; {counting}",
         severity=severity, numbers=numbers, refs=request_refs(evidence),
         help="fix the failures and rerun; never divide requested tokens by the wall clock")
 

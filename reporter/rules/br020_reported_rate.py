@@ -83,8 +83,9 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     tol = data.config[RATE_MATCH]
     lines = [f"median reported ÷ {name} = {fmt(v, 2)}" for name, v in ratios.items()]
     matches = [name for name, v in ratios.items() if abs(v - 1) <= tol]
+    median_reported = float(np.median(reported))
     numbers = {"ratios": {k: round(v, 4) for k, v in ratios.items()},
-               "median_reported_tps": float(np.median(reported))}
+               "median_reported_tps": median_reported}
     best = min(ratios, key=lambda k: abs(math.log(ratios[k])) if ratios[k] > 0 else math.inf)
     token_matches = [m for m in matches if m.startswith("tokens")]
     if token_matches:
@@ -102,7 +103,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             help="use the token counts (usage) and the trace's own times, not the reported rate")
     return RULE.finding(
         run_id, Outcome.FIRED,
-        f"reported rates match no definition: median {fmt(numbers['median_reported_tps'])} tok/s "
+        f"reported rates match no definition: median {fmt(median_reported)} tok/s "
         f"is {fmt(ratios[best], 2)}× {best}",
         arithmetic=lines, numbers=numbers, refs=request_refs(rows),
         help="check the token counts and the clocks; use tokens ÷ time from the trace itself")

@@ -117,7 +117,10 @@ def test_expected_errors_never_print_a_traceback(tmp_path: Path) -> None:
     bad.write_text("{nope\n", encoding="utf-8")
     code, out, err = invoke("audit", "--no-html", str(bad))
     assert (code, out) == (2, "")
-    assert err == f"{bad}:1:2: not valid JSON: key must be a string; expected one JSON object per line\n"
+    # the parser's own words for the syntax error vary with its version; the frame does not
+    assert err.startswith(f"{bad}:1:2: not valid JSON: ")
+    assert err.endswith("; expected one JSON object per line\n")
+    assert err.count("\n") == 1
     assert "Traceback" not in err
 
 
