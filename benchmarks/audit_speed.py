@@ -51,13 +51,28 @@ def write_trace(path: Path, total: int) -> None:
     with path.open("wb") as f:
         for n, rep in runs:
             run_id = f"n{n}-r{rep}"
-            f.write(orjson.dumps({
-                "kind": "run", "schema": "benchreport/1", "id": run_id, "group": "sweep",
-                "repeat": rep, "engine": {"name": "synthetic", "version": "1"},
-                "workload": {"concurrency": n, "output_tokens": 128, "stop": "forced",
-                             "ignore_eos": True, "prompt_tokens": 32, "content": "prose",
-                             "speculative": {"enabled": False}},
-            }) + b"\n")
+            f.write(
+                orjson.dumps(
+                    {
+                        "kind": "run",
+                        "schema": "benchreport/1",
+                        "id": run_id,
+                        "group": "sweep",
+                        "repeat": rep,
+                        "engine": {"name": "synthetic", "version": "1"},
+                        "workload": {
+                            "concurrency": n,
+                            "output_tokens": 128,
+                            "stop": "forced",
+                            "ignore_eos": True,
+                            "prompt_tokens": 32,
+                            "content": "prose",
+                            "speculative": {"enabled": False},
+                        },
+                    }
+                )
+                + b"\n"
+            )
             per_stream = 100.0 / (1 + 0.02 * (n - 1))  # batching: the aggregate rises with N
             stream = np.arange(per_run) % n
             ttft = 0.02 + rng.random(per_run) * 0.01
@@ -71,13 +86,20 @@ def write_trace(path: Path, total: int) -> None:
             sends = ends - duration
             firsts = sends + ttft
             lines = [
-                orjson.dumps({
-                    "kind": "request", "run": run_id, "id": f"{run_id}-{i}",
-                    "t_send": round(float(a), 6),
-                    "t_first": round(float(b), 6), "t_end": round(float(c), 6),
-                    "prompt_tokens": 32, "output_tokens": 128, "finish_reason": "length",
-                    "reported_tps": round(128 / float(c - b), 3),
-                })
+                orjson.dumps(
+                    {
+                        "kind": "request",
+                        "run": run_id,
+                        "id": f"{run_id}-{i}",
+                        "t_send": round(float(a), 6),
+                        "t_first": round(float(b), 6),
+                        "t_end": round(float(c), 6),
+                        "prompt_tokens": 32,
+                        "output_tokens": 128,
+                        "finish_reason": "length",
+                        "reported_tps": round(128 / float(c - b), 3),
+                    }
+                )
                 for i, (a, b, c) in enumerate(zip(sends, firsts, ends, strict=True))
             ]
             f.write(b"\n".join(lines) + b"\n")
@@ -85,8 +107,13 @@ def write_trace(path: Path, total: int) -> None:
 
 def measure(code: str, *args: str) -> float:
     """Seconds the child reports for its work (interpreter start-up excluded)."""
-    out = subprocess.run([sys.executable, "-c", code, *args], check=True, capture_output=True,
-                         text=True, cwd=Path(__file__).resolve().parents[1])
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     return float(out.stdout.split()[0])
 
 
@@ -98,8 +125,13 @@ def peak_of(code: str, *args: str) -> float:
         "capture_output=True)\n"
         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe, code, *args], check=True,
-                         capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    out = subprocess.run(
+        [sys.executable, "-c", probe, code, *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     return float(out.stdout.strip())
 
 
@@ -116,8 +148,10 @@ def main() -> None:
     if not trace.exists():
         t = time.perf_counter()
         write_trace(trace, args.requests)
-        print(f"wrote {trace} ({trace.stat().st_size / 1e6:,.0f} MB, {args.requests:,} requests) "
-              f"in {time.perf_counter() - t:.1f} s")
+        print(
+            f"wrote {trace} ({trace.stat().st_size / 1e6:,.0f} MB, {args.requests:,} requests) "
+            f"in {time.perf_counter() - t:.1f} s"
+        )
     parse_times, audit_times = [], []
     for i in range(args.repeats):
         p = measure(PARSE, str(trace))
@@ -130,8 +164,10 @@ def main() -> None:
     audit_peak = peak_of(AUDIT, str(trace), str(verdict))
     print(f"median pyarrow parse: {parse_med:.2f} s   peak {parse_peak:,.0f} MB")
     print(f"median audit to JSON: {audit_med:.2f} s   peak {audit_peak:,.0f} MB")
-    print(f"ratio audit ÷ parse: {audit_med / parse_med:.2f} (target ≤ 1.5); "
-          f"peak {audit_peak / 1024:.2f} GB (target ≤ 1.5 GB)")
+    print(
+        f"ratio audit ÷ parse: {audit_med / parse_med:.2f} (target ≤ 1.5); "
+        f"peak {audit_peak / 1024:.2f} GB (target ≤ 1.5 GB)"
+    )
     print(f"audit per request: {audit_med / args.requests * 1e6:.2f} µs")
 
 

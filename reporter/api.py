@@ -17,16 +17,26 @@ from reporter.types import PathLike
 from reporter.verdict import Verdict, build_verdict
 
 
-def read_file(path: PathLike, fmt: str = "auto", *, lenient: bool = False,
-              options: dict[str, Any] | None = None) -> Partial:
+def read_file(
+    path: PathLike,
+    fmt: str = "auto",
+    *,
+    lenient: bool = False,
+    options: dict[str, Any] | None = None,
+) -> Partial:
     """One file through its adapter (detected, or named by `fmt`)."""
     source = Source.read(os.fspath(path))
     module = adapters.detect(source) if fmt == "auto" else adapters.get(fmt)
     return module.read(source, lenient=lenient, **(options or {}))  # type: ignore[no-any-return]
 
 
-def load(paths: Sequence[PathLike], fmt: str = "auto", *, lenient: bool = False,
-         options: dict[str, Any] | None = None) -> Tables:
+def load(
+    paths: Sequence[PathLike],
+    fmt: str = "auto",
+    *,
+    lenient: bool = False,
+    options: dict[str, Any] | None = None,
+) -> Tables:
     """Read every file; all files' problems are gathered before raising."""
     if not paths:
         raise UsageError("no input files; expected one or more trace files")
@@ -85,8 +95,9 @@ def audit(
     return audit_tables(tables, rules_chosen=chosen, config=config)
 
 
-def audit_tables(tables: Tables, *, rules_chosen: list[rules.Rule] | None = None,
-                 config: Config | None = None) -> Verdict:
+def audit_tables(
+    tables: Tables, *, rules_chosen: list[rules.Rule] | None = None, config: Config | None = None
+) -> Verdict:
     """The audit of tables already built (adapters and tests start here)."""
     chosen = rules_chosen if rules_chosen is not None else rules.select()
     stats = metrics.run_stats(tables)
@@ -101,9 +112,16 @@ def audit_tables(tables: Tables, *, rules_chosen: list[rules.Rule] | None = None
 DEFAULT_HTML = "report.html"
 
 
-def render_outputs(verdict: Verdict, *, html: str | None = None, pdf: str | None = None,
-                   md: str | None = None, json: str | None = None, default_html: bool = False,
-                   command: str | None = None) -> list[str]:
+def render_outputs(
+    verdict: Verdict,
+    *,
+    html: str | None = None,
+    pdf: str | None = None,
+    md: str | None = None,
+    json: str | None = None,
+    default_html: bool = False,
+    command: str | None = None,
+) -> list[str]:
     """Write the requested documents; returns the paths written."""
     from reporter.render.json import render_json
 

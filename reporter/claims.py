@@ -62,7 +62,9 @@ def parse_claim_option(text: str, index: int) -> dict[str, Any]:
             row["concurrency"] = int(value)
         elif key == "method":
             if value not in ("sum", "wall", "unknown"):
-                raise UsageError(f"--claim {text!r}: method={value!r}; expected sum, wall or unknown")
+                raise UsageError(
+                    f"--claim {text!r}: method={value!r}; expected sum, wall or unknown"
+                )
             row["method"] = value
         elif key in ("run", "group", "id"):
             row["claim" if key == "id" else key] = value
@@ -73,7 +75,9 @@ def parse_claim_option(text: str, index: int) -> dict[str, Any]:
     if row["metric"] is None:
         raise UsageError(f"--claim {text!r}: no figure; {expected}")
     if row["runs"] is not None and len(row["runs"]) != 2:
-        raise UsageError(f"--claim {text!r}: runs= names {len(row['runs'])} runs; expected two: runs=A,B")
+        raise UsageError(
+            f"--claim {text!r}: runs= names {len(row['runs'])} runs; expected two: runs=A,B"
+        )
     return row
 
 
@@ -100,7 +104,9 @@ def _fmt(x: float, d: int = 1) -> str:
     return f"{x:,.{d}f}"
 
 
-def _target_runs(claim: pd.Series, tables: Tables, stats: pd.DataFrame) -> tuple[list[str], str | None]:
+def _target_runs(
+    claim: pd.Series, tables: Tables, stats: pd.DataFrame
+) -> tuple[list[str], str | None]:
     runs = tables.runs
     if claim["run"] is not None:
         wanted = str(claim["run"])
@@ -120,8 +126,10 @@ def _target_runs(claim: pd.Series, tables: Tables, stats: pd.DataFrame) -> tuple
         return [], "no run to check it against"
     if pool["group"].nunique() > 1:
         names = ", ".join(sorted(map(str, pool["run"]))[:6])
-        return [], (f"matches {len(pool)} runs in {pool['group'].nunique()} groups ({names}); "
-                    "name one with run= or group=")
+        return [], (
+            f"matches {len(pool)} runs in {pool['group'].nunique()} groups ({names}); "
+            "name one with run= or group="
+        )
     if claim["concurrency"] is None and pool["concurrency"].nunique() > 1:
         return [], "the group has several concurrency levels; say which with N="
     return [str(r) for r in pool["run"]], None
@@ -133,8 +141,9 @@ def _aggregate(stats: pd.DataFrame, run_ids: list[str]) -> tuple[float | None, l
         return None, []
     lines = []
     for run_id in run_ids:
-        agg, tokens, wall = (number_or_nan(stats.at[run_id, c])
-                             for c in ("aggregate_tps", "output_tokens", "wall_s"))
+        agg, tokens, wall = (
+            number_or_nan(stats.at[run_id, c]) for c in ("aggregate_tps", "output_tokens", "wall_s")
+        )
         if not math.isnan(agg):
             lines.append(
                 f"run {run_id}: {_fmt(tokens, 0)} tokens ÷ {_fmt(wall, 2)} s = {_fmt(agg)} tok/s"
@@ -155,9 +164,15 @@ def evaluate(tables: Tables, stats: pd.DataFrame) -> list[ClaimCheck]:
             value=float(claim["value"]),
             concurrency=None if pd.isna(claim["concurrency"]) else int(claim["concurrency"]),
             method=str(claim["method"] or "unknown"),
-            runs=[], recomputed=None, factor=None, source=claim["source"],
-            ref=(f"{claim['source_path']}:{int(claim['source_line'])}"
-                 if claim["source_line"] is not None else str(claim["source_path"])),
+            runs=[],
+            recomputed=None,
+            factor=None,
+            source=claim["source"],
+            ref=(
+                f"{claim['source_path']}:{int(claim['source_line'])}"
+                if claim["source_line"] is not None
+                else str(claim["source_path"])
+            ),
         )
         if check.metric == "speedup":
             _speedup(check, claim, tables, stats)
@@ -203,8 +218,11 @@ def _scaling(check: ClaimCheck, tables: Tables, stats: pd.DataFrame) -> None:
         return
     check.recomputed = top / base_value
     check.compared = [str(r) for r in base["run"]]
-    check.arithmetic = [*top_lines, *base_lines,
-                        f"scaling = {_fmt(top)} ÷ {_fmt(base_value)} = {_fmt(check.recomputed, 2)}×"]
+    check.arithmetic = [
+        *top_lines,
+        *base_lines,
+        f"scaling = {_fmt(top)} ÷ {_fmt(base_value)} = {_fmt(check.recomputed, 2)}×",
+    ]
 
 
 def _speedup(check: ClaimCheck, claim: pd.Series, tables: Tables, stats: pd.DataFrame) -> None:

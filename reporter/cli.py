@@ -58,50 +58,107 @@ def _severity_at(fail_on: str) -> Severity | None:
 
 @main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-o", "--output", "html_out", type=click.Path(dir_okay=False),
-              help="Write the HTML report here (the default when no other output is named).")
+@click.option(
+    "-o",
+    "--output",
+    "html_out",
+    type=click.Path(dir_okay=False),
+    help="Write the HTML report here (the default when no other output is named).",
+)
 @click.option("--pdf", "pdf_out", type=click.Path(dir_okay=False), help="Write a PDF report.")
 @click.option("--md", "md_out", type=click.Path(dir_okay=False), help="Write a Markdown summary.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, allow_dash=True),
-              help="Write the JSON verdict (- for stdout).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
-              help="Input format; detected from the content by default.")
-@click.option("--mapping", type=click.Path(exists=True, dir_okay=False),
-              help="For --format custom: which column is what (YAML).")
-@click.option("--claim", "claim_texts", multiple=True,
-              help='A published figure to check: "aggregate=350 tok/s N=4 method=sum".')
-@click.option("--server-log", "server_logs", multiple=True, type=click.Path(dir_okay=False),
-              help="An engine's log, searched for refused features.")
+@click.option(
+    "--json",
+    "json_out",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write the JSON verdict (- for stdout).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="auto",
+    show_default=True,
+    help="Input format; detected from the content by default.",
+)
+@click.option(
+    "--mapping",
+    type=click.Path(exists=True, dir_okay=False),
+    help="For --format custom: which column is what (YAML).",
+)
+@click.option(
+    "--claim",
+    "claim_texts",
+    multiple=True,
+    help='A published figure to check: "aggregate=350 tok/s N=4 method=sum".',
+)
+@click.option(
+    "--server-log",
+    "server_logs",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="An engine's log, searched for refused features.",
+)
 @click.option("--select", "select_", multiple=True, help="Only rules with these code prefixes.")
 @click.option("--ignore", multiple=True, help="Skip rules with these code prefixes.")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]),
-              default="error", show_default=True,
-              help="Exit 1 when a finding of this severity or worse fired.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "info", "never"]),
+    default="error",
+    show_default=True,
+    help="Exit 1 when a finding of this severity or worse fired.",
+)
 @click.option("--lenient", is_flag=True, help="Audit the good lines; count and skip the bad ones.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False),
-              help="A TOML file with [thresholds] overrides.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="A TOML file with [thresholds] overrides.",
+)
 @click.option("--no-html", is_flag=True, help="Write no HTML report unless -o is given.")
 @click.option("-v", "--verbose", is_flag=True, help="List every undecidable check.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for expected errors.")
 @_guard
-def audit(files: tuple[str, ...], html_out: str | None, pdf_out: str | None,
-          md_out: str | None, json_out: str | None, fmt: str, mapping: str | None,
-          claim_texts: tuple[str, ...], server_logs: tuple[str, ...], select_: tuple[str, ...],
-          ignore: tuple[str, ...], fail_on: str, lenient: bool, config_path: str | None,
-          no_html: bool, verbose: bool, debug: bool) -> None:
+def audit(
+    files: tuple[str, ...],
+    html_out: str | None,
+    pdf_out: str | None,
+    md_out: str | None,
+    json_out: str | None,
+    fmt: str,
+    mapping: str | None,
+    claim_texts: tuple[str, ...],
+    server_logs: tuple[str, ...],
+    select_: tuple[str, ...],
+    ignore: tuple[str, ...],
+    fail_on: str,
+    lenient: bool,
+    config_path: str | None,
+    no_html: bool,
+    verbose: bool,
+    debug: bool,
+) -> None:
     """Audit FILE... and print the verdict (an HTML report is written by default)."""
     from reporter.render.text import render_text
 
     options = {"mapping": mapping} if mapping else None
     verdict = api.audit(
-        list(files), fmt=fmt, select=select_, ignore=ignore, claim_texts=claim_texts,
-        lenient=lenient, config=Config.load(config_path), server_logs=server_logs,
+        list(files),
+        fmt=fmt,
+        select=select_,
+        ignore=ignore,
+        claim_texts=claim_texts,
+        lenient=lenient,
+        config=Config.load(config_path),
+        server_logs=server_logs,
         options=options,
     )
     for inp in verdict.inputs:
         if inp.skipped:
-            click.echo(f"{inp.path}: skipped {inp.skipped} bad line(s) ({'; '.join(inp.skipped_reasons)})",
-                       err=True)
+            click.echo(
+                f"{inp.path}: skipped {inp.skipped} bad line(s) ({'; '.join(inp.skipped_reasons)})",
+                err=True,
+            )
     if json_out == "-":
         from reporter.render.json import render_json
 
@@ -110,9 +167,13 @@ def audit(files: tuple[str, ...], html_out: str | None, pdf_out: str | None,
         click.echo(render_text(verdict, verbose=verbose), nl=False)
     command = "benchreport audit " + shlex.join(sys.argv[2:]) if len(sys.argv) > 2 else None
     written = api.render_outputs(
-        verdict, html=html_out, pdf=pdf_out, md=md_out,
+        verdict,
+        html=html_out,
+        pdf=pdf_out,
+        md=md_out,
         json=None if json_out == "-" else json_out,
-        default_html=not (no_html or pdf_out or md_out or json_out), command=command,
+        default_html=not (no_html or pdf_out or md_out or json_out),
+        command=command,
     )
     for path in written:
         click.echo(f"wrote {path}", err=True)
@@ -138,8 +199,9 @@ def validate(files: tuple[str, ...], fmt: str, debug: bool) -> None:
 def rules_cmd() -> None:
     """List the rules: code, name, severity, status."""
     for rule in rules.REGISTRY.values():
-        click.echo(f"{rule.code}  {rule.name:<34} {rule.severity!s:<8} {rule.status:<7} "
-                   f"{rule.summary}")
+        click.echo(
+            f"{rule.code}  {rule.name:<34} {rule.severity!s:<8} {rule.status:<7} {rule.summary}"
+        )
 
 
 @main.command()

@@ -48,7 +48,9 @@ class Config:
         except OSError as exc:
             raise UsageError(f"{path}: cannot read the config file: {exc.strerror}") from None
         except tomllib.TOMLDecodeError as exc:
-            raise UsageError(f"{path}: not valid TOML: {exc}; expected [thresholds] name = number") from None
+            raise UsageError(
+                f"{path}: not valid TOML: {exc}; expected [thresholds] name = number"
+            ) from None
         table = data.get("thresholds", {})
         overrides: dict[str, float] = {}
         import reporter.rules  # noqa: F401  (declares every threshold)

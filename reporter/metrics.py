@@ -91,9 +91,21 @@ def run_stats(tables: Tables) -> pd.DataFrame:
     req = tables.requests
     run_ids = [str(r) for r in tables.runs["run"]]
     stats = pd.DataFrame(index=pd.Index(run_ids, name="run"), columns=list(STAT_COLUMNS))
-    stats = stats.astype({c: "float64" for c in STAT_COLUMNS if c not in (
-        "prefill_rate_source", "has_send", "has_first", "has_end", "has_reported",
-        "from_summary")})
+    stats = stats.astype(
+        {
+            c: "float64"
+            for c in STAT_COLUMNS
+            if c
+            not in (
+                "prefill_rate_source",
+                "has_send",
+                "has_first",
+                "has_end",
+                "has_reported",
+                "from_summary",
+            )
+        }
+    )
     stats["prefill_rate_source"] = None
     for flag in ("has_send", "has_first", "has_end", "has_reported", "from_summary"):
         stats[flag] = False
@@ -101,44 +113,62 @@ def run_stats(tables: Tables) -> pd.DataFrame:
         ok = req[req["ok"]]
         g = req.groupby("run", observed=True)
         gok = ok.groupby("run", observed=True)
-        agg = pd.DataFrame({
-            "requests": g.size(),
-            "ok": gok.size(),
-            "output_tokens": gok["output_tokens"].sum(min_count=1),
-            "t0": g["t_send"].min(),
-            "t1": g["t_end"].max(),
-            "sum_reported_tps": gok["reported_tps"].sum(min_count=1),
-            "median_ttft_s": gok["ttft"].median(),
-            "median_decode_tps": gok["decode_tps"].median(),
-            "median_e2e_s": gok["e2e"].median(),
-            "sum_e2e": g["e2e"].sum(min_count=1),
-            "out_min": gok["output_tokens"].min(),
-            "out_max": gok["output_tokens"].max(),
-            "out_mean": gok["output_tokens"].mean(),
-            "out_std": gok["output_tokens"].std(ddof=0),
-            "send_spread_s": g["t_send"].max() - g["t_send"].min(),
-            "prompt_tokens_total": g["prompt_tokens"].sum(min_count=1),
-            "prompt_tokens_mean": g["prompt_tokens"].mean(),
-            "n_send": g["t_send"].count(),
-            "n_first": g["t_first"].count(),
-            "n_end": gok["t_end"].count(),
-            "n_reported": gok["reported_tps"].count(),
-        })
+        agg = pd.DataFrame(
+            {
+                "requests": g.size(),
+                "ok": gok.size(),
+                "output_tokens": gok["output_tokens"].sum(min_count=1),
+                "t0": g["t_send"].min(),
+                "t1": g["t_end"].max(),
+                "sum_reported_tps": gok["reported_tps"].sum(min_count=1),
+                "median_ttft_s": gok["ttft"].median(),
+                "median_decode_tps": gok["decode_tps"].median(),
+                "median_e2e_s": gok["e2e"].median(),
+                "sum_e2e": g["e2e"].sum(min_count=1),
+                "out_min": gok["output_tokens"].min(),
+                "out_max": gok["output_tokens"].max(),
+                "out_mean": gok["output_tokens"].mean(),
+                "out_std": gok["output_tokens"].std(ddof=0),
+                "send_spread_s": g["t_send"].max() - g["t_send"].min(),
+                "prompt_tokens_total": g["prompt_tokens"].sum(min_count=1),
+                "prompt_tokens_mean": g["prompt_tokens"].mean(),
+                "n_send": g["t_send"].count(),
+                "n_first": g["t_first"].count(),
+                "n_end": gok["t_end"].count(),
+                "n_reported": gok["reported_tps"].count(),
+            }
+        )
         agg.index = agg.index.astype(str)
         agg = agg.reindex(stats.index)
-        for col in ("requests", "ok", "output_tokens", "t0", "t1", "sum_reported_tps",
-                    "median_ttft_s", "median_decode_tps", "median_e2e_s", "out_min", "out_max",
-                    "out_mean", "send_spread_s", "prompt_tokens_total", "prompt_tokens_mean"):
+        for col in (
+            "requests",
+            "ok",
+            "output_tokens",
+            "t0",
+            "t1",
+            "sum_reported_tps",
+            "median_ttft_s",
+            "median_decode_tps",
+            "median_e2e_s",
+            "out_min",
+            "out_max",
+            "out_mean",
+            "send_spread_s",
+            "prompt_tokens_total",
+            "prompt_tokens_mean",
+        ):
             stats[col] = agg[col]
         stats["requests"] = stats["requests"].fillna(0)
         stats["ok"] = stats["ok"].fillna(0)
         stats["failed"] = stats["requests"] - stats["ok"]
         stats["has_send"] = (agg["n_send"] == agg["requests"]).fillna(False).astype(bool)
-        stats["has_first"] = ((agg["n_first"] > 0) & (agg["n_first"] >= agg["ok"])).fillna(
-            False).astype(bool)
+        stats["has_first"] = (
+            ((agg["n_first"] > 0) & (agg["n_first"] >= agg["ok"])).fillna(False).astype(bool)
+        )
         # failed requests may end without a time; the successful ones must all have one
-        stats["has_end"] = ((agg["n_end"] > 0) & (agg["n_end"] == agg["ok"])).fillna(
-            False).astype(bool)
+        stats["has_end"] = (
+            ((agg["n_end"] > 0) & (agg["n_end"] == agg["ok"])).fillna(False).astype(bool)
+        )
         stats["has_reported"] = (agg["n_reported"] > 0).fillna(False).astype(bool)
         with np.errstate(invalid="ignore", divide="ignore"):
             stats["out_cv"] = agg["out_std"] / agg["out_mean"]
@@ -183,8 +213,13 @@ def _apply_summaries(tables: Tables, stats: pd.DataFrame) -> None:
         if only:
             stats.at[run_id, "from_summary"] = True
 
-        def put(col: str, key: str, summary: dict[str, Any] = summary, run_id: str = run_id,
-                only: bool = only) -> None:
+        def put(
+            col: str,
+            key: str,
+            summary: dict[str, Any] = summary,
+            run_id: str = run_id,
+            only: bool = only,
+        ) -> None:
             value = summary.get(key)
             if value is None or isinstance(value, bool) or not np.isfinite(value):
                 return
@@ -210,7 +245,10 @@ def _apply_summaries(tables: Tables, stats: pd.DataFrame) -> None:
             if only or np.isnan(_at(stats, run_id, "aggregate_tps")):
                 stats.at[run_id, "aggregate_tps"] = _at(stats, run_id, "output_tokens") / wall
             if summary.get("sum_latency_s") is not None and (
-                    only or np.isnan(_at(stats, run_id, "in_flight"))):
+                only or np.isnan(_at(stats, run_id, "in_flight"))
+            ):
                 stats.at[run_id, "in_flight"] = float(summary["sum_latency_s"]) / wall
-        if summary.get("mean_tpot_s") and (only or np.isnan(_at(stats, run_id, "median_decode_tps"))):
+        if summary.get("mean_tpot_s") and (
+            only or np.isnan(_at(stats, run_id, "median_decode_tps"))
+        ):
             stats.at[run_id, "median_decode_tps"] = 1.0 / float(summary["mean_tpot_s"])

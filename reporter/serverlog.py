@@ -31,13 +31,21 @@ def read_server_log(path: Path, tables: Tables) -> pd.DataFrame:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise TraceError([Problem(str(path), None, f"cannot read the server log: {exc.strerror}")]) from None
+        raise TraceError(
+            [Problem(str(path), None, f"cannot read the server log: {exc.strerror}")]
+        ) from None
     text = raw.decode("utf-8", errors="replace")
     runs = tables.runs["run"].astype(str).tolist()
     run = runs[0] if len(runs) == 1 else None
     rows = [
-        {"run": run, "level": level_of(line), "text": line.rstrip(), "t": None,
-         "source_path": str(path), "source_line": number}
+        {
+            "run": run,
+            "level": level_of(line),
+            "text": line.rstrip(),
+            "t": None,
+            "source_path": str(path),
+            "source_line": number,
+        }
         for number, line in enumerate(text.splitlines(), start=1)
         if line.strip()
     ]

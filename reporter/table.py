@@ -176,8 +176,9 @@ def _category(series: pd.Series) -> pd.Series:
     if _is_text(series):
         return series.astype("category")
     values = series.to_numpy(dtype=object)
-    return pd.Series(pd.Categorical([None if v is None else str(v) for v in values]),
-                     index=series.index)
+    return pd.Series(
+        pd.Categorical([None if v is None else str(v) for v in values]), index=series.index
+    )
 
 
 def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:
@@ -189,37 +190,54 @@ def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:
     n = len(frame)
     index = pd.RangeIndex(n)
     out: dict[str, Any] = {}
-    out["run"] = (_category(frame["run"].reset_index(drop=True)) if "run" in frame
-                  else pd.Series(pd.Categorical([""] * n), index=index))
+    out["run"] = (
+        _category(frame["run"].reset_index(drop=True))
+        if "run" in frame
+        else pd.Series(pd.Categorical([""] * n), index=index)
+    )
     if "id" in frame and _is_text(frame["id"]):
         out["id"] = frame["id"].reset_index(drop=True)
     elif "id" in frame:
-        out["id"] = pd.Series([None if v is None else str(v) for v in
-                               frame["id"].to_numpy(dtype=object)], index=index, dtype=object)
+        out["id"] = pd.Series(
+            [None if v is None else str(v) for v in frame["id"].to_numpy(dtype=object)],
+            index=index,
+            dtype=object,
+        )
     else:
         out["id"] = pd.Series([None] * n, index=index, dtype=object)
     for col in REQUEST_FLOATS:
         if col == "chunk_tokens" and col in frame and frame[col].dtype == object:
             out[col] = frame[col].map(_mean_if_list).to_numpy(dtype="float64")
         elif col in frame:
-            out[col] = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype="float64",
-                                                                         na_value=np.nan)
+            out[col] = pd.to_numeric(frame[col], errors="coerce").to_numpy(
+                dtype="float64", na_value=np.nan
+            )
         else:
             out[col] = np.full(n, np.nan)
-    out["finish_reason"] = (_category(frame["finish_reason"].reset_index(drop=True))
-                            if "finish_reason" in frame
-                            else pd.Series(pd.Categorical([None] * n), index=index))
+    out["finish_reason"] = (
+        _category(frame["finish_reason"].reset_index(drop=True))
+        if "finish_reason" in frame
+        else pd.Series(pd.Categorical([None] * n), index=index)
+    )
     for col in ("prompt_sha256", "error"):
         if col in frame and _is_text(frame[col]):
             out[col] = frame[col].reset_index(drop=True)
         else:
-            out[col] = (frame[col].reset_index(drop=True).astype(object) if col in frame
-                        else pd.Series([None] * n, index=index, dtype=object))
-    out["token_times"] = (frame["token_times"].reset_index(drop=True) if "token_times" in frame
-                          else pd.Series([None] * n, index=index, dtype=object))
-    out["source_path"] = (_category(frame["source_path"].reset_index(drop=True))
-                          if "source_path" in frame
-                          else pd.Series(pd.Categorical([""] * n), index=index))
+            out[col] = (
+                frame[col].reset_index(drop=True).astype(object)
+                if col in frame
+                else pd.Series([None] * n, index=index, dtype=object)
+            )
+    out["token_times"] = (
+        frame["token_times"].reset_index(drop=True)
+        if "token_times" in frame
+        else pd.Series([None] * n, index=index, dtype=object)
+    )
+    out["source_path"] = (
+        _category(frame["source_path"].reset_index(drop=True))
+        if "source_path" in frame
+        else pd.Series(pd.Categorical([""] * n), index=index)
+    )
     out["source_line"] = (
         pd.to_numeric(frame["source_line"]).to_numpy(dtype="int64")
         if "source_line" in frame
@@ -273,9 +291,21 @@ def _qualify_duplicate_runs(partials: list[Partial]) -> None:
 
 def _auto_group_key(row: dict[str, Any]) -> tuple[Any, ...]:
     """Runs that differ only in concurrency or repeat: the same everything else."""
-    keys = ("source_path", "engine_name", "engine_version", "model_name", "hardware_name",
-            "stop", "content", "spec_enabled", "output_tokens_requested", "prompt_tokens",
-            "context_tokens", "tool_name", "format")
+    keys = (
+        "source_path",
+        "engine_name",
+        "engine_version",
+        "model_name",
+        "hardware_name",
+        "stop",
+        "content",
+        "spec_enabled",
+        "output_tokens_requested",
+        "prompt_tokens",
+        "context_tokens",
+        "tool_name",
+        "format",
+    )
     flags = row.get("engine_flags") or []
     return (*(str(row.get(k)) for k in keys), tuple(sorted(map(str, flags))))
 

@@ -80,8 +80,15 @@ class Verdict:
             "findings": [_finding_dict(f) for f in self.findings],
             "undisclosed": self.undisclosed,
             "inputs": [
-                {"path": i.path, "sha256": i.sha256, "format": i.format, "records": i.records,
-                 "skipped": i.skipped, "skipped_reasons": i.skipped_reasons, "notes": i.notes}
+                {
+                    "path": i.path,
+                    "sha256": i.sha256,
+                    "format": i.format,
+                    "records": i.records,
+                    "skipped": i.skipped,
+                    "skipped_reasons": i.skipped_reasons,
+                    "notes": i.notes,
+                }
                 for i in self.inputs
             ],
             "rules": self.rules,
@@ -136,11 +143,16 @@ def _opt(value: Any) -> float | None:
     return float(value)
 
 
-def _question_answers(findings: dict[tuple[str, str], Finding], run_id: str, group: str,
-                      stats: RunFigures) -> dict[str, str]:
+def _question_answers(
+    findings: dict[tuple[str, str], Finding], run_id: str, group: str, stats: RunFigures
+) -> dict[str, str]:
     agg = stats["aggregate_tps"]
-    how = (f"total ÷ wall: {stats['output_tokens']:,.0f} tokens ÷ {stats['wall_s']:,.2f} s "
-           f"= {agg:,.1f} tok/s" if not math.isnan(agg) else "no wall clock: cannot recompute")
+    how = (
+        f"total ÷ wall: {stats['output_tokens']:,.0f} tokens ÷ {stats['wall_s']:,.2f} s "
+        f"= {agg:,.1f} tok/s"
+        if not math.isnan(agg)
+        else "no wall clock: cannot recompute"
+    )
     if not math.isnan(stats["sum_reported_tps"]):
         how += f"; the sum of self-reported rates would be {stats['sum_reported_tps']:,.1f}"
     ladder = findings.get(("BR003", run_id))
@@ -189,38 +201,62 @@ def build_verdict(
             f is not None and f.outcome is Outcome.PASSED for f in (ladder, slope)
         ):
             kind = VerdictKind.INSUFFICIENT_DATA
-            reasons.append("neither the completion times nor a sweep over N show the "
-                           "requests overlapping")
+            reasons.append(
+                "neither the completion times nor a sweep over N show the requests overlapping"
+            )
         else:
             kind = VerdictKind.SUPPORTED
         run_verdicts[run_id] = kind
-        runs.append(RunSummary(
-            id=run_id, group=group, concurrency=concurrency, repeat=_opt(row["repeat"]),
-            requests=int(s["requests"]), output_tokens=_opt(s["output_tokens"]),
-            wall_s=_opt(s["wall_s"]), aggregate_tps=_opt(s["aggregate_tps"]),
-            sum_reported_tps=_opt(s["sum_reported_tps"]), overlap=_opt(s["overlap"]),
-            in_flight=_opt(s["in_flight"]), stop=str(row["stop"]),
-            prefill_share=_opt(s["prefill_share"]), median_ttft_s=_opt(s["median_ttft_s"]),
-            median_decode_tps=_opt(s["median_decode_tps"]), format=str(row["format"]),
-            verdict=kind, reasons=reasons,
-            questions=_question_answers(by_subject, run_id, group, s),
-            derived=list(row["derived"] or []),
-            source=f"{row['source_path']}:{int(row['source_line'])}"
-            if _opt(row["source_line"]) is not None else str(row["source_path"]),
-            latency=run_latency(latencies, run_id),
-        ))
+        runs.append(
+            RunSummary(
+                id=run_id,
+                group=group,
+                concurrency=concurrency,
+                repeat=_opt(row["repeat"]),
+                requests=int(s["requests"]),
+                output_tokens=_opt(s["output_tokens"]),
+                wall_s=_opt(s["wall_s"]),
+                aggregate_tps=_opt(s["aggregate_tps"]),
+                sum_reported_tps=_opt(s["sum_reported_tps"]),
+                overlap=_opt(s["overlap"]),
+                in_flight=_opt(s["in_flight"]),
+                stop=str(row["stop"]),
+                prefill_share=_opt(s["prefill_share"]),
+                median_ttft_s=_opt(s["median_ttft_s"]),
+                median_decode_tps=_opt(s["median_decode_tps"]),
+                format=str(row["format"]),
+                verdict=kind,
+                reasons=reasons,
+                questions=_question_answers(by_subject, run_id, group, s),
+                derived=list(row["derived"] or []),
+                source=f"{row['source_path']}:{int(row['source_line'])}"
+                if _opt(row["source_line"]) is not None
+                else str(row["source_path"]),
+                latency=run_latency(latencies, run_id),
+            )
+        )
     claims = [_claim_verdict(c, by_subject, run_verdicts, data) for c in checks]
     headline = worst([r.verdict for r in runs] + [c.verdict for c in claims])
     if not runs and not claims:
         headline = VerdictKind.INSUFFICIENT_DATA
     return Verdict(
-        verdict=headline, runs=runs, claims=claims, findings=findings,
-        inputs=data.tables.inputs, undisclosed=undisclosed(data), rules=rules, data=data,
+        verdict=headline,
+        runs=runs,
+        claims=claims,
+        findings=findings,
+        inputs=data.tables.inputs,
+        undisclosed=undisclosed(data),
+        rules=rules,
+        data=data,
     )
 
 
-def _claim_verdict(c: ClaimCheck, by_subject: dict[tuple[str, str], Finding],
-                   run_verdicts: dict[str, VerdictKind], data: AuditData) -> ClaimSummary:
+def _claim_verdict(
+    c: ClaimCheck,
+    by_subject: dict[tuple[str, str], Finding],
+    run_verdicts: dict[str, VerdictKind],
+    data: AuditData,
+) -> ClaimSummary:
     tol = data.config[CLAIM_TOLERANCE]
     incomparable = by_subject.get(("BR012", c.claim))
     if c.problem:
@@ -230,16 +266,23 @@ def _claim_verdict(c: ClaimCheck, by_subject: dict[tuple[str, str], Finding],
     assert c.factor is not None and c.recomputed is not None
     if c.factor > 1 + tol:
         digits = 2 if c.metric in ("speedup", "scaling") else 1
-        return ClaimSummary(c, VerdictKind.INFLATED,
-                            f"claimed {c.value:,.{digits}f} is {c.factor:.2f}× the recomputed "
-                            f"{c.recomputed:,.{digits}f}")
+        return ClaimSummary(
+            c,
+            VerdictKind.INFLATED,
+            f"claimed {c.value:,.{digits}f} is {c.factor:.2f}× the recomputed "
+            f"{c.recomputed:,.{digits}f}",
+        )
     serial = [r for r in c.runs if run_verdicts.get(r) is VerdictKind.SERIAL]
     if serial and c.metric in ("aggregate_tps", "scaling") and (c.concurrency or 2) > 1:
-        return ClaimSummary(c, VerdictKind.SERIAL,
-                            f"the figure holds, but run {serial[0]} was served one request "
-                            "at a time: the concurrency is not real")
-    return ClaimSummary(c, VerdictKind.SUPPORTED,
-                        f"within {tol:.0%} of the recomputed {c.recomputed:,.1f}")
+        return ClaimSummary(
+            c,
+            VerdictKind.SERIAL,
+            f"the figure holds, but run {serial[0]} was served one request "
+            "at a time: the concurrency is not real",
+        )
+    return ClaimSummary(
+        c, VerdictKind.SUPPORTED, f"within {tol:.0%} of the recomputed {c.recomputed:,.1f}"
+    )
 
 
 def undisclosed(data: AuditData) -> list[str]:
@@ -259,7 +302,11 @@ def undisclosed(data: AuditData) -> list[str]:
     for _, label_test, label in checks:
         missing = [str(r["run"]) for _, r in runs.iterrows() if label_test(r)]
         if missing:
-            which = "all runs" if len(missing) == len(runs) else ", ".join(missing[:5]) + (
-                f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            which = (
+                "all runs"
+                if len(missing) == len(runs)
+                else ", ".join(missing[:5])
+                + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            )
             out.append(f"{label}: {which}")
     return out

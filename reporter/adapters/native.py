@@ -8,7 +8,6 @@ is reported with its line.
 
 from __future__ import annotations
 
-import io
 import json
 from typing import Any
 
@@ -95,8 +94,10 @@ def read(source: Source, *, lenient: bool = False) -> Partial:
     if problems.bad_lines and not lenient:
         total = len(problems.bad_lines)
         extra = max(0, total - len({p.line for p in problems.problems}))
-        raise TraceError(sorted(problems.problems, key=lambda p: (p.line or 0)),
-                         total=len(problems.problems) + extra)
+        raise TraceError(
+            sorted(problems.problems, key=lambda p: p.line or 0),
+            total=len(problems.problems) + extra,
+        )
     partial = _tabulate(source, requests, others)
     assert partial.input is not None
     partial.input.skipped = len(problems.bad_lines)
@@ -160,8 +161,10 @@ def _read_fast(
         return None
     # consecutive request lines form one span of bytes for pyarrow
     breaks = np.flatnonzero(np.diff(np.concatenate(([0], is_request.astype(np.int8), [0]))))
-    spans = [(int(line_starts[a]), int(line_ends[b - 1]))
-             for a, b in zip(breaks[::2], breaks[1::2], strict=True)]
+    spans = [
+        (int(line_starts[a]), int(line_ends[b - 1]))
+        for a, b in zip(breaks[::2], breaks[1::2], strict=True)
+    ]
     table = _parse_segments(data, spans) if spans else None
     if spans and (table is None or table.num_rows != int(is_request.sum())):
         return None
@@ -284,14 +287,17 @@ def _tabulate(
         elif kind == "claim":
             partial.claims.append(claim_row(record) | where)
         elif kind == "probe":
-            partial.probes.append({k: record.get(k) for k in ("what", "value", "unit",
-                                   "buffer_bytes", "run")} | where)
+            partial.probes.append(
+                {k: record.get(k) for k in ("what", "value", "unit", "buffer_bytes", "run")} | where
+            )
         elif kind == "log":
             partial.logs.append({k: record.get(k) for k in ("run", "level", "text", "t")} | where)
         elif kind == "run_end":
             partial.run_ends.append(record | where)
     partial.input = InputFile(
-        path=source.path, sha256=source.sha256, format=NAME,
+        path=source.path,
+        sha256=source.sha256,
+        format=NAME,
         records=len(requests) + len(others),
     )
     return partial
@@ -311,9 +317,23 @@ def run_row(record: dict[str, Any], path: str, line: int | None, fmt: str) -> di
     wl = record.get("workload") or {}
     spec = wl.get("speculative") or {}
     group = record.get("group")
-    known = {"kind", "schema", "id", "tool", "engine", "model", "hardware", "workload",
-             "repeat", "group", "interrupted", "summary", "derived", "source_format",
-             "concurrency_derived"}
+    known = {
+        "kind",
+        "schema",
+        "id",
+        "tool",
+        "engine",
+        "model",
+        "hardware",
+        "workload",
+        "repeat",
+        "group",
+        "interrupted",
+        "summary",
+        "derived",
+        "source_format",
+        "concurrency_derived",
+    }
     # written by `benchreport convert` so that a converted summary-only run audits the same
     summary = record.get("summary")
     derived = record.get("derived")

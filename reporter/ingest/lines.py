@@ -13,7 +13,6 @@ import orjson
 
 from reporter.errors import Problem, TraceError
 
-
 _HASHER: ThreadPoolExecutor | None = None
 
 
@@ -39,7 +38,9 @@ class Source:
             data = Path(path).read_bytes()
         except OSError as exc:
             reason = exc.strerror or type(exc).__name__
-            raise TraceError([Problem(str(path), None, f"cannot read the file: {reason}")]) from None
+            raise TraceError(
+                [Problem(str(path), None, f"cannot read the file: {reason}")]
+            ) from None
         return cls(str(path), data, _hash_later(data) if len(data) > 1 << 22 else None)
 
     @property
@@ -54,8 +55,14 @@ class Source:
         except UnicodeDecodeError as exc:
             line = self.data[: exc.start].count(b"\n") + 1
             raise TraceError(
-                [Problem(self.path, line, f"byte {exc.object[exc.start]:#04x} is not UTF-8",
-                         "a UTF-8 text file")]
+                [
+                    Problem(
+                        self.path,
+                        line,
+                        f"byte {exc.object[exc.start]:#04x} is not UTF-8",
+                        "a UTF-8 text file",
+                    )
+                ]
             ) from None
 
     def head(self, size: int = 65536) -> bytes:
@@ -91,8 +98,13 @@ def json_problem(path: str, number: int, line: bytes, exc: Exception) -> Problem
         rest = line[pos:] if isinstance(pos, int) else b""
         for token in (b"NaN", b"Infinity", b"-Infinity"):
             if rest.startswith(token):
-                return Problem(path, number, f"not valid JSON: {token.decode()} is not a JSON "
-                               "number", "a finite number or null", col=col)
+                return Problem(
+                    path,
+                    number,
+                    f"not valid JSON: {token.decode()} is not a JSON number",
+                    "a finite number or null",
+                    col=col,
+                )
     return Problem(path, number, f"not valid JSON: {msg}", "one JSON object per line", col=col)
 
 

@@ -7,6 +7,7 @@ errors give the exact wording. Run, claim, probe and log records are few: each i
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from functools import cache
@@ -141,7 +142,7 @@ def _cross_field(record: dict[str, Any]) -> list[tuple[str, str]]:
     if isinstance(times, list) and all(
         isinstance(t, int | float) and not isinstance(t, bool) for t in times
     ):
-        if any(b < a for a, b in zip(times, times[1:], strict=False)):
+        if any(b < a for a, b in itertools.pairwise(times)):
             found.append(('"token_times" go backwards', "non-decreasing times"))
         if times and send is not None and times[0] < send:
             found.append(('"token_times" start before "t_send"', 'times ≥ "t_send"'))
@@ -210,8 +211,11 @@ def bad_request_rows(frame: pd.DataFrame) -> np.ndarray:
         if name not in frame:
             return np.ones(n, dtype=bool)
         col = frame[name]
-        if col.dtype.kind in "iu" or isinstance(col.dtype, pd.CategoricalDtype) and all(
-            isinstance(c, str | int) and not isinstance(c, bool) for c in col.cat.categories
+        if col.dtype.kind in "iu" or (
+            isinstance(col.dtype, pd.CategoricalDtype)
+            and all(
+                isinstance(c, str | int) and not isinstance(c, bool) for c in col.cat.categories
+            )
         ):
             bad |= ~pd.notna(col).to_numpy() if col.dtype.kind not in "iu" else False
             continue
@@ -222,8 +226,13 @@ def bad_request_rows(frame: pd.DataFrame) -> np.ndarray:
         elif not (pd.api.types.is_string_dtype(col.dtype) and col.dtype != object):
             values = col.to_numpy(dtype=object)
             ok = np.fromiter(
-                (isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool))
-                 for v in values), dtype=bool, count=n)
+                (
+                    isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool))
+                    for v in values
+                ),
+                dtype=bool,
+                count=n,
+            )
             bad |= ~ok
     for name, (kind, minimum) in _NUMBER_FIELDS.items():
         if name not in frame:
@@ -280,7 +289,9 @@ def _chunk_tokens_ok(v: Any) -> bool:
     if isinstance(v, float):
         return v.is_integer() and v >= 1
     if isinstance(v, list | np.ndarray):
-        return all(isinstance(x, int | np.integer) and not isinstance(x, bool) and x >= 0 for x in v)
+        return all(
+            isinstance(x, int | np.integer) and not isinstance(x, bool) and x >= 0 for x in v
+        )
     return False
 
 
@@ -298,12 +309,13 @@ def _bad_token_times(col: pd.Series, send: np.ndarray | None) -> np.ndarray:
         except (TypeError, ValueError):
             out[i] = True
             continue
-        if any(isinstance(x, bool) for x in v):
-            out[i] = True
-        elif len(arr) and (
-            not np.isfinite(arr).all()
-            or (np.diff(arr) < 0).any()
-            or (send is not None and not np.isnan(send[i]) and arr[0] < send[i])
+        if any(isinstance(x, bool) for x in v) or (
+            len(arr)
+            and (
+                not np.isfinite(arr).all()
+                or (np.diff(arr) < 0).any()
+                or (send is not None and not np.isnan(send[i]) and arr[0] < send[i])
+            )
         ):
             out[i] = True
     return out

@@ -20,15 +20,19 @@ def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
         for c in verdict.claims:
             k = c.check
             n = f" at N={k.concurrency}" if k.concurrency else ""
-            out.append(f"  {k.claim}: {k.metric} {k.value:,g}{n} (method {k.method}) "
-                       f"→ {c.verdict}: {c.reason}")
+            out.append(
+                f"  {k.claim}: {k.metric} {k.value:,g}{n} (method {k.method}) "
+                f"→ {c.verdict}: {c.reason}"
+            )
             for line in k.arithmetic:
                 out.append(f"      {line}")
         out.append("")
     if verdict.runs:
         out.append("runs")
-        header = (f"  {'run':<22} {'N':>3} {'req':>5} {'tokens':>8} {'wall s':>8} "
-                  f"{'tok/s':>8} {'Σ rep':>8} {'overlap':>7} {'stop':>8} {'prefill':>7}  verdict")
+        header = (
+            f"  {'run':<22} {'N':>3} {'req':>5} {'tokens':>8} {'wall s':>8} "
+            f"{'tok/s':>8} {'Σ rep':>8} {'overlap':>7} {'stop':>8} {'prefill':>7}  verdict"
+        )
         out.append(header)
         for r in verdict.runs:
             n = "?" if r.concurrency is None else f"{r.concurrency:g}"

@@ -84,8 +84,9 @@ class AuditData:
         starts = np.concatenate(([0], bounds))
         stops = np.concatenate((bounds, [len(codes)]))
         names = slim["run"].cat.categories
-        return slim, {str(names[codes[a]]): slice(int(a), int(b))
-                      for a, b in zip(starts, stops, strict=True)}
+        return slim, {
+            str(names[codes[a]]): slice(int(a), int(b)) for a, b in zip(starts, stops, strict=True)
+        }
 
     def requests_of(self, run: str) -> pd.DataFrame:
         """The request rows of one run, in file order (without ids, errors, chunk times)."""

@@ -38,10 +38,10 @@ from __future__ import annotations
 
 import math
 
+from reporter.claims import CLAIM_TOLERANCE
 from reporter.config import threshold
 from reporter.rules.base import AuditData, Finding, Rule, fmt, run_ref
 from reporter.types import Outcome, Severity
-from reporter.claims import CLAIM_TOLERANCE
 
 SUM_MATCH = threshold(
     "sum_match",
@@ -62,35 +62,61 @@ def check(data: AuditData) -> list[Finding]:
         sums = [x for x in sums if not math.isnan(x)]
         matches_sum = bool(sums) and abs(c.value / sums[0] - 1) <= data.config[SUM_MATCH]
         if c.method != "sum" and not matches_sum:
-            findings.append(RULE.finding(c.claim, Outcome.NOT_APPLICABLE,
-                                         f"claim method is {c.method}, and its value matches no "
-                                         "sum of reported rates"))
+            findings.append(
+                RULE.finding(
+                    c.claim,
+                    Outcome.NOT_APPLICABLE,
+                    f"claim method is {c.method}, and its value matches no sum of reported rates",
+                )
+            )
             continue
         claimed_runs.update(c.runs)
         if c.recomputed is None or c.factor is None:
-            findings.append(RULE.finding(c.claim, Outcome.UNDECIDABLE,
-                                         f"a summed claim, but {c.problem or 'no wall clock'}"))
+            findings.append(
+                RULE.finding(
+                    c.claim,
+                    Outcome.UNDECIDABLE,
+                    f"a summed claim, but {c.problem or 'no wall clock'}",
+                )
+            )
             continue
         how = "method sum" if c.method == "sum" else f"matches Σ reported {fmt(sums[0])}"
-        arithmetic = [*c.arithmetic,
-                      f"claimed {fmt(c.value)} ÷ recomputed {fmt(c.recomputed)} = "
-                      f"{fmt(c.factor, 2)}×"]
-        numbers = {"claimed": c.value, "recomputed": c.recomputed, "factor": c.factor,
-                   "sum_reported_tps": sums[0] if sums else None}
+        arithmetic = [
+            *c.arithmetic,
+            f"claimed {fmt(c.value)} ÷ recomputed {fmt(c.recomputed)} = {fmt(c.factor, 2)}×",
+        ]
+        numbers = {
+            "claimed": c.value,
+            "recomputed": c.recomputed,
+            "factor": c.factor,
+            "sum_reported_tps": sums[0] if sums else None,
+        }
         refs = [x for x in [c.ref] if x] + [x for r in c.runs for x in run_ref(data, r)]
         if c.factor > 1 + tol:
-            findings.append(RULE.finding(
-                c.claim, Outcome.FIRED,
-                f"aggregate {fmt(c.value)} tok/s is a sum of per-request rates ({how}); output "
-                f"tokens ÷ wall clock is {fmt(c.recomputed)} tok/s ({fmt(c.factor, 2)}× lower)",
-                arithmetic=arithmetic, numbers=numbers, refs=refs,
-                help="publish total output tokens ÷ wall clock; never add per-request rates"))
+            findings.append(
+                RULE.finding(
+                    c.claim,
+                    Outcome.FIRED,
+                    f"aggregate {fmt(c.value)} tok/s is a sum of per-request rates ({how}); output "
+                    f"tokens ÷ wall clock is {fmt(c.recomputed)} tok/s ({fmt(c.factor, 2)}× lower)",
+                    arithmetic=arithmetic,
+                    numbers=numbers,
+                    refs=refs,
+                    help="publish total output tokens ÷ wall clock; never add per-request rates",
+                )
+            )
         else:
-            findings.append(RULE.finding(
-                c.claim, Outcome.PASSED,
-                f"a summed claim, but the requests overlapped: {fmt(c.value)} is within "
-                f"{tol:.0%} of total ÷ wall {fmt(c.recomputed)} tok/s",
-                arithmetic=arithmetic, numbers=numbers, refs=refs))
+            findings.append(
+                RULE.finding(
+                    c.claim,
+                    Outcome.PASSED,
+                    f"a summed claim, but the requests overlapped: {fmt(c.value)} is within "
+                    f"{tol:.0%} of total ÷ wall {fmt(c.recomputed)} tok/s",
+                    arithmetic=arithmetic,
+                    numbers=numbers,
+                    refs=refs,
+                )
+            )
     for run_id in data.stats.index:
         run_id = str(run_id)
         if run_id in claimed_runs:
@@ -98,16 +124,23 @@ def check(data: AuditData) -> list[Finding]:
         s = data.figures(run_id)
         total, agg = float(s["sum_reported_tps"]), float(s["aggregate_tps"])
         if math.isnan(total):
-            findings.append(RULE.finding(run_id, Outcome.NOT_APPLICABLE,
-                                         "no per-request reported rate (reported_tps)"))
+            findings.append(
+                RULE.finding(
+                    run_id, Outcome.NOT_APPLICABLE, "no per-request reported rate (reported_tps)"
+                )
+            )
             continue
         if int(s["ok"]) < 2:
-            findings.append(RULE.finding(run_id, Outcome.NOT_APPLICABLE,
-                                         "one request: nothing to sum"))
+            findings.append(
+                RULE.finding(run_id, Outcome.NOT_APPLICABLE, "one request: nothing to sum")
+            )
             continue
         if math.isnan(agg) or agg <= 0:
-            findings.append(RULE.finding(run_id, Outcome.UNDECIDABLE,
-                                         "reported rates but no wall clock to compare with"))
+            findings.append(
+                RULE.finding(
+                    run_id, Outcome.UNDECIDABLE, "reported rates but no wall clock to compare with"
+                )
+            )
             continue
         ok = int(s["ok"])
         n = data.concurrency(run_id)
@@ -119,23 +152,37 @@ def check(data: AuditData) -> list[Finding]:
             summed = f"Σ reported_tps over {ok} requests = {fmt(total)} tok/s"
         factor = total / agg
         numbers = {"sum_reported_tps": total, "aggregate_tps": agg, "factor": factor}
-        arithmetic = [summed,
-                      f"total ÷ wall = {fmt(s['output_tokens'], 0)} ÷ {fmt(s['wall_s'], 2)} s = "
-                      f"{fmt(agg)} tok/s", f"{fmt(total)} ÷ {fmt(agg)} = {fmt(factor, 2)}×"]
+        arithmetic = [
+            summed,
+            f"total ÷ wall = {fmt(s['output_tokens'], 0)} ÷ {fmt(s['wall_s'], 2)} s = "
+            f"{fmt(agg)} tok/s",
+            f"{fmt(total)} ÷ {fmt(agg)} = {fmt(factor, 2)}×",
+        ]
         if factor > 1 + tol:
-            findings.append(RULE.finding(
-                run_id, Outcome.FIRED,
-                f"summing the per-request rates would claim {fmt(total)} tok/s, {fmt(factor, 2)}× "
-                f"the honest {fmt(agg)} tok/s",
-                severity=Severity.INFO, arithmetic=arithmetic, numbers=numbers,
-                refs=run_ref(data, run_id),
-                help="quote total output tokens ÷ wall clock, not the sum of reported rates"))
+            findings.append(
+                RULE.finding(
+                    run_id,
+                    Outcome.FIRED,
+                    f"summing the per-request rates would claim {fmt(total)} tok/s, "
+                    f"{fmt(factor, 2)}× the honest {fmt(agg)} tok/s",
+                    severity=Severity.INFO,
+                    arithmetic=arithmetic,
+                    numbers=numbers,
+                    refs=run_ref(data, run_id),
+                    help="quote total output tokens ÷ wall clock, not the sum of reported rates",
+                )
+            )
         else:
-            findings.append(RULE.finding(
-                run_id, Outcome.PASSED,
-                f"the sum of reported rates ({fmt(total)}) agrees with total ÷ wall "
-                f"({fmt(agg)} tok/s): the requests overlapped", arithmetic=arithmetic,
-                numbers=numbers))
+            findings.append(
+                RULE.finding(
+                    run_id,
+                    Outcome.PASSED,
+                    f"the sum of reported rates ({fmt(total)}) agrees with total ÷ wall "
+                    f"({fmt(agg)} tok/s): the requests overlapped",
+                    arithmetic=arithmetic,
+                    numbers=numbers,
+                )
+            )
     return findings
 
 

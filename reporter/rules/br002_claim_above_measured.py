@@ -35,9 +35,9 @@ METHOD.md §1, §7.
 
 from __future__ import annotations
 
+from reporter.claims import CLAIM_TOLERANCE
 from reporter.rules.base import AuditData, Finding, Rule, fmt, run_ref
 from reporter.types import Outcome, Severity
-from reporter.claims import CLAIM_TOLERANCE
 
 _UNIT = {"aggregate_tps": " tok/s", "stream_tps": " tok/s", "speedup": "×", "scaling": "×"}
 
@@ -46,37 +46,62 @@ def check(data: AuditData) -> list[Finding]:
     findings = []
     tol = data.config[CLAIM_TOLERANCE]
     if not data.claim_checks:
-        return [RULE.finding("audit", Outcome.NOT_APPLICABLE,
-                             "no claim in the trace or on the command line (--claim)")]
+        return [
+            RULE.finding(
+                "audit",
+                Outcome.NOT_APPLICABLE,
+                "no claim in the trace or on the command line (--claim)",
+            )
+        ]
     for c in data.claim_checks:
         if c.method == "sum":
-            findings.append(RULE.finding(c.claim, Outcome.NOT_APPLICABLE,
-                                         "a summed claim: see BR001"))
+            findings.append(
+                RULE.finding(c.claim, Outcome.NOT_APPLICABLE, "a summed claim: see BR001")
+            )
             continue
         if c.recomputed is None or c.factor is None:
-            findings.append(RULE.finding(c.claim, Outcome.UNDECIDABLE, c.problem or
-                                         "nothing to recompute it from"))
+            findings.append(
+                RULE.finding(
+                    c.claim, Outcome.UNDECIDABLE, c.problem or "nothing to recompute it from"
+                )
+            )
             continue
         unit = _UNIT.get(c.metric, "")
         digits = 2 if unit == "×" else 1
         numbers = {"claimed": c.value, "recomputed": c.recomputed, "factor": c.factor}
-        arithmetic = [*c.arithmetic, f"claimed {fmt(c.value, digits)} ÷ recomputed "
-                      f"{fmt(c.recomputed, digits)} = {fmt(c.factor, 2)}×"]
+        arithmetic = [
+            *c.arithmetic,
+            f"claimed {fmt(c.value, digits)} ÷ recomputed "
+            f"{fmt(c.recomputed, digits)} = {fmt(c.factor, 2)}×",
+        ]
         refs = [x for x in [c.ref] if x] + [x for r in c.runs for x in run_ref(data, r)]
         if c.factor > 1 + tol:
-            findings.append(RULE.finding(
-                c.claim, Outcome.FIRED,
-                f"claimed {c.metric} {fmt(c.value, digits)}{unit} (method {c.method}) is "
-                f"{fmt(c.factor, 2)}× what the trace measures, {fmt(c.recomputed, digits)}{unit}",
-                arithmetic=arithmetic, numbers=numbers, refs=refs,
-                help="publish the recomputed figure with its definition (total ÷ wall), its "
-                     "concurrency and its stop mode"))
+            findings.append(
+                RULE.finding(
+                    c.claim,
+                    Outcome.FIRED,
+                    f"claimed {c.metric} {fmt(c.value, digits)}{unit} (method {c.method}) is "
+                    f"{fmt(c.factor, 2)}× what the trace measures, "
+                    f"{fmt(c.recomputed, digits)}{unit}",
+                    arithmetic=arithmetic,
+                    numbers=numbers,
+                    refs=refs,
+                    help="publish the recomputed figure with its definition (total ÷ wall), its "
+                    "concurrency and its stop mode",
+                )
+            )
         else:
-            findings.append(RULE.finding(
-                c.claim, Outcome.PASSED,
-                f"claimed {fmt(c.value, digits)}{unit} is within {tol:.0%} of (or below) the "
-                f"recomputed {fmt(c.recomputed, digits)}{unit}",
-                arithmetic=arithmetic, numbers=numbers, refs=refs))
+            findings.append(
+                RULE.finding(
+                    c.claim,
+                    Outcome.PASSED,
+                    f"claimed {fmt(c.value, digits)}{unit} is within {tol:.0%} of (or below) the "
+                    f"recomputed {fmt(c.recomputed, digits)}{unit}",
+                    arithmetic=arithmetic,
+                    numbers=numbers,
+                    refs=refs,
+                )
+            )
     return findings
 
 

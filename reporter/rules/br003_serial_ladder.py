@@ -96,22 +96,33 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     n = data.concurrency(run_id)
     requests = int(s["requests"])
     if requests < 2:
-        return RULE.finding(run_id, Outcome.NOT_APPLICABLE,
-                            f"{requests} request(s): a single request cannot queue")
+        return RULE.finding(
+            run_id, Outcome.NOT_APPLICABLE, f"{requests} request(s): a single request cannot queue"
+        )
     if n == 1:
-        return RULE.finding(run_id, Outcome.NOT_APPLICABLE,
-                            "concurrency 1: requests run one after another by design")
+        return RULE.finding(
+            run_id,
+            Outcome.NOT_APPLICABLE,
+            "concurrency 1: requests run one after another by design",
+        )
     if not s.flag("has_end"):
-        return RULE.finding(run_id, Outcome.UNDECIDABLE,
-                            "no completion time (t_end) for every request")
+        return RULE.finding(
+            run_id, Outcome.UNDECIDABLE, "no completion time (t_end) for every request"
+        )
     rows = data.requests_of(run_id)
     refs = request_refs(rows)
     done, _ = _completions(data, run_id)
     if np.isnan(n) and s["in_flight"] < 1.05:
-        return RULE.finding(run_id, Outcome.NOT_APPLICABLE,
-                            "concurrency not stated and never more than one request in flight")
-    numbers: dict[str, Any] = {"requests": requests, "concurrency": None if np.isnan(n) else n,
-               "completions_s": [round(float(x), 3) for x in done[:32]]}
+        return RULE.finding(
+            run_id,
+            Outcome.NOT_APPLICABLE,
+            "concurrency not stated and never more than one request in flight",
+        )
+    numbers: dict[str, Any] = {
+        "requests": requests,
+        "concurrency": None if np.isnan(n) else n,
+        "completions_s": [round(float(x), 3) for x in done[:32]],
+    }
     if s.flag("has_first") and not np.isnan(s["overlap"]):
         return _by_overlap(data, run_id, done, numbers, refs)
     return _by_completions(data, run_id, done, numbers, refs)
@@ -120,8 +131,11 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
 def single_request_time(data: AuditData, run_id: str) -> tuple[float, str]:
     """One request's duration: a lone request of the same sweep, else the median decode time."""
     group = data.run_field(run_id, "group")
-    lone = [r for r in data.groups().get(str(group), [])
-            if data.concurrency(r) == 1 and data.figures(r)["requests"] == 1]
+    lone = [
+        r
+        for r in data.groups().get(str(group), [])
+        if data.concurrency(r) == 1 and data.figures(r)["requests"] == 1
+    ]
     if lone:
         value = float(np.median([data.figures(r)["wall_s"] for r in lone]))
         if not np.isnan(value):
@@ -134,8 +148,9 @@ def _shown(done: np.ndarray, limit: int = 8) -> str:
     return text + (f", … ({len(done)} in all)" if len(done) > limit else "")
 
 
-def _by_overlap(data: AuditData, run_id: str, done: np.ndarray, numbers: dict[str, Any],
-                refs: list[str]) -> Finding:
+def _by_overlap(
+    data: AuditData, run_id: str, done: np.ndarray, numbers: dict[str, Any], refs: list[str]
+) -> Finding:
     s = data.figures(run_id)
     overlap = float(s["overlap"])
     limit = data.config[SERIAL_OVERLAP]
@@ -151,40 +166,57 @@ def _by_overlap(data: AuditData, run_id: str, done: np.ndarray, numbers: dict[st
     ]
     if overlap <= limit:
         return RULE.finding(
-            run_id, Outcome.FIRED,
+            run_id,
+            Outcome.FIRED,
             f"requests decoded one at a time (overlap {fmt(overlap, 2)} ≤ {fmt(limit, 2)}): "
             f"completions step by {fmt(step, 2)} s ≈ one request's {fmt(single, 2)} s; "
             "the run is serial",
-            arithmetic=arithmetic, numbers=numbers, refs=refs,
+            arithmetic=arithmetic,
+            numbers=numbers,
+            refs=refs,
             help="do not publish this as concurrent throughput; look for a refused batching "
-                 "flag in the server log and check the number of slots",
+            "flag in the server log and check the number of slots",
         )
     return RULE.finding(
-        run_id, Outcome.PASSED,
+        run_id,
+        Outcome.PASSED,
         f"requests decoded together: overlap {fmt(overlap, 2)} requests at a time",
-        arithmetic=arithmetic, numbers=numbers, refs=refs,
+        arithmetic=arithmetic,
+        numbers=numbers,
+        refs=refs,
     )
 
 
-def _by_completions(data: AuditData, run_id: str, done: np.ndarray,
-                    numbers: dict[str, Any], refs: list[str]) -> Finding:
+def _by_completions(
+    data: AuditData, run_id: str, done: np.ndarray, numbers: dict[str, Any], refs: list[str]
+) -> Finding:
     s = data.figures(run_id)
     cv = float(s["out_cv"]) if not np.isnan(s["out_cv"]) else float("nan")
     if np.isnan(cv) or cv > data.config[EQUAL_LENGTH_CV]:
-        why = ("output lengths unknown" if np.isnan(cv)
-               else f"output lengths vary (CV {fmt(cv * 100, 0)}%, {fmt(s['out_min'], 0)}–"
-                    f"{fmt(s['out_max'], 0)} tokens)")
+        why = (
+            "output lengths unknown"
+            if np.isnan(cv)
+            else f"output lengths vary (CV {fmt(cv * 100, 0)}%, {fmt(s['out_min'], 0)}–"
+            f"{fmt(s['out_max'], 0)} tokens)"
+        )
         return RULE.finding(
-            run_id, Outcome.UNDECIDABLE,
+            run_id,
+            Outcome.UNDECIDABLE,
             f"no first-token times and {why}: unequal lengths smear a ladder into a cluster",
-            numbers=numbers, refs=refs,
-            help="record t_first, or rerun with forced equal output lengths")
+            numbers=numbers,
+            refs=refs,
+            help="record t_first, or rerun with forced equal output lengths",
+        )
     wall = float(s["wall_s"])
     if not s.flag("has_send") or float(s["send_spread_s"]) > data.config[SEND_SPREAD] * wall:
         return RULE.finding(
-            run_id, Outcome.UNDECIDABLE,
+            run_id,
+            Outcome.UNDECIDABLE,
             "no first-token times and the requests were not sent together: completion times "
-            "alone cannot show a queue", numbers=numbers, refs=refs)
+            "alone cannot show a queue",
+            numbers=numbers,
+            refs=refs,
+        )
     count = len(done)
     first = float(done[0])
     steps = np.diff(done)
@@ -192,8 +224,12 @@ def _by_completions(data: AuditData, run_id: str, done: np.ndarray,
     serial_spread = (count - 1) / count
     tol = data.config[LADDER_STEP_TOLERANCE]
     even = bool(len(steps)) and bool(np.all(np.abs(steps - first) <= tol * first))
-    numbers |= {"step_s": float(np.median(steps)), "single_request_s": first, "spread": spread,
-                "serial_spread": serial_spread}
+    numbers |= {
+        "step_s": float(np.median(steps)),
+        "single_request_s": first,
+        "spread": spread,
+        "serial_spread": serial_spread,
+    }
     arithmetic = [
         f"completions (s from the first send): {_shown(done)}",
         f"steps {', '.join(fmt(x, 2) for x in steps[:8])} s against one request's "
@@ -203,31 +239,44 @@ def _by_completions(data: AuditData, run_id: str, done: np.ndarray,
     ]
     if even and spread >= 0.75 * serial_spread:
         return RULE.finding(
-            run_id, Outcome.FIRED,
+            run_id,
+            Outcome.FIRED,
             f"completions form a ladder: {_shown(done, 4)} s, stepping by "
             f"{fmt(float(np.median(steps)), 2)} s ≈ one request's {fmt(first, 2)} s; the run "
             "is serial",
-            arithmetic=arithmetic, numbers=numbers, refs=refs,
+            arithmetic=arithmetic,
+            numbers=numbers,
+            refs=refs,
             help="do not publish this as concurrent throughput; look for a refused batching "
-                 "flag in the server log and check the number of slots")
+            "flag in the server log and check the number of slots",
+        )
     if spread <= 0.25 * serial_spread:
-        return RULE.finding(run_id, Outcome.PASSED,
-                            f"completions cluster: spread {fmt(spread, 2)} against a serial "
-                            f"{fmt(serial_spread, 2)}", arithmetic=arithmetic, numbers=numbers,
-                            refs=refs)
+        return RULE.finding(
+            run_id,
+            Outcome.PASSED,
+            f"completions cluster: spread {fmt(spread, 2)} against a serial "
+            f"{fmt(serial_spread, 2)}",
+            arithmetic=arithmetic,
+            numbers=numbers,
+            refs=refs,
+        )
     return RULE.finding(
-        run_id, Outcome.UNDECIDABLE,
+        run_id,
+        Outcome.UNDECIDABLE,
         f"completions neither cluster nor step evenly (spread {fmt(spread, 2)}, serial "
-        f"{fmt(serial_spread, 2)})", arithmetic=arithmetic, numbers=numbers, refs=refs,
-        help="record first-token times so the decode intervals can be compared")
+        f"{fmt(serial_spread, 2)})",
+        arithmetic=arithmetic,
+        numbers=numbers,
+        refs=refs,
+        help="record first-token times so the decode intervals can be compared",
+    )
 
 
 RULE = Rule(
     code="BR003",
     name="serial-completion-ladder",
     severity=Severity.ERROR,
-    summary="completions evenly stepped by one request's duration; decode intervals do not "
-            "overlap",
+    summary="completions evenly stepped by one request's duration; decode intervals do not overlap",
     check=check,
     doc=__doc__ or "",
 )

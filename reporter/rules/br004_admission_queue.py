@@ -17,7 +17,8 @@ time anything decodes (brief overlaps at hand-over do not count). `N` is the sta
 concurrency, else the level of requests in flight (`[t_send, t_end]`) held as long. The run
 has an admission queue when `2 ≤ k < N` and some requests got their first token only after
 another request had finished, within `handover_share` (10%) of a request's decode time of that
-completion (they waited for its slot; first tokens staggered by long prompts do not line up). `k = 1` is the serial case (BR003).
+completion (they waited for its slot; first tokens staggered by long prompts do not line up).
+`k = 1` is the serial case (BR003).
 
 ## Worked example
 METHOD.md §1, case B: 16 concurrent prose requests on a server that admits 8 at a time. Eight
@@ -104,13 +105,26 @@ def check(data: AuditData) -> list[Finding]:
 def _check_run(data: AuditData, run_id: str) -> Finding:
     s = data.figures(run_id)
     if int(s["requests"]) < 3:
-        return RULE.finding(run_id, Outcome.NOT_APPLICABLE,
-                            f"{int(s['requests'])} request(s): no queue of k < N to find")
+        return RULE.finding(
+            run_id,
+            Outcome.NOT_APPLICABLE,
+            f"{int(s['requests'])} request(s): no queue of k < N to find",
+        )
     if not (s.flag("has_send") and s.flag("has_first") and s.flag("has_end")):
-        missing = [name for name, ok in (("t_send", s.flag("has_send")), ("t_first", s.flag("has_first")),
-                                         ("t_end", s.flag("has_end"))) if not ok]
-        return RULE.finding(run_id, Outcome.UNDECIDABLE,
-                            f"no {', '.join(missing)} for every request: cannot see who waited")
+        missing = [
+            name
+            for name, ok in (
+                ("t_send", s.flag("has_send")),
+                ("t_first", s.flag("has_first")),
+                ("t_end", s.flag("has_end")),
+            )
+            if not ok
+        ]
+        return RULE.finding(
+            run_id,
+            Outcome.UNDECIDABLE,
+            f"no {', '.join(missing)} for every request: cannot see who waited",
+        )
     rows = data.requests_of(run_id)
     rows = rows[rows["ok"]].dropna(subset=["t_first", "t_end"])
     share = data.config[QUEUE_HELD_SHARE]
@@ -121,36 +135,50 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     n = min(n, len(rows))
     first_done = float(rows["t_end"].min())
     waited = rows[(rows["t_first"] >= first_done) & _admitted_at_release(rows, data, run_id)]
-    numbers = {"k": k, "n": n, "queued": len(waited),
-               "queued_median_ttft_s": float(waited["ttft"].median()) if len(waited) else None,
-               "served_median_ttft_s": float(rows[rows["t_first"] < first_done]["ttft"].median()),
-               "median_decode_s": float(rows["decode_s"].median())}
+    numbers = {
+        "k": k,
+        "n": n,
+        "queued": len(waited),
+        "queued_median_ttft_s": float(waited["ttft"].median()) if len(waited) else None,
+        "served_median_ttft_s": float(rows[rows["t_first"] < first_done]["ttft"].median()),
+        "median_decode_s": float(rows["decode_s"].median()),
+    }
     arithmetic = [
-        f"decoding at once (held ≥ {share:.0%} of the busy time): k = {k}; "
-        f"sent together: N = {n}",
+        f"decoding at once (held ≥ {share:.0%} of the busy time): k = {k}; sent together: N = {n}",
     ]
     if k <= 1:
-        return RULE.finding(run_id, Outcome.NOT_APPLICABLE,
-                            "one request decoded at a time: the serial case, see BR003",
-                            numbers=numbers)
+        return RULE.finding(
+            run_id,
+            Outcome.NOT_APPLICABLE,
+            "one request decoded at a time: the serial case, see BR003",
+            numbers=numbers,
+        )
     if k >= n or waited.empty:
-        return RULE.finding(run_id, Outcome.PASSED,
-                            f"all {n} requests decoded together (k = {k})", numbers=numbers,
-                            arithmetic=arithmetic)
+        return RULE.finding(
+            run_id,
+            Outcome.PASSED,
+            f"all {n} requests decoded together (k = {k})",
+            numbers=numbers,
+            arithmetic=arithmetic,
+        )
     wait = float(waited["ttft"].median())
     served = float(rows[rows["t_first"] < first_done]["ttft"].median())
     decode = float(rows["decode_s"].median())
     arithmetic.append(
         f"{len(waited)} requests got their first token only after another finished: median "
         f"time to first token {fmt(wait, 2)} s against {fmt(served, 2)} s "
-        f"for the admitted ones; one request decodes in {fmt(decode, 2)} s")
+        f"for the admitted ones; one request decodes in {fmt(decode, 2)} s"
+    )
     return RULE.finding(
-        run_id, Outcome.FIRED,
+        run_id,
+        Outcome.FIRED,
         f"only {k} of {n} requests were served at once; the other {len(waited)} waited a median "
         f"{fmt(wait, 2)} s for their first token",
-        arithmetic=arithmetic, numbers=numbers, refs=request_refs(waited),
+        arithmetic=arithmetic,
+        numbers=numbers,
+        refs=request_refs(waited),
         help=f"quote the figure as {k} concurrent requests, or raise the server's slot / "
-             "max-sequences limit and measure again; never sum per-request rates",
+        "max-sequences limit and measure again; never sum per-request rates",
     )
 
 
@@ -158,8 +186,7 @@ RULE = Rule(
     code="BR004",
     name="admission-queue",
     severity=Severity.WARNING,
-    summary="only k of N requests served at once (first-token times jump by a request's "
-            "duration)",
+    summary="only k of N requests served at once (first-token times jump by a request's duration)",
     check=check,
     doc=__doc__ or "",
 )

@@ -56,10 +56,12 @@ def check(data: AuditData) -> list[Finding]:
 
 def levels(data: AuditData, runs: list[str]) -> pd.Series:
     """Median aggregate per concurrency level (repeats folded), sorted by N."""
-    frame = pd.DataFrame({
-        "n": [data.concurrency(r) for r in runs],
-        "agg": [float(data.figures(r)["aggregate_tps"]) for r in runs],
-    }).dropna()
+    frame = pd.DataFrame(
+        {
+            "n": [data.concurrency(r) for r in runs],
+            "agg": [float(data.figures(r)["aggregate_tps"]) for r in runs],
+        }
+    ).dropna()
     return frame.groupby("n")["agg"].median().sort_index()
 
 
@@ -69,27 +71,36 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
     ns = {n for n in ns if not np.isnan(n)}
     refs = [x for r in runs for x in run_ref(data, r)][:8]
     if len(ns) < 2:
-        why = ("concurrency not stated" if not ns
-               else f"every run at N={int(next(iter(ns)))}")
-        return RULE.finding(group, Outcome.NOT_APPLICABLE,
-                            f"not a sweep over concurrency ({why})", refs=refs)
+        why = "concurrency not stated" if not ns else f"every run at N={int(next(iter(ns)))}"
+        return RULE.finding(
+            group, Outcome.NOT_APPLICABLE, f"not a sweep over concurrency ({why})", refs=refs
+        )
     table = levels(data, runs)
     if len(table) < 2:
-        return RULE.finding(group, Outcome.UNDECIDABLE,
-                            "the sweep's runs have no wall clock to compute an aggregate from",
-                            refs=refs)
+        return RULE.finding(
+            group,
+            Outcome.UNDECIDABLE,
+            "the sweep's runs have no wall clock to compute an aggregate from",
+            refs=refs,
+        )
     n_min, n_max = float(table.index[0]), float(table.index[-1])
     if n_max < 2 * n_min:
-        return RULE.finding(group, Outcome.UNDECIDABLE,
-                            f"the sweep spans N={n_min:g}..{n_max:g}, less than a factor of two",
-                            refs=refs)
+        return RULE.finding(
+            group,
+            Outcome.UNDECIDABLE,
+            f"the sweep spans N={n_min:g}..{n_max:g}, less than a factor of two",
+            refs=refs,
+        )
     growth = float(table.iloc[-1] / table.iloc[0])
     limit = data.config[FLAT_GROWTH]
     series = " / ".join(fmt(v) for v in table.to_numpy())
     ns_text = "/".join(f"{n:g}" for n in table.index)
-    numbers = {"concurrency": [float(n) for n in table.index],
-               "aggregate_tps": [float(v) for v in table.to_numpy()],
-               "growth": growth, "ideal_growth": n_max / n_min}
+    numbers = {
+        "concurrency": [float(n) for n in table.index],
+        "aggregate_tps": [float(v) for v in table.to_numpy()],
+        "growth": growth,
+        "ideal_growth": n_max / n_min,
+    }
     arithmetic = [
         f"aggregate at N={ns_text}: {series} tok/s",
         f"growth A({n_max:g}) ÷ A({n_min:g}) = {fmt(table.iloc[-1])} ÷ {fmt(table.iloc[0])} "
@@ -97,16 +108,24 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
     ]
     if growth < limit:
         return RULE.finding(
-            group, Outcome.FIRED,
+            group,
+            Outcome.FIRED,
             f"aggregate flat in N: {series} tok/s at N={ns_text} ({fmt(growth, 2)}× from "
             f"N={n_min:g} to N={n_max:g}, below {fmt(limit, 2)}×): serial service",
-            arithmetic=arithmetic, numbers=numbers, refs=refs,
+            arithmetic=arithmetic,
+            numbers=numbers,
+            refs=refs,
             help="treat the server as serial; check that batching is really enabled (server "
-                 "log, slots) before quoting any concurrent figure")
+            "log, slots) before quoting any concurrent figure",
+        )
     return RULE.finding(
-        group, Outcome.PASSED,
+        group,
+        Outcome.PASSED,
         f"aggregate grows {fmt(growth, 2)}× from N={n_min:g} to N={n_max:g} ({series} tok/s)",
-        arithmetic=arithmetic, numbers=numbers, refs=refs)
+        arithmetic=arithmetic,
+        numbers=numbers,
+        refs=refs,
+    )
 
 
 RULE = Rule(

@@ -53,43 +53,69 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     rows = data.requests_of(run_id)
     eos = rows[rows["finish_reason"] == "stop"] if len(rows) else rows
     mean, lo, hi = float(s["out_mean"]), float(s["out_min"]), float(s["out_max"])
-    numbers = {"stop": stop, "mean_output_tokens": mean, "min_output_tokens": lo,
-               "max_output_tokens": hi, "ended_on_eos": len(eos),
-               "requested": None if requested is None or math.isnan(requested) else requested}
-    of_requested = (f" of {fmt(requested, 0)} requested" if numbers["requested"] else "")
+    numbers = {
+        "stop": stop,
+        "mean_output_tokens": mean,
+        "min_output_tokens": lo,
+        "max_output_tokens": hi,
+        "ended_on_eos": len(eos),
+        "requested": None if requested is None or math.isnan(requested) else requested,
+    }
+    of_requested = f" of {fmt(requested, 0)} requested" if numbers["requested"] else ""
     if math.isnan(mean):
         lengths = "output lengths unknown"
     elif lo == hi:
         lengths = f"{fmt(lo, 0)} output tokens{of_requested}"
     else:
         lengths = f"outputs {fmt(lo, 0)}–{fmt(hi, 0)} tokens, mean {fmt(mean, 0)}{of_requested}"
-    help_text = ("measure decode with forced equal lengths (ignore_eos + min_tokens); quote this "
-                 "figure only as this prompt set's throughput")
+    help_text = (
+        "measure decode with forced equal lengths (ignore_eos + min_tokens); quote this "
+        "figure only as this prompt set's throughput"
+    )
     if stop == "natural":
-        return RULE.finding(run_id, Outcome.FIRED,
-                            f"natural stop: {lengths}; the figure measures answer length too",
-                            numbers=numbers, help=help_text, refs=request_refs(rows, 3))
+        return RULE.finding(
+            run_id,
+            Outcome.FIRED,
+            f"natural stop: {lengths}; the figure measures answer length too",
+            numbers=numbers,
+            help=help_text,
+            refs=request_refs(rows, 3),
+        )
     if stop == "forced":
-        return RULE.finding(run_id, Outcome.PASSED, "output forced to a fixed length",
-                            numbers=numbers)
+        return RULE.finding(
+            run_id, Outcome.PASSED, "output forced to a fixed length", numbers=numbers
+        )
     cv = float(s["out_cv"])
     if len(eos):
         return RULE.finding(
-            run_id, Outcome.FIRED,
+            run_id,
+            Outcome.FIRED,
             f"stop mode not stated, and {len(eos)} of {int(s['requests'])} requests ended on "
             f"end-of-sequence ({lengths}): natural stop",
-            numbers=numbers, help=help_text, refs=request_refs(eos, 5))
+            numbers=numbers,
+            help=help_text,
+            refs=request_refs(eos, 5),
+        )
     if math.isnan(cv):
-        return RULE.finding(run_id, Outcome.UNDECIDABLE,
-                            "stop mode not stated and no output token counts")
+        return RULE.finding(
+            run_id, Outcome.UNDECIDABLE, "stop mode not stated and no output token counts"
+        )
     if cv > data.config[EQUAL_LENGTH_CV]:
         return RULE.finding(
-            run_id, Outcome.FIRED,
+            run_id,
+            Outcome.FIRED,
             f"stop mode not stated, and {lengths} (CV {fmt(cv * 100, 0)}%): natural stop",
-            numbers=numbers, help=help_text, refs=request_refs(rows, 3))
-    return RULE.finding(run_id, Outcome.PASSED,
-                        f"stop mode not stated, but every request wrote {fmt(mean, 0)} tokens "
-                        "(forced length inferred)", numbers=numbers)
+            numbers=numbers,
+            help=help_text,
+            refs=request_refs(rows, 3),
+        )
+    return RULE.finding(
+        run_id,
+        Outcome.PASSED,
+        f"stop mode not stated, but every request wrote {fmt(mean, 0)} tokens "
+        "(forced length inferred)",
+        numbers=numbers,
+    )
 
 
 RULE = Rule(

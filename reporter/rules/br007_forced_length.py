@@ -46,11 +46,15 @@ def check(data: AuditData) -> list[Finding]:
 def _check_run(data: AuditData, run_id: str) -> Finding:
     stop = data.run_field(run_id, "stop")
     min_tokens = number(data.run_field(run_id, "min_tokens"))
-    forced = (stop == "forced" or data.run_field(run_id, "ignore_eos") is True
-              or (min_tokens is not None and min_tokens > 0))
+    forced = (
+        stop == "forced"
+        or data.run_field(run_id, "ignore_eos") is True
+        or (min_tokens is not None and min_tokens > 0)
+    )
     if not forced:
-        return RULE.finding(run_id, Outcome.NOT_APPLICABLE,
-                            f"no forced length asked for (stop {stop})")
+        return RULE.finding(
+            run_id, Outcome.NOT_APPLICABLE, f"no forced length asked for (stop {stop})"
+        )
     requested = number(data.run_field(run_id, "output_tokens_requested"))
     if requested is None:
         requested = min_tokens
@@ -59,27 +63,42 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     if rows.empty or rows["output_tokens"].isna().all():
         return RULE.finding(run_id, Outcome.UNDECIDABLE, "no output token counts to compare")
     if requested is None:
-        return RULE.finding(run_id, Outcome.UNDECIDABLE,
-                            "forced length asked for, but the requested length is not stated "
-                            "(workload.output_tokens)")
+        return RULE.finding(
+            run_id,
+            Outcome.UNDECIDABLE,
+            "forced length asked for, but the requested length is not stated "
+            "(workload.output_tokens)",
+        )
     out = rows["output_tokens"]
     short = rows[(out < requested) | (rows["finish_reason"] == "stop")]
     shortest, longest = float(out.min()), float(out.max())
-    numbers = {"requested": requested, "requests": len(rows), "short": len(short),
-               "shortest": shortest, "longest": longest}
+    numbers = {
+        "requested": requested,
+        "requests": len(rows),
+        "short": len(short),
+        "shortest": shortest,
+        "longest": longest,
+    }
     if short.empty:
-        return RULE.finding(run_id, Outcome.PASSED,
-                            f"all {len(rows)} requests wrote the requested "
-                            f"{fmt(requested, 0)} tokens", numbers=numbers)
+        return RULE.finding(
+            run_id,
+            Outcome.PASSED,
+            f"all {len(rows)} requests wrote the requested {fmt(requested, 0)} tokens",
+            numbers=numbers,
+        )
     return RULE.finding(
-        run_id, Outcome.FIRED,
+        run_id,
+        Outcome.FIRED,
         f"forced length {fmt(requested, 0)} asked for, but {len(short)} of {len(rows)} requests "
         f"wrote fewer (shortest {fmt(shortest, 0)} tokens): the flag was accepted, not honoured",
-        numbers=numbers, refs=request_refs(short),
-        arithmetic=[f"requested {fmt(requested, 0)} tokens; written "
-                    f"{fmt(shortest, 0)}–{fmt(longest, 0)}"],
+        numbers=numbers,
+        refs=request_refs(short),
+        arithmetic=[
+            f"requested {fmt(requested, 0)} tokens; written {fmt(shortest, 0)}–{fmt(longest, 0)}"
+        ],
         help="send the parameters this engine honours (ignore_eos, min_tokens, n_predict) and "
-             "check its completion token counts after each run")
+        "check its completion token counts after each run",
+    )
 
 
 RULE = Rule(

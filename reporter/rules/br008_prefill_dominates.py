@@ -59,9 +59,12 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         return RULE.finding(run_id, Outcome.UNDECIDABLE, "no prompt token counts (prompt_tokens)")
     rate = float(s["prefill_rate"])
     if math.isnan(rate):
-        return RULE.finding(run_id, Outcome.UNDECIDABLE,
-                            "no prefill rate: add a probe record (what: prefill_rate) or a lone "
-                            "request of the same sweep")
+        return RULE.finding(
+            run_id,
+            Outcome.UNDECIDABLE,
+            "no prefill rate: add a probe record (what: prefill_rate) or a lone "
+            "request of the same sweep",
+        )
     wall = float(s["wall_s"])
     if math.isnan(wall) or wall <= 0:
         return RULE.finding(run_id, Outcome.UNDECIDABLE, "no wall clock")
@@ -79,19 +82,33 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     ttft = float(s["median_ttft_s"])
     if not math.isnan(ttft):
         arithmetic.append(f"measured median time to first token: {fmt(ttft, 3)} s")
-    numbers = {"prompt_tokens": prompt, "prefill_rate": rate, "prefill_s": prefill_s,
-               "wall_s": wall, "prefill_share": share, "median_ttft_s": ttft}
+    numbers = {
+        "prompt_tokens": prompt,
+        "prefill_rate": rate,
+        "prefill_s": prefill_s,
+        "wall_s": wall,
+        "prefill_share": share,
+        "median_ttft_s": ttft,
+    }
     if share > limit:
         return RULE.finding(
-            run_id, Outcome.FIRED,
+            run_id,
+            Outcome.FIRED,
             f"prompt processing ≈ {fmt(prefill_s, 1)} s of the {fmt(wall, 2)} s wall clock "
             f"({share:.0%} > {limit:.0%}): the {fmt(s['aggregate_tps'])} tok/s measures prefill",
-            arithmetic=arithmetic, numbers=numbers, refs=run_ref(data, run_id),
+            arithmetic=arithmetic,
+            numbers=numbers,
+            refs=run_ref(data, run_id),
             help="quote decode throughput from short-prompt forced-length runs; state the prompt "
-                 "length with this figure")
-    return RULE.finding(run_id, Outcome.PASSED,
-                        f"prompt processing ≈ {share:.0%} of the wall clock",
-                        arithmetic=arithmetic, numbers=numbers)
+            "length with this figure",
+        )
+    return RULE.finding(
+        run_id,
+        Outcome.PASSED,
+        f"prompt processing ≈ {share:.0%} of the wall clock",
+        arithmetic=arithmetic,
+        numbers=numbers,
+    )
 
 
 RULE = Rule(

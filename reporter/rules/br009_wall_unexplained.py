@@ -16,7 +16,8 @@ rates or token counts are wrong. Either way the figure is not yet explained.
 ## How it decides
 Per run with first-token times: the prefill term, which is the median time to first token of
 the first wave (requests that got their first token before any request finished: later ones may
-have waited for a slot, and that wait is what the prediction must not contain), or `Σ prompt tokens ÷ prefill rate` when a prefill rate is known and that is longer (prompts
+have waited for a slot, and that wait is what the prediction must not contain), or
+`Σ prompt tokens ÷ prefill rate` when a prefill rate is known and that is longer (prompts
 processed one after another, BR008); the number of waves, `⌈requests ÷ concurrency⌉`, when a
 closed loop sends more requests than it keeps in flight; the median per-request decode
 rate `output tokens ÷ (t_end − t_first)`, the longest output. The run fires when
@@ -79,8 +80,11 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     ttft, rate = first_wave_ttft(data, run_id), float(s["median_decode_tps"])
     longest, wall = float(s["out_max"]), float(s["wall_s"])
     if math.isnan(ttft) or math.isnan(rate) or rate <= 0:
-        return RULE.finding(run_id, Outcome.UNDECIDABLE,
-                            "no first-token times, so no TTFT or per-request decode rate")
+        return RULE.finding(
+            run_id,
+            Outcome.UNDECIDABLE,
+            "no first-token times, so no TTFT or per-request decode rate",
+        )
     if math.isnan(wall) or wall <= 0 or math.isnan(longest):
         return RULE.finding(run_id, Outcome.UNDECIDABLE, "no wall clock or output lengths")
     prefill = float(s["prefill_s"])
@@ -97,16 +101,29 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     predicted = (waves - 1) * (first_term + typical / rate) + first_term + longest / rate
     total = float(s["output_tokens"])
     off = wall / predicted - 1
-    numbers = {"waves": waves, "median_ttft_s": ttft, "median_decode_tps": rate, "longest_output": longest,
-               "predicted_wall_s": predicted, "measured_wall_s": wall,
-               "predicted_aggregate_tps": total / predicted, "measured_aggregate_tps": total / wall,
-               "off": off}
+    numbers = {
+        "waves": waves,
+        "median_ttft_s": ttft,
+        "median_decode_tps": rate,
+        "longest_output": longest,
+        "predicted_wall_s": predicted,
+        "measured_wall_s": wall,
+        "predicted_aggregate_tps": total / predicted,
+        "measured_aggregate_tps": total / wall,
+        "off": off,
+    }
     arithmetic = [
-        ("predicted wall = "
-         + (f"{waves - 1} waves × ({fmt(first_term, 2)} + mean output {fmt(typical, 0)} ÷ "
-            f"{fmt(rate, 2)}) + " if waves > 1 else "")
-         + f"{term_name} {fmt(first_term, 2)} + longest output {fmt(longest, 0)} ÷ median "
-         f"decode {fmt(rate, 2)} = {fmt(predicted, 2)} s"),
+        (
+            "predicted wall = "
+            + (
+                f"{waves - 1} waves × ({fmt(first_term, 2)} + mean output {fmt(typical, 0)} ÷ "
+                f"{fmt(rate, 2)}) + "
+                if waves > 1
+                else ""
+            )
+            + f"{term_name} {fmt(first_term, 2)} + longest output {fmt(longest, 0)} ÷ median "
+            f"decode {fmt(rate, 2)} = {fmt(predicted, 2)} s"
+        ),
         f"predicted aggregate = {fmt(total, 0)} ÷ {fmt(predicted, 2)} = "
         f"{fmt(total / predicted, 0)} tok/s; measured {fmt(total, 0)} ÷ {fmt(wall, 2)} = "
         f"{fmt(total / wall, 0)} tok/s ({fmt(abs(off) * 100, 1)}% apart)",
@@ -115,16 +132,24 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     if abs(off) > limit:
         where = "longer" if off > 0 else "shorter"
         return RULE.finding(
-            run_id, Outcome.FIRED,
+            run_id,
+            Outcome.FIRED,
             f"measured wall {fmt(wall, 2)} s is {fmt(abs(off) * 100, 0)}% {where} than TTFT + "
             f"decode predict ({fmt(predicted, 2)} s)",
-            arithmetic=arithmetic, numbers=numbers, refs=run_ref(data, run_id),
+            arithmetic=arithmetic,
+            numbers=numbers,
+            refs=run_ref(data, run_id),
             help="find the unexplained time: a queue (BR003/BR004), stragglers, errors "
-                 "(BR019) or the client (BR018)")
-    return RULE.finding(run_id, Outcome.PASSED,
-                        f"TTFT + decode explain the wall: predicted {fmt(predicted, 2)} s, "
-                        f"measured {fmt(wall, 2)} s ({fmt(abs(off) * 100, 1)}% apart)",
-                        arithmetic=arithmetic, numbers=numbers)
+            "(BR019) or the client (BR018)",
+        )
+    return RULE.finding(
+        run_id,
+        Outcome.PASSED,
+        f"TTFT + decode explain the wall: predicted {fmt(predicted, 2)} s, "
+        f"measured {fmt(wall, 2)} s ({fmt(abs(off) * 100, 1)}% apart)",
+        arithmetic=arithmetic,
+        numbers=numbers,
+    )
 
 
 RULE = Rule(

@@ -43,20 +43,24 @@ def check(data: AuditData) -> list[Finding]:
 
 
 def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
-    frame = pd.DataFrame({
-        "run": runs,
-        "n": [data.concurrency(r) for r in runs],
-        "agg": [float(data.figures(r)["aggregate_tps"]) for r in runs],
-    })
+    frame = pd.DataFrame(
+        {
+            "run": runs,
+            "n": [data.concurrency(r) for r in runs],
+            "agg": [float(data.figures(r)["aggregate_tps"]) for r in runs],
+        }
+    )
     frame["n"] = frame["n"].fillna(-1)
     counts = frame.groupby("n")["run"].count()
     if counts.max() < 2:
         return RULE.finding(
-            group, Outcome.FIRED,
+            group,
+            Outcome.FIRED,
             f"{len(runs)} run(s), none repeated: the error of each figure is unknown",
             refs=[x for r in runs for x in run_ref(data, r)][:4],
             numbers={"runs": len(runs), "repeated_levels": 0},
-            help="repeat each point at least twice and quote the spread")
+            help="repeat each point at least twice and quote the spread",
+        )
     spreads = []
     lines = []
     for n, sub in frame.groupby("n"):
@@ -66,16 +70,22 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
         spread = float(values.max() / values.min() - 1)
         spreads.append(spread)
         label = "N unknown" if n == -1 else f"N={n:g}"
-        lines.append(f"{label}: {len(values)} repeats, {fmt(values.min())}–{fmt(values.max())} "
-                     f"tok/s, spread {fmt(spread * 100, 1)}%")
+        lines.append(
+            f"{label}: {len(values)} repeats, {fmt(values.min())}–{fmt(values.max())} "
+            f"tok/s, spread {fmt(spread * 100, 1)}%"
+        )
     if not spreads:
-        return RULE.finding(group, Outcome.UNDECIDABLE,
-                            "repeated runs, but none has a wall clock to compare")
+        return RULE.finding(
+            group, Outcome.UNDECIDABLE, "repeated runs, but none has a wall clock to compare"
+        )
     worst = max(spreads)
     return RULE.finding(
-        group, Outcome.PASSED,
+        group,
+        Outcome.PASSED,
         f"repeated: the largest spread between repeats is {fmt(worst * 100, 1)}%",
-        arithmetic=lines, numbers={"max_spread": worst if math.isfinite(worst) else None})
+        arithmetic=lines,
+        numbers={"max_spread": worst if math.isfinite(worst) else None},
+    )
 
 
 RULE = Rule(

@@ -61,11 +61,14 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         if s.flag("from_summary") and not math.isnan(s["failed"]):
             counted = int(s["failed"])
             if counted:
-                return RULE.finding(run_id, Outcome.FIRED,
-                                    f"the tool counted {counted} failed request(s) of "
-                                    f"{int(s['requests'])}", numbers={"failed": counted},
-                                    refs=run_ref(data, run_id),
-                                    help="fix the errors and rerun; quote the failure rate")
+                return RULE.finding(
+                    run_id,
+                    Outcome.FIRED,
+                    f"the tool counted {counted} failed request(s) of {int(s['requests'])}",
+                    numbers={"failed": counted},
+                    refs=run_ref(data, run_id),
+                    help="fix the errors and rerun; quote the failure rate",
+                )
             return RULE.finding(run_id, Outcome.PASSED, "the tool counted no failed request")
         return RULE.finding(run_id, Outcome.UNDECIDABLE, "no per-request rows and no failure count")
     requested = data.run_field(run_id, "output_tokens_requested")
@@ -75,16 +78,25 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     cut = ok.iloc[0:0]
     requested = number(requested)
     if requested is not None:
-        cut = ok[ok["finish_reason"].isna() & (ok["output_tokens"] < requested)
-                 & (ok["output_tokens"] > 0)]
+        cut = ok[
+            ok["finish_reason"].isna()
+            & (ok["output_tokens"] < requested)
+            & (ok["output_tokens"] > 0)
+        ]
     n = len(rows)
     bad = len(failed) + len(empty) + len(cut)
     lost = float(failed["output_tokens"].sum(min_count=1) or 0.0) if len(failed) else 0.0
-    numbers = {"requests": n, "failed": len(failed), "empty": len(empty), "cut": len(cut),
-               "failed_tokens_not_counted": lost}
+    numbers = {
+        "requests": n,
+        "failed": len(failed),
+        "empty": len(empty),
+        "cut": len(cut),
+        "failed_tokens_not_counted": lost,
+    }
     if bad == 0:
-        return RULE.finding(run_id, Outcome.PASSED,
-                            f"all {n} requests succeeded with output", numbers=numbers)
+        return RULE.finding(
+            run_id, Outcome.PASSED, f"all {n} requests succeeded with output", numbers=numbers
+        )
     parts = []
     if len(failed):
         kinds = failed["finish_reason"].astype(object).fillna("error").value_counts()
@@ -92,17 +104,25 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     if len(empty):
         parts.append(f"{len(empty)} 'successful' with 0 tokens")
     if len(cut):
-        parts.append(f"{len(cut)} cut short with no finish reason (shortest "
-                     f"{fmt(float(cut['output_tokens'].min()), 0)} of {fmt(requested or 0, 0)} "
-                     "tokens)")
-    counting = ("the aggregate counts only successful requests' tokens"
-               + (f" ({fmt(lost, 0)} tokens of failed requests left out)" if lost else ""))
+        parts.append(
+            f"{len(cut)} cut short with no finish reason (shortest "
+            f"{fmt(float(cut['output_tokens'].min()), 0)} of {fmt(requested or 0, 0)} "
+            "tokens)"
+        )
+    counting = "the aggregate counts only successful requests' tokens" + (
+        f" ({fmt(lost, 0)} tokens of failed requests left out)" if lost else ""
+    )
     severity = Severity.ERROR if bad > data.config[FAILED_SHARE] * n else Severity.WARNING
     evidence = failed if len(failed) else (empty if len(empty) else cut)
     return RULE.finding(
-        run_id, Outcome.FIRED, f"{'; '.join(parts)} of {n} requests; {counting}",
-        severity=severity, numbers=numbers, refs=request_refs(evidence),
-        help="fix the failures and rerun; never divide requested tokens by the wall clock")
+        run_id,
+        Outcome.FIRED,
+        f"{'; '.join(parts)} of {n} requests; {counting}",
+        severity=severity,
+        numbers=numbers,
+        refs=request_refs(evidence),
+        help="fix the failures and rerun; never divide requested tokens by the wall clock",
+    )
 
 
 RULE = Rule(

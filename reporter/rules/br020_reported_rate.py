@@ -78,35 +78,57 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         if len(r):
             ratios[name] = float(np.median(r))
     if not ratios:
-        return RULE.finding(run_id, Outcome.UNDECIDABLE,
-                            "reported rates, but no send/first-token/end times to compare with")
+        return RULE.finding(
+            run_id,
+            Outcome.UNDECIDABLE,
+            "reported rates, but no send/first-token/end times to compare with",
+        )
     tol = data.config[RATE_MATCH]
     lines = [f"median reported ÷ {name} = {fmt(v, 2)}" for name, v in ratios.items()]
     matches = [name for name, v in ratios.items() if abs(v - 1) <= tol]
     median_reported = float(np.median(reported))
-    numbers = {"ratios": {k: round(v, 4) for k, v in ratios.items()},
-               "median_reported_tps": median_reported}
+    numbers = {
+        "ratios": {k: round(v, 4) for k, v in ratios.items()},
+        "median_reported_tps": median_reported,
+    }
     best = min(ratios, key=lambda k: abs(math.log(ratios[k])) if ratios[k] > 0 else math.inf)
     token_matches = [m for m in matches if m.startswith("tokens")]
     if token_matches:
         which = token_matches[0]
-        note = (" (it excludes the queue wait: never sum it)" if "decode" in which
-                else " (it includes the wait and the prefill)")
-        return RULE.finding(run_id, Outcome.PASSED, f"reported rates are {which}{note}",
-                            arithmetic=lines, numbers=numbers)
+        note = (
+            " (it excludes the queue wait: never sum it)"
+            if "decode" in which
+            else " (it includes the wait and the prefill)"
+        )
+        return RULE.finding(
+            run_id,
+            Outcome.PASSED,
+            f"reported rates are {which}{note}",
+            arithmetic=lines,
+            numbers=numbers,
+        )
     if matches:
         return RULE.finding(
-            run_id, Outcome.FIRED,
+            run_id,
+            Outcome.FIRED,
             f"reported rates count stream chunks, not tokens: they match chunks ÷ decode time, "
             f"and are {fmt(ratios.get('tokens ÷ decode time', math.nan), 2)}× the tokens ÷ "
-            "decode time", arithmetic=lines, numbers=numbers, refs=request_refs(rows),
-            help="use the token counts (usage) and the trace's own times, not the reported rate")
+            "decode time",
+            arithmetic=lines,
+            numbers=numbers,
+            refs=request_refs(rows),
+            help="use the token counts (usage) and the trace's own times, not the reported rate",
+        )
     return RULE.finding(
-        run_id, Outcome.FIRED,
+        run_id,
+        Outcome.FIRED,
         f"reported rates match no definition: median {fmt(median_reported)} tok/s "
         f"is {fmt(ratios[best], 2)}× {best}",
-        arithmetic=lines, numbers=numbers, refs=request_refs(rows),
-        help="check the token counts and the clocks; use tokens ÷ time from the trace itself")
+        arithmetic=lines,
+        numbers=numbers,
+        refs=request_refs(rows),
+        help="check the token counts and the clocks; use tokens ÷ time from the trace itself",
+    )
 
 
 RULE = Rule(

@@ -26,8 +26,12 @@ def test_fail_on_picks_the_exit_code() -> None:
     assert invoke("audit", "--no-html", "--fail-on", "never", LADDER)[0] == 0
     assert invoke("audit", "--no-html", HONEST)[0] == 0
     assert invoke("audit", "--no-html", "--fail-on", "info", HONEST)[0] == 0
-    assert invoke("audit", "--no-html", "--fail-on", "warning",
-                  str(TRACES / "case-b-long-prompt.jsonl"))[0] == 1
+    assert (
+        invoke(
+            "audit", "--no-html", "--fail-on", "warning", str(TRACES / "case-b-long-prompt.jsonl")
+        )[0]
+        == 1
+    )
 
 
 def test_json_to_stdout_is_the_machine_verdict() -> None:
@@ -36,8 +40,19 @@ def test_json_to_stdout_is_the_machine_verdict() -> None:
     verdict = json.loads(out)
     assert verdict["format_version"] == 1
     assert verdict["verdict"] == "inflated"
-    for key in ("id", "concurrency", "requests", "output_tokens", "wall_s", "aggregate_tps",
-                "sum_reported_tps", "overlap", "stop", "prefill_share", "verdict"):
+    for key in (
+        "id",
+        "concurrency",
+        "requests",
+        "output_tokens",
+        "wall_s",
+        "aggregate_tps",
+        "sum_reported_tps",
+        "overlap",
+        "stop",
+        "prefill_share",
+        "verdict",
+    ):
         assert key in verdict["runs"][0]
     for key in ("id", "value", "recomputed", "factor", "verdict"):
         assert key in verdict["claims"][0]
@@ -56,11 +71,19 @@ def test_select_and_ignore_map_onto_the_rules() -> None:
     code, out, _ = invoke("audit", "--json", "-", "--select", "BR003", LADDER)
     assert code == 1
     assert json.loads(out)["rules"] == ["BR003"]
-    code, out, _ = invoke("audit", "--json", "-", "--select", "BR00", "--ignore", "BR003",
-                          "--ignore", "BR001", LADDER)
+    code, out, _ = invoke(
+        "audit", "--json", "-", "--select", "BR00", "--ignore", "BR003", "--ignore", "BR001", LADDER
+    )
     assert "BR003" not in json.loads(out)["rules"]
-    assert json.loads(out)["rules"] == ["BR002", "BR004", "BR005", "BR006", "BR007", "BR008",
-                                        "BR009"]
+    assert json.loads(out)["rules"] == [
+        "BR002",
+        "BR004",
+        "BR005",
+        "BR006",
+        "BR007",
+        "BR008",
+        "BR009",
+    ]
 
 
 def test_unknown_rule_prefix_is_a_usage_error() -> None:
@@ -70,17 +93,27 @@ def test_unknown_rule_prefix_is_a_usage_error() -> None:
 
 
 def test_claim_on_the_command_line() -> None:
-    code, out, _ = invoke("audit", "--json", "-", "--fail-on", "never", "--claim",
-                          "aggregate=100 tok/s N=4 run=a-retest-n4", LADDER)
+    code, out, _ = invoke(
+        "audit",
+        "--json",
+        "-",
+        "--fail-on",
+        "never",
+        "--claim",
+        "aggregate=100 tok/s N=4 run=a-retest-n4",
+        LADDER,
+    )
     claims = {c["id"]: c for c in json.loads(out)["claims"]}
     assert claims["cli-1"]["verdict"] == "serial"
     assert claims["cli-1"]["recomputed"] == pytest.approx(91.022, abs=1e-3)
     code, _, err = invoke("audit", "--no-html", "--claim", "aggregate=fast", LADDER)
     assert code == 2
-    assert err == ("--claim 'aggregate=fast': aggregate='fast' is not a number; expected "
-                   '"aggregate=350 tok/s N=4 method=sum" (metric aggregate|stream|speedup|'
-                   "scaling; optional N=, method=sum|wall|unknown, run=, group=, runs=A,B, "
-                   "id=)\n")
+    assert err == (
+        "--claim 'aggregate=fast': aggregate='fast' is not a number; expected "
+        '"aggregate=350 tok/s N=4 method=sum" (metric aggregate|stream|speedup|'
+        "scaling; optional N=, method=sum|wall|unknown, run=, group=, runs=A,B, "
+        "id=)\n"
+    )
 
 
 def test_rules_lists_every_rule() -> None:
@@ -103,8 +136,7 @@ def test_explain_prints_the_page() -> None:
 def test_config_overrides_a_threshold(tmp_path: Path) -> None:
     config = tmp_path / "t.toml"
     config.write_text("[thresholds]\nflat_growth = 0.5\n", encoding="utf-8")
-    _, out, _ = invoke("audit", "--json", "-", "--select", "BR005", "--config", str(config),
-                       LADDER)
+    _, out, _ = invoke("audit", "--json", "-", "--select", "BR005", "--config", str(config), LADDER)
     assert json.loads(out)["findings"][0]["outcome"] == "passed"
     config.write_text("[thresholds]\nflat_groth = 0.5\n", encoding="utf-8")
     code, _, err = invoke("audit", "--no-html", "--config", str(config), LADDER)
@@ -125,7 +157,12 @@ def test_expected_errors_never_print_a_traceback(tmp_path: Path) -> None:
 
 
 def test_fixture_audits_through_the_console_entry(tmp_path: Path) -> None:
-    code, out, _ = invoke("audit", "--no-html", "--fail-on", "never",
-                          str(FIXTURES / "BR003" / "fires_serial_decode.jsonl"))
+    code, out, _ = invoke(
+        "audit",
+        "--no-html",
+        "--fail-on",
+        "never",
+        str(FIXTURES / "BR003" / "fires_serial_decode.jsonl"),
+    )
     assert code == 0
     assert out.startswith("verdict: serial\n")

@@ -37,8 +37,20 @@ def test_every_rule_has_a_firing_and_a_passing_fixture() -> None:
     from reporter.rules import REGISTRY
 
     have = {(p.parent.name, p.stem.split("_", 1)[0]) for p in CASES}
-    lead_rules = {"BR001", "BR002", "BR003", "BR004", "BR005", "BR006", "BR007", "BR008",
-                  "BR009", "BR016", "BR019", "BR020"}
+    lead_rules = {
+        "BR001",
+        "BR002",
+        "BR003",
+        "BR004",
+        "BR005",
+        "BR006",
+        "BR007",
+        "BR008",
+        "BR009",
+        "BR016",
+        "BR019",
+        "BR020",
+    }
     for code in REGISTRY:
         if code not in lead_rules and not (FIXTURES / code).is_dir():
             continue

@@ -103,11 +103,20 @@ def test_case_b_natural_stop_figures(trace_audit):
     v = trace_audit("case-b-natural-stop.jsonl")
     n1, n8, n16 = (run_of(v, f"b-natural-n{n}") for n in (1, 8, 16))
     assert (n1["output_tokens"], round(n1["wall_s"], 2), round(n1["aggregate_tps"], 1)) == (
-        76, 1.26, 60.3)
+        76,
+        1.26,
+        60.3,
+    )
     assert (n8["output_tokens"], round(n8["wall_s"], 2), round(n8["aggregate_tps"], 1)) == (
-        486, 2.84, 171.2)
+        486,
+        2.84,
+        171.2,
+    )
     assert (n16["output_tokens"], round(n16["wall_s"], 2), round(n16["aggregate_tps"], 1)) == (
-        906, 5.27, 171.9)
+        906,
+        5.27,
+        171.9,
+    )
     assert round(n8["median_ttft_s"], 3) == 0.974
     assert round(n8["median_decode_tps"], 2) == 40.95
     # prefill share: 8 × 352 = 2,816 tokens ÷ 3,005 = 0.94 s of 2.84 s
@@ -183,8 +192,10 @@ def test_case_b_pure_batching_and_decomposition(trace_audit):
     prose = run_of(forced, "b-prose-spec-on-n8")
     code = run_of(forced, "b-code-spec-on-n8")
     assert round(prose["median_decode_tps"], 2) == 47.25
-    stop_factor, content_factor = prose["aggregate_tps"] / qa, code["aggregate_tps"] / prose[
-        "aggregate_tps"]
+    stop_factor, content_factor = (
+        prose["aggregate_tps"] / qa,
+        code["aggregate_tps"] / prose["aggregate_tps"],
+    )
     assert (round(stop_factor, 2), round(content_factor, 2)) == (2.10, 1.69)
     assert round(code["aggregate_tps"] / qa, 2) == 3.54
 
@@ -204,8 +215,11 @@ def test_case_b_repeats_differ_5pct(trace_audit):
 def test_honest_batched_sweep_is_supported(trace_audit):
     v = trace_audit("honest-batched.jsonl")
     assert v["verdict"] == "supported"
-    fired = [(f["code"], f["subject"]) for f in v["findings"]
-             if f["outcome"] == "fired" and f["severity"] != "info"]
+    fired = [
+        (f["code"], f["subject"])
+        for f in v["findings"]
+        if f["outcome"] == "fired" and f["severity"] != "info"
+    ]
     assert fired == []
     assert finding(v, "BR005", "honest-batched")["outcome"] == "passed"
     assert all(r["verdict"] == "supported" for r in v["runs"])
@@ -215,6 +229,8 @@ def test_all_shipped_traces_together(traces_verdict):
     v = traces_verdict
     assert v["verdict"] == "inflated"
     assert {c["id"]: c["verdict"] for c in v["claims"]} == {
-        "a-350": "inflated", "b-840": "inflated", "b-scaling": "supported",
+        "a-350": "inflated",
+        "b-840": "inflated",
+        "b-scaling": "supported",
         "honest-510": "supported",
     }

@@ -14,19 +14,32 @@ from hypothesis import strategies as st
 from reporter import api
 from reporter.errors import TraceError
 
-SETTINGS = settings(max_examples=25, deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 def run_record(run_id: str, n: int, out: int, group: str = "g") -> dict[str, Any]:
-    return {"kind": "run", "schema": "benchreport/1", "id": run_id, "group": group,
-            "workload": {"concurrency": n, "output_tokens": out, "stop": "forced",
-                         "ignore_eos": True}}
+    return {
+        "kind": "run",
+        "schema": "benchreport/1",
+        "id": run_id,
+        "group": group,
+        "workload": {"concurrency": n, "output_tokens": out, "stop": "forced", "ignore_eos": True},
+    }
 
 
 def req(run_id: str, i: int, send: float, first: float, end: float, out: int) -> dict[str, Any]:
-    return {"kind": "request", "run": run_id, "id": i, "t_send": send, "t_first": first,
-            "t_end": end, "output_tokens": out, "finish_reason": "length"}
+    return {
+        "kind": "request",
+        "run": run_id,
+        "id": i,
+        "t_send": send,
+        "t_first": first,
+        "t_end": end,
+        "output_tokens": out,
+        "finish_reason": "length",
+    }
 
 
 def serial(run_id: str, n: int, out: int, rate: float, prefill: float) -> list[dict[str, Any]]:
@@ -39,10 +52,13 @@ def serial(run_id: str, n: int, out: int, rate: float, prefill: float) -> list[d
     return recs
 
 
-def overlapped(run_id: str, n: int, out: int, rate: float, prefill: float,
-               jitter: list[float]) -> list[dict[str, Any]]:
-    return [req(run_id, i, 0.0, prefill + jitter[i], prefill + jitter[i] + out / rate, out)
-            for i in range(n)]
+def overlapped(
+    run_id: str, n: int, out: int, rate: float, prefill: float, jitter: list[float]
+) -> list[dict[str, Any]]:
+    return [
+        req(run_id, i, 0.0, prefill + jitter[i], prefill + jitter[i] + out / rate, out)
+        for i in range(n)
+    ]
 
 
 def audit_records(tmp_path: Path, records: list[dict[str, Any]], name: str = "t") -> dict[str, Any]:
@@ -71,18 +87,26 @@ def test_a_strictly_serial_schedule_always_fires_br003(tmp_path, n, out, rate, p
 
 @pytest.mark.slow
 @SETTINGS
-@given(n=sizes, out=outs, rate=rates, prefill=prefills,
-       jitter=st.lists(st.floats(min_value=0, max_value=0.05), min_size=12, max_size=12))
-def test_fully_overlapped_equal_requests_never_fire_br003_or_br005(tmp_path, n, out, rate,
-                                                                   prefill, jitter):
+@given(
+    n=sizes,
+    out=outs,
+    rate=rates,
+    prefill=prefills,
+    jitter=st.lists(st.floats(min_value=0, max_value=0.05), min_size=12, max_size=12),
+)
+def test_fully_overlapped_equal_requests_never_fire_br003_or_br005(
+    tmp_path, n, out, rate, prefill, jitter
+):
     records = []
     for k in (1, n):
         # batching: each stream slows a little as the batch grows, the aggregate still rises;
         # starts differ by at most 5% of a request's decode time (fully overlapped)
         slowed = rate / (1 + 0.05 * (k - 1))
         shifts = [j * out / slowed for j in jitter]
-        records += [run_record(f"b{k}", k, out),
-                    *overlapped(f"b{k}", k, out, slowed, prefill, shifts)]
+        records += [
+            run_record(f"b{k}", k, out),
+            *overlapped(f"b{k}", k, out, slowed, prefill, shifts),
+        ]
     codes = {code for code, _ in fired(audit_records(tmp_path, records))}
     assert "BR003" not in codes
     assert "BR005" not in codes
@@ -115,11 +139,19 @@ def _schedule(kind: str, n: int, out: int, rate: float, prefill: float) -> list[
 
 @pytest.mark.slow
 @SETTINGS
-@given(kind=st.sampled_from(["serial", "overlapped", "queue"]), n=st.integers(3, 10), out=outs,
-       rate=rates, prefill=prefills, shift=st.floats(-1e5, 1e5),
-       scale=st.floats(min_value=0.01, max_value=100.0), seed=st.integers(0, 2**32 - 1))
-def test_shuffling_shifting_and_scaling_keep_the_fired_codes(tmp_path, kind, n, out, rate,
-                                                             prefill, shift, scale, seed):
+@given(
+    kind=st.sampled_from(["serial", "overlapped", "queue"]),
+    n=st.integers(3, 10),
+    out=outs,
+    rate=rates,
+    prefill=prefills,
+    shift=st.floats(-1e5, 1e5),
+    scale=st.floats(min_value=0.01, max_value=100.0),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_shuffling_shifting_and_scaling_keep_the_fired_codes(
+    tmp_path, kind, n, out, rate, prefill, shift, scale, seed
+):
     base = [run_record("x", n, out), *_schedule(kind, n, out, rate, prefill)]
     moved = [dict(r) for r in base]
     for r in moved:
@@ -132,9 +164,16 @@ def test_shuffling_shifting_and_scaling_keep_the_fired_codes(tmp_path, kind, n, 
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.sampled_from(["kind", "run", "id", "t_send", "t_end", "output_tokens",
-                                       "finish_reason", "x"]), children, max_size=6),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                ["kind", "run", "id", "t_send", "t_end", "output_tokens", "finish_reason", "x"]
+            ),
+            children,
+            max_size=6,
+        )
+    ),
     max_leaves=12,
 )
 
@@ -165,8 +204,9 @@ def test_total_over_wall_never_exceeds_the_sum_of_decode_rates(tmp_path, n, out,
 
 @pytest.mark.parametrize("n", [2, 4, 8])
 def test_overlap_is_n_for_full_overlap_and_one_for_serial(tmp_path, n):
-    v = audit_records(tmp_path, [run_record("o", n, 100),
-                                 *overlapped("o", n, 100, 50.0, 0.1, [0.0] * n)], "o")
+    v = audit_records(
+        tmp_path, [run_record("o", n, 100), *overlapped("o", n, 100, 50.0, 0.1, [0.0] * n)], "o"
+    )
     assert v["runs"][0]["overlap"] == pytest.approx(n)
     v = audit_records(tmp_path, [run_record("s", n, 100), *serial("s", n, 100, 50.0, 0.1)], "s")
     assert v["runs"][0]["overlap"] == pytest.approx(1.0)

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (expected messages are kept whole, one line each)
 """Bad input: every problem of a file, worded `path:line: what is wrong; expected what`, exit 2."""
 
 from __future__ import annotations
@@ -16,8 +17,17 @@ GOOD_RUN = '{"kind":"run","schema":"benchreport/1","id":"r","workload":{"concurr
 
 
 def good(i: int) -> str:
-    return json.dumps({"kind": "request", "run": "r", "id": i, "t_send": 0, "t_first": 0.1,
-                       "t_end": 1 + i, "output_tokens": 10})
+    return json.dumps(
+        {
+            "kind": "request",
+            "run": "r",
+            "id": i,
+            "t_send": 0,
+            "t_first": 0.1,
+            "t_end": 1 + i,
+            "output_tokens": 10,
+        }
+    )
 
 
 def write(tmp_path: Path, lines: list[str], name: str = "t.jsonl") -> Path:
@@ -32,37 +42,46 @@ def audit_cli(*args: str) -> tuple[int, str, str]:
 
 
 def test_every_problem_of_a_file_at_once(tmp_path: Path) -> None:
-    path = write(tmp_path, [
-        '{"kind":"run","schema":"benchreport/1","id":"r","workload":{"stop":"sometimes"}}',
-        '{"kind":"request","run":"r","id":1,"t_send":0,"t_end":"12.3s","output_tokens":10}',
-        '{"kind":"request","run":"r","id":2,"t_send":5,"t_first":5.1,"t_end":3.1}',
-        '{"kind":"request","run":"r","id":3,"t_send":0,"t_end":1,',
-        '{"kind":"bogus"}',
-        '{"kind":"request","run":"r","id":4,"t_send":NaN,"t_end":1}',
-        '{"kind":"request","id":5,"output_tokens":10.5,"finish_reason":"done"}',
-        "[1,2]",
-        good(6),
-    ])
+    path = write(
+        tmp_path,
+        [
+            '{"kind":"run","schema":"benchreport/1","id":"r","workload":{"stop":"sometimes"}}',
+            '{"kind":"request","run":"r","id":1,"t_send":0,"t_end":"12.3s","output_tokens":10}',
+            '{"kind":"request","run":"r","id":2,"t_send":5,"t_first":5.1,"t_end":3.1}',
+            '{"kind":"request","run":"r","id":3,"t_send":0,"t_end":1,',
+            '{"kind":"bogus"}',
+            '{"kind":"request","run":"r","id":4,"t_send":NaN,"t_end":1}',
+            '{"kind":"request","id":5,"output_tokens":10.5,"finish_reason":"done"}',
+            "[1,2]",
+            good(6),
+        ],
+    )
     code, out, err = audit_cli(str(path))
     assert code == 2
     assert out == ""
     p = str(path)
-    assert err == "\n".join([
-        f'{p}:1: "workload.stop" is "sometimes"; expected one of "forced", "natural", '
-        '"unknown", null (schema benchreport/1, $.workload.stop)',
-        f'{p}:2: "t_end" is "12.3s"; expected a number or null (schema benchreport/1, $.t_end)',
-        f'{p}:3: "t_end" 3.1 is before "t_first" 5.1; expected t_end ≥ t_first',
-        f"{p}:4:57: not valid JSON: unexpected end of data; expected one JSON object per line",
-        f'{p}:5: "kind" is "bogus"; expected one of "run", "request", "claim", "probe", "log", '
-        '"run_end"',
-        f"{p}:6:45: not valid JSON: NaN is not a JSON number; expected a finite number or null",
-        f'{p}:7: "run" is missing; expected a "run" field (schema benchreport/1, $)',
-        f'{p}:7: "finish_reason" is "done"; expected one of "length", "stop", "error", '
-        '"abort", null (schema benchreport/1, $.finish_reason)',
-        f'{p}:7: "output_tokens" is 10.5; expected a whole number or null (schema '
-        "benchreport/1, $.output_tokens)",
-        f"{p}:8: the line holds a JSON list; expected a JSON object with a \"kind\"",
-    ]) + "\n"
+    assert (
+        err
+        == "\n".join(
+            [
+                f'{p}:1: "workload.stop" is "sometimes"; expected one of "forced", "natural", '
+                '"unknown", null (schema benchreport/1, $.workload.stop)',
+                f'{p}:2: "t_end" is "12.3s"; expected a number or null (schema benchreport/1, $.t_end)',
+                f'{p}:3: "t_end" 3.1 is before "t_first" 5.1; expected t_end ≥ t_first',
+                f"{p}:4:57: not valid JSON: unexpected end of data; expected one JSON object per line",
+                f'{p}:5: "kind" is "bogus"; expected one of "run", "request", "claim", "probe", "log", '
+                '"run_end"',
+                f"{p}:6:45: not valid JSON: NaN is not a JSON number; expected a finite number or null",
+                f'{p}:7: "run" is missing; expected a "run" field (schema benchreport/1, $)',
+                f'{p}:7: "finish_reason" is "done"; expected one of "length", "stop", "error", '
+                '"abort", null (schema benchreport/1, $.finish_reason)',
+                f'{p}:7: "output_tokens" is 10.5; expected a whole number or null (schema '
+                "benchreport/1, $.output_tokens)",
+                f'{p}:8: the line holds a JSON list; expected a JSON object with a "kind"',
+            ]
+        )
+        + "\n"
+    )
     assert "Traceback" not in err
 
 
@@ -76,27 +95,32 @@ def test_fast_and_line_by_line_paths_word_problems_alike(tmp_path: Path) -> None
         api.load([fast])
     with pytest.raises(TraceError) as slow_err:
         api.load([slow])
-    expected = ('"t_end" is "1s"; expected a number or null (schema benchreport/1, $.t_end)')
+    expected = '"t_end" is "1s"; expected a number or null (schema benchreport/1, $.t_end)'
     assert str(fast_err.value.problems[0]) == f"{fast}:2: {expected}"
     assert str(slow_err.value.problems[0]) == f"{slow}:2: {expected}"
 
 
 def test_problems_are_capped_with_a_count(tmp_path: Path) -> None:
-    bad = [json.dumps({"kind": "request", "run": "r", "id": i, "output_tokens": -1})
-           for i in range(35)]
+    bad = [
+        json.dumps({"kind": "request", "run": "r", "id": i, "output_tokens": -1}) for i in range(35)
+    ]
     path = write(tmp_path, [GOOD_RUN, *bad])
     code, _, err = audit_cli(str(path))
     assert code == 2
     lines = err.splitlines()
     assert len(lines) == 21
-    assert lines[0] == (f'{path}:2: "output_tokens" is -1; expected a number ≥ 0 (schema '
-                        "benchreport/1, $.output_tokens)")
+    assert lines[0] == (
+        f'{path}:2: "output_tokens" is -1; expected a number ≥ 0 (schema '
+        "benchreport/1, $.output_tokens)"
+    )
     assert lines[-1] == "… and 15 more"
 
 
 def test_a_million_bad_lines_are_counted_not_worded(tmp_path: Path) -> None:
-    bad = [json.dumps({"kind": "request", "run": "r", "id": i, "t_send": 2, "t_end": 1})
-           for i in range(3000)]
+    bad = [
+        json.dumps({"kind": "request", "run": "r", "id": i, "t_send": 2, "t_end": 1})
+        for i in range(3000)
+    ]
     path = write(tmp_path, [GOOD_RUN, *bad])
     with pytest.raises(TraceError) as err:
         api.load([path])
@@ -105,11 +129,19 @@ def test_a_million_bad_lines_are_counted_not_worded(tmp_path: Path) -> None:
 
 
 def test_lenient_audits_the_good_lines_and_says_what_it_skipped(tmp_path: Path) -> None:
-    path = write(tmp_path, [GOOD_RUN, good(1), '{"kind":"request"', good(2),
-                            '{"kind":"request","run":"r","id":3,"output_tokens":-2}'])
-    code, out, err = audit_cli("--lenient", str(path))
+    path = write(
+        tmp_path,
+        [
+            GOOD_RUN,
+            good(1),
+            '{"kind":"request"',
+            good(2),
+            '{"kind":"request","run":"r","id":3,"output_tokens":-2}',
+        ],
+    )
+    code, _out, err = audit_cli("--lenient", str(path))
     assert code == 0
-    assert err == (f"{path}: skipped 2 bad line(s) (\"output_tokens\": 1; not valid JSON: 1)\n")
+    assert err == (f'{path}: skipped 2 bad line(s) ("output_tokens": 1; not valid JSON: 1)\n')
     verdict = api.audit([path], lenient=True).to_dict()
     assert verdict["runs"][0]["requests"] == 2
     assert verdict["inputs"][0]["skipped"] == 2
@@ -117,8 +149,10 @@ def test_lenient_audits_the_good_lines_and_says_what_it_skipped(tmp_path: Path) 
 
 def test_unreadable_and_empty_inputs(tmp_path: Path) -> None:
     code, _, err = audit_cli(str(tmp_path / "missing.jsonl"))
-    assert (code, err) == (2, f"{tmp_path / 'missing.jsonl'}: cannot read the file: "
-                              "No such file or directory\n")
+    assert (code, err) == (
+        2,
+        f"{tmp_path / 'missing.jsonl'}: cannot read the file: No such file or directory\n",
+    )
 
 
 def test_valid_file_passes_validate_command(tmp_path: Path) -> None:
@@ -129,8 +163,10 @@ def test_valid_file_passes_validate_command(tmp_path: Path) -> None:
 
 
 def test_blank_lines_keep_line_numbers(tmp_path: Path) -> None:
-    path = write(tmp_path, [GOOD_RUN, "", "", good(1), "",
-                            '{"kind":"request","run":"r","id":2,"output_tokens":-3}'])
+    path = write(
+        tmp_path,
+        [GOOD_RUN, "", "", good(1), "", '{"kind":"request","run":"r","id":2,"output_tokens":-3}'],
+    )
     with pytest.raises(TraceError) as err:
         api.load([path])
     assert err.value.problems[0].line == 6
