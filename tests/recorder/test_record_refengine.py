@@ -68,14 +68,16 @@ def test_batching_server_clusters_and_rises(engine, rec):
 
 def test_admission_limit_shows_k_of_n(engine, rec):
     with engine("--slots", "2", "--step-ms", "5") as eng:
-        _, trace, v = rec(eng.url, concurrency=(1, 4))
+        # 64 tokens: a hand-over within 10% of a request's time is a 32 ms window, wide
+        # enough for a loaded machine's jitter
+        _, trace, v = rec(eng.url, concurrency=(1, 4), output_tokens=64)
     f = finding(v, "BR004", C4)
     assert f["outcome"] == "fired"
     assert (f["numbers"]["k"], f["numbers"]["n"]) == (2, 4)
     first = sorted(r["t_first"] - r["t_send"] for r in requests_of(trace, C4))
-    # two start at once; two wait a whole request (32 steps of 5 ms) for a slot
+    # two start at once; two wait a whole request (64 steps of 5 ms) for a slot
     assert first[1] < 0.05
-    assert first[2] == pytest.approx(0.16, rel=0.3)
+    assert first[2] == pytest.approx(0.32, rel=0.3)
 
 
 def test_ignored_forced_length_is_recorded_and_fires_br007(engine, rec):
