@@ -76,7 +76,7 @@ def test_admission_limit_shows_k_of_n(engine, rec):
     assert (f["numbers"]["k"], f["numbers"]["n"]) == (2, 4)
     first = sorted(r["t_first"] - r["t_send"] for r in requests_of(trace, C4))
     # two start at once; two wait a whole request (64 steps of 5 ms) for a slot
-    assert first[1] < 0.05
+    assert first[1] < 0.1
     assert first[2] == pytest.approx(0.32, rel=0.3)
 
 
