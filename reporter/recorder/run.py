@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import numpy as np
 
-from reporter.errors import BenchreportError
+from reporter.errors import BenchreportError, UsageError
 from reporter.recorder import client as rc
 from reporter.recorder import schedule
 from reporter.recorder.config import RecordConfig
@@ -224,6 +224,10 @@ class Recorder:
 
     async def run(self) -> RecordResult:
         cfg = self.cfg
+        if not cfg.append and Path(cfg.out).exists():  # say so before asking the server
+            raise UsageError(
+                f"{cfg.out}: the file exists; expected a new path, or --append to add to it"
+            )
         limits = httpx.Limits(
             max_connections=cfg.max_in_flight + 8, max_keepalive_connections=cfg.max_in_flight + 8
         )

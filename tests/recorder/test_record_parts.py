@@ -259,3 +259,13 @@ def test_natural_stop_and_append(engine, tmp_path):
                           if x["kind"] == "request" and x["run"] == r["run"]}
                for r in ends.values()}  # fmt: skip
     assert lengths == {"natural-c2-r0": {12}, "forced-c2-r0": {32}}
+
+
+def test_cli_refuses_an_existing_trace_before_asking_the_server(tmp_path):
+    out = tmp_path / "old.jsonl"
+    out.write_text('{"kind":"run","id":"a"}\n', encoding="utf-8")
+    port = _closed_port()  # nothing listens: the file is checked first
+    result = CliRunner().invoke(main, ["record", f"http://127.0.0.1:{port}", "-m", "m",
+                                       "--out", str(out), "-q"])  # fmt: skip
+    assert (result.exit_code, result.output) == (
+        2, f"{out}: the file exists; expected a new path, or --append to add to it\n")  # fmt: skip
