@@ -293,3 +293,15 @@ def test_prefix_cache_counters_follow_the_prompts(engine, rec, same, hits):
     assert delta["prefix_cache_queries"] == (56 if same else 4 * 16)
     cached = sorted(r["cached_tokens"] for r in requests_of(trace, "g-c4-r0"))
     assert cached == ([14, 14, 14, 14] if same else [0, 0, 0, 0])
+
+
+def test_metrics_url_and_no_metrics(engine, rec):
+    with engine("--slots", "2", "--step-ms", "3") as eng:
+        _, off, _ = rec(eng.url, concurrency=(1,), scrape_metrics=False)
+        _, wrong, _ = rec(eng.url, concurrency=(1,), metrics_url=eng.url + "/nothing-here")
+        _, named, _ = rec(eng.url, concurrency=(1,), metrics_url=eng.url + "/metrics")
+    for trace in (off, wrong):
+        assert next(r for r in trace if r["kind"] == "run")["metrics_before"] is None
+        end = only(trace, "run_end", C1)
+        assert (end["metrics_after"], end["metrics_delta"]) == (None, None)
+    assert only(named, "run_end", C1)["metrics_delta"]["generation_tokens"] == 32
