@@ -7,12 +7,13 @@ the model's working-set size is the utilization. Units: bytes, and GB = 1e9 byte
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
+
+from reporter.types import number
 
 GIB = 1 << 30
 
@@ -67,7 +68,7 @@ class BytesPerToken:
 
 def is_moe(run: pd.Series | dict[str, Any]) -> tuple[bool, str]:
     """Whether the run's model is a mixture of experts, and what shows it."""
-    total, active = _num(run.get("params_total")), _num(run.get("params_active"))
+    total, active = number(run.get("params_total")), number(run.get("params_active"))
     if total is not None and active is not None and active < 0.9 * total:
         return True, f"{_params(active)} active of {_params(total)} parameters"
     name = str(run.get("model_name") or "")
@@ -79,7 +80,7 @@ def is_moe(run: pd.Series | dict[str, Any]) -> tuple[bool, str]:
 
 def bytes_per_token(run: pd.Series | dict[str, Any]) -> BytesPerToken:
     """`model.bytes_per_token` if given, else active parameters × bits of the quantization."""
-    given = _num(run.get("bytes_per_token"))
+    given = number(run.get("bytes_per_token"))
     if given is not None and given > 0:
         return BytesPerToken(
             given,
@@ -87,8 +88,8 @@ def bytes_per_token(run: pd.Series | dict[str, Any]) -> BytesPerToken:
             arithmetic=[f"bytes per token: {gb(given)} GB (model.bytes_per_token)"],
         )
     moe, why = is_moe(run)
-    active = _num(run.get("params_active"))
-    total = _num(run.get("params_total"))
+    active = number(run.get("params_active"))
+    total = number(run.get("params_total"))
     assumed_dense = False
     if active is None:
         if moe:
@@ -152,7 +153,7 @@ class Denominator:
 
 
 def _probe_gbps(row: pd.Series) -> float | None:
-    value = _num(row["value"])
+    value = number(row["value"])
     if value is None:
         return None
     unit = str(row["unit"] or "GB/s").strip().lower()
@@ -179,7 +180,7 @@ def denominator(run: pd.Series | dict[str, Any], probes: pd.DataFrame) -> Denomi
     figure, flagged as nominal.
     """
     run_id = str(run.get("run"))
-    ws = _num(run.get("working_set_bytes"))
+    ws = number(run.get("working_set_bytes"))
     rows = []
     if len(probes):
         sel = probes[
@@ -188,11 +189,11 @@ def denominator(run: pd.Series | dict[str, Any], probes: pd.DataFrame) -> Denomi
         ]
         for _, row in sel.iterrows():
             value = _probe_gbps(row)
-            size = _num(row["buffer_bytes"])
+            size = number(row["buffer_bytes"])
             if value is not None and value > 0:
                 ref = (
                     f"{row['source_path']}:{int(row['source_line'])}"
-                    if _num(row["source_line"]) is not None
+                    if number(row["source_line"]) is not None
                     else str(row["source_path"])
                 )
                 rows.append((size, value, ref))
@@ -265,7 +266,7 @@ def denominator(run: pd.Series | dict[str, Any], probes: pd.DataFrame) -> Denomi
             note="the probes do not say their buffer size",
             phrase="measured by the probes (buffer sizes unknown)",
         )
-    measured = _num(run.get("bandwidth_measured_gbps"))
+    measured = number(run.get("bandwidth_measured_gbps"))
     if measured is not None and measured > 0:
         return Denominator(
             measured,
@@ -278,7 +279,7 @@ def denominator(run: pd.Series | dict[str, Any], probes: pd.DataFrame) -> Denomi
             ],
             phrase="measured (hardware.bandwidth_measured_gbps, buffer size not stated)",
         )
-    nominal = _num(run.get("bandwidth_nominal_gbps"))
+    nominal = number(run.get("bandwidth_nominal_gbps"))
     if nominal is not None and nominal > 0:
         return Denominator(
             nominal,
@@ -312,13 +313,3 @@ def size_text(value: float | None) -> str:
 
 def _params(value: float) -> str:
     return f"{value / 1e9:,.3g}B"
-
-
-def _num(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(out) else out

@@ -25,6 +25,7 @@ import pandas as pd
 from reporter import features
 from reporter.bandwidth import bytes_per_token, gb
 from reporter.errors import UsageError
+from reporter.types import number
 
 #: Lengths (prompt, context, requested output) within this fraction of each other are the same.
 LENGTH_TOLERANCE = 0.10
@@ -57,16 +58,6 @@ def _str(value: Any) -> str | None:
     return None if text in ("", "unknown", "None", "nan") else text
 
 
-def _num(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(out) else out
-
-
 def row(frame: pd.DataFrame, key: str) -> pd.Series:
     """One row of a frame indexed by run id, typed as a Series."""
     out = frame.loc[key]
@@ -78,14 +69,14 @@ def cell(frame: pd.DataFrame, key: str, column: str) -> float:
     """A number of a frame indexed by run id; NaN when absent or not a number."""
     if key not in frame.index:
         return math.nan
-    value = _num(frame.at[key, column])
+    value = number(frame.at[key, column])
     return math.nan if value is None else value
 
 
 def _prompt(run: pd.Series, stats: pd.Series | None) -> float | None:
-    given = _num(run.get("prompt_tokens"))
+    given = number(run.get("prompt_tokens"))
     if given is None and stats is not None:
-        given = _num(stats.get("prompt_tokens_mean"))
+        given = number(stats.get("prompt_tokens_mean"))
     return given
 
 
@@ -107,7 +98,7 @@ def _spec(run: pd.Series, _: pd.Series | None) -> str | None:
 
 
 def _bpt(run: pd.Series, _: pd.Series | None) -> float | None:
-    return _num(run.get("bytes_per_token"))
+    return number(run.get("bytes_per_token"))
 
 
 FACTORS: tuple[Factor, ...] = (
@@ -118,7 +109,7 @@ FACTORS: tuple[Factor, ...] = (
         "requested output length",
         CONDITION,
         "output",
-        lambda r, s: _num(r.get("output_tokens_requested")),
+        lambda r, s: number(r.get("output_tokens_requested")),
         numeric=True,
     ),
     Factor("content", "content", CONDITION, "content", lambda r, s: _str(r.get("content"))),
@@ -127,14 +118,18 @@ FACTORS: tuple[Factor, ...] = (
         "context length",
         CONDITION,
         "context",
-        lambda r, s: _num(r.get("context_tokens")),
+        lambda r, s: number(r.get("context_tokens")),
         numeric=True,
     ),
     Factor(
-        "temperature", "temperature", CONDITION, "sampling", lambda r, s: _num(r.get("temperature"))
+        "temperature",
+        "temperature",
+        CONDITION,
+        "sampling",
+        lambda r, s: number(r.get("temperature")),
     ),
     Factor("speculation", "speculation", SETUP, "speculation", _spec),
-    Factor("concurrency", "N", SETUP, "concurrency", lambda r, s: _num(r.get("concurrency"))),
+    Factor("concurrency", "N", SETUP, "concurrency", lambda r, s: number(r.get("concurrency"))),
     Factor("hardware", "hardware", SETUP, "hardware", lambda r, s: _str(r.get("hardware_name"))),
     Factor("model", "model", SETUP, "model", lambda r, s: _str(r.get("model_name"))),
     Factor("engine", "engine", SETUP, "engine", lambda r, s: _str(r.get("engine_name"))),
@@ -166,7 +161,7 @@ def speculation_state(run: pd.Series | dict[str, Any]) -> tuple[bool | None, str
         return enabled, "workload.speculative.enabled"
     if _str(run.get("spec_method")):
         return True, f"workload.speculative.method {run.get('spec_method')!r}"
-    if _num(run.get("spec_acceptance")) is not None:
+    if number(run.get("spec_acceptance")) is not None:
         return True, "workload.speculative.acceptance"
     flags = features.requested(features.parse_flags(run.get("engine_flags") or []))
     if "speculation" in flags:
@@ -453,7 +448,7 @@ def bandwidth_split(
     run_a: pd.Series, run_b: pd.Series, stats_a: pd.Series, stats_b: pd.Series
 ) -> BandwidthSplit | None:
     """Split the decode-rate ratio of a over b when both runs know their bytes per token."""
-    ra, rb = _num(stats_a.get("median_decode_tps")), _num(stats_b.get("median_decode_tps"))
+    ra, rb = number(stats_a.get("median_decode_tps")), number(stats_b.get("median_decode_tps"))
     if ra is None or rb is None or ra <= 0 or rb <= 0:
         return None
     ba, bb = bytes_per_token(run_a), bytes_per_token(run_b)
@@ -556,14 +551,14 @@ class Comparison:
 def _side(runs: pd.DataFrame, stats: pd.DataFrame, run_id: str) -> Side:
     r = row(runs, run_id)
     s = row(stats, run_id)
-    line = _num(r["source_line"])
+    line = number(r["source_line"])
     ref = f"{r['source_path']}:{int(line)}" if line is not None else str(r["source_path"] or "")
     return Side(
         run_id,
-        _num(s["aggregate_tps"]),
-        _num(s["output_tokens"]),
-        _num(s["wall_s"]),
-        _num(s["median_decode_tps"]),
+        number(s["aggregate_tps"]),
+        number(s["output_tokens"]),
+        number(s["wall_s"]),
+        number(s["median_decode_tps"]),
         ref,
     )
 

@@ -84,7 +84,7 @@ from reporter.rules.base import AuditData, Finding, Rule, fmt, request_refs, run
 from reporter.rules.br003_serial_ladder import RULE as BR003
 from reporter.rules.br003_serial_ladder import SERIAL_OVERLAP
 from reporter.rules.br005_flat_throughput import FLAT_GROWTH, levels
-from reporter.types import Outcome, Severity
+from reporter.types import Outcome, Severity, number_or_nan
 
 CACHE_TTFT_DROP = threshold(
     "cache_ttft_drop",
@@ -312,7 +312,7 @@ def _prefix_cache(
             f"after {fmt(counter.after, 0)}, rise {fmt(counter.delta, 0)}"
         )
         numbers["cache_hits"] = counter.delta
-    best = tab.best(run_id, _num(run.get("prompt_tokens")))
+    best = tab.best(run_id, number_or_nan(run.get("prompt_tokens")))
     repeats = [best] if best is not None else []
     min_prompt = data.config[CACHE_MIN_PROMPT]
     drop_limit = data.config[CACHE_TTFT_DROP]
@@ -381,14 +381,6 @@ def _prefix_cache(
     if counter is not None:
         why += f"; the cache-hit counter stayed at {fmt(counter.after, 0)}"
     return Verdict("prefix caching", flag, CANNOT, why, lines, numbers, refs)
-
-
-def _num(value: Any) -> float:
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return math.nan
-    return out
 
 
 class _Repeats:

@@ -44,7 +44,7 @@ from typing import Any
 from reporter import compare
 from reporter.config import threshold
 from reporter.rules.base import AuditData, Finding, Rule, fmt, run_ref
-from reporter.types import Outcome, Severity
+from reporter.types import Outcome, Severity, number
 
 CONTEXT_DROP = threshold(
     "context_decode_drop",
@@ -64,22 +64,15 @@ def check(data: AuditData) -> list[Finding]:
     return findings
 
 
-def _num(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    out = float(value)
-    return None if math.isnan(out) else out
-
-
 def context_of(data: AuditData, run_id: str, run: Any) -> tuple[float | None, str]:
     """The run's context length and where it came from."""
-    ctx = _num(run.get("context_tokens"))
+    ctx = number(run.get("context_tokens"))
     if ctx is not None:
         return ctx, "workload.context_tokens"
-    prompt = _num(run.get("prompt_tokens"))
+    prompt = number(run.get("prompt_tokens"))
     if prompt is not None:
         return prompt, "workload.prompt_tokens (context at the first decoded token)"
-    mean = _num(compare.cell(data.stats, run_id, "prompt_tokens_mean"))
+    mean = number(compare.cell(data.stats, run_id, "prompt_tokens_mean"))
     if mean is not None:
         return mean, "the requests' prompt_tokens (mean; context at the first decoded token)"
     return None, ""

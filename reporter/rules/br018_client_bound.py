@@ -46,7 +46,7 @@ from typing import Any
 from reporter.compare import cell
 from reporter.config import threshold
 from reporter.rules.base import AuditData, Finding, Rule, fmt, run_ref
-from reporter.types import Outcome, Severity
+from reporter.types import Outcome, Severity, number
 
 LAG_P99 = threshold(
     "client_loop_lag_p99_ms",
@@ -63,12 +63,6 @@ CPU = threshold(
 
 def check(data: AuditData) -> list[Finding]:
     return [_check_run(data, str(r["run"]), r) for _, r in data.tables.runs.iterrows()]
-
-
-def _num(value: Any) -> float | None:
-    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return None if math.isnan(float(value)) else float(value)
 
 
 def client_health(run: Any) -> Mapping[str, Any] | None:
@@ -96,7 +90,7 @@ def _check_run(data: AuditData, run_id: str, run: Any) -> Finding:
             f"the recording client's health was not recorded ({where}no run_end.client)",
         )
     p99, peak, cpu = (
-        _num(client.get(k)) for k in ("loop_lag_p99_ms", "loop_lag_max_ms", "cpu_percent")
+        number(client.get(k)) for k in ("loop_lag_p99_ms", "loop_lag_max_ms", "cpu_percent")
     )
     if p99 is None and cpu is None:
         return RULE.finding(
