@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -87,24 +88,35 @@ def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
 
 
 def json_problem(path: str, number: int, line: bytes, exc: Exception) -> Problem:
-    """Word a JSON syntax error the way a reader can find it: path:line:col."""
-    col = None
-    msg = str(exc)
+    """Word a JSON syntax error the way a reader can find it: path:line:col.
+
+    The words and the column come from the standard library's parser, whose messages
+    ("Expecting ',' delimiter") do not change with the fast parser's version.
+    """
+    text = line.decode("utf-8", "replace")
     pos = getattr(exc, "pos", None)
-    if isinstance(pos, int):
-        col = len(line[:pos].decode("utf-8", "replace")) + 1
-    if isinstance(exc, orjson.JSONDecodeError):
-        msg = exc.msg
-        rest = line[pos:] if isinstance(pos, int) else b""
-        for token in (b"NaN", b"Infinity", b"-Infinity"):
-            if rest.startswith(token):
-                return Problem(
-                    path,
-                    number,
-                    f"not valid JSON: {token.decode()} is not a JSON number",
-                    "a finite number or null",
-                    col=col,
-                )
+    col = len(line[:pos].decode("utf-8", "replace")) + 1 if isinstance(pos, int) else None
+    rest = line[pos:] if isinstance(pos, int) else b""
+    for token in (b"NaN", b"Infinity", b"-Infinity"):
+        if rest.startswith(token):
+            return Problem(
+                path,
+                number,
+                f"not valid JSON: {token.decode()} is not a JSON number",
+                "a finite number or null",
+                col=col,
+            )
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as std:
+        return Problem(
+            path, number, f"not valid JSON: {std.msg}", "one JSON object per line", col=std.colno
+        )
+    except RecursionError:
+        return Problem(
+            path, number, "not valid JSON: nested too deeply", "one JSON object per line", col=col
+        )
+    msg = exc.msg if isinstance(exc, orjson.JSONDecodeError) else str(exc)
     return Problem(path, number, f"not valid JSON: {msg}", "one JSON object per line", col=col)
 
 

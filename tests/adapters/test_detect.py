@@ -126,7 +126,8 @@ def test_broken_first_line_of_json_lines(tmp_path):
     with pytest.raises(TraceError) as err:
         api.load([path])  # detected as native from its good line; the bad one is reported
     assert str(err.value) == (
-        f"{path}:1:29: not valid JSON: unexpected end of data; expected one JSON object per line"
+        f"{path}:1:29: not valid JSON: Expecting property name enclosed in double quotes; "
+        "expected one JSON object per line"
     )
 
 
@@ -136,6 +137,8 @@ def test_unparsable_json_lines_are_worded_per_line(tmp_path):
     with pytest.raises(TraceError) as err:
         api.load([path])
     assert str(err.value).splitlines() == [
-        f"{path}:1:9: not valid JSON: unexpected character; expected one JSON object per line",
-        f"{path}:2:9: not valid JSON: unexpected character; expected one JSON object per line",
+        f"{path}:1:9: not valid JSON: Expecting property name enclosed in double quotes; "
+        "expected one JSON object per line",
+        f"{path}:2:9: not valid JSON: Expecting property name enclosed in double quotes; "
+        "expected one JSON object per line",
     ]

@@ -152,7 +152,8 @@ def test_bad_line_of_appended_results(tmp_path):
     with pytest.raises(TraceError) as err:
         api.load([path], "vllm")
     assert str(err.value) == (
-        f"{path}:3:18: not valid JSON: unexpected character; expected one JSON object per line"
+        f"{path}:3:18: not valid JSON: Expecting property name enclosed in double quotes; "
+        "expected one JSON object per line"
     )
 
 
@@ -181,4 +182,7 @@ def test_lenient_audits_the_good_results(tmp_path):
     assert list(tables.runs["run"]) == ["openai:infqps:c2", "openai:infqps:c2#2"]
     assert list(tables.runs["source_line"]) == [1, 3]
     inp = tables.inputs[0]
-    assert (inp.skipped, inp.skipped_reasons) == (1, ["not valid JSON: unexpected character: 1"])
+    assert (inp.skipped, inp.skipped_reasons) == (
+        1,
+        ["not valid JSON: Expecting property name enclosed in double quotes: 1"],
+    )

@@ -124,17 +124,17 @@ def test_cli_writes_every_document_and_prints_the_paths(
     args = ["audit", str(trace), "-o", "r.html", "--md", "s.md", "--json", "v.json"]
     monkeypatch.setattr("sys.argv", ["benchreport", *args])
     runner = CliRunner()
-    with runner.isolated_filesystem(temp_dir=tmp_path):
-        result = runner.invoke(main, args)
-        assert result.exit_code == 0, result.output
-        assert result.stderr == "wrote v.json\nwrote r.html\nwrote s.md\n"
-        html = Path("r.html").read_text(encoding="utf-8")
-        assert f'<pre class="command">benchreport audit {trace} -o r.html --md s.md' in html
-        assert (
-            Path("s.md")
-            .read_text(encoding="utf-8")
-            .startswith("### benchreport audit: **Supported**\n")
-        )
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert result.stderr == "wrote v.json\nwrote r.html\nwrote s.md\n"
+    html = Path("r.html").read_text(encoding="utf-8")
+    assert f'<pre class="command">benchreport audit {trace} -o r.html --md s.md' in html
+    assert (
+        Path("s.md")
+        .read_text(encoding="utf-8")
+        .startswith("### benchreport audit: **Supported**\n")
+    )
 
 
 def test_cli_rerun_command_quotes_what_the_shell_would_split(
@@ -152,11 +152,11 @@ def test_cli_rerun_command_quotes_what_the_shell_would_split(
     assert f'<pre class="command">{escape(expected)}</pre>' in html
 
 
-def test_cli_default_html(tmp_path: Path) -> None:
+def test_cli_default_html(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     trace = ROOT / "tests" / "fixtures" / "report" / "batched.jsonl"
     runner = CliRunner()
-    with runner.isolated_filesystem(temp_dir=tmp_path):
-        result = runner.invoke(main, ["audit", str(trace)])
-        assert result.exit_code == 0, result.output
-        assert result.stderr == "wrote report.html\n"
-        assert Path("report.html").is_file()
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(main, ["audit", str(trace)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == "wrote report.html\n"
+    assert Path("report.html").is_file()

@@ -68,7 +68,7 @@ def test_every_problem_of_a_file_at_once(tmp_path: Path) -> None:
                 '"unknown", null (schema benchreport/1, $.workload.stop)',
                 f'{p}:2: "t_end" is "12.3s"; expected a number or null (schema benchreport/1, $.t_end)',
                 f'{p}:3: "t_end" 3.1 is before "t_first" 5.1; expected t_end ≥ t_first',
-                f"{p}:4:57: not valid JSON: unexpected end of data; expected one JSON object per line",
+                f"{p}:4:57: not valid JSON: Expecting property name enclosed in double quotes; expected one JSON object per line",
                 f'{p}:5: "kind" is "bogus"; expected one of "run", "request", "claim", "probe", "log", '
                 '"run_end"',
                 f"{p}:6:45: not valid JSON: NaN is not a JSON number; expected a finite number or null",
