@@ -20,6 +20,10 @@ STAT_COLUMNS = (
     "out_min", "out_max", "out_mean", "out_cv", "send_spread_s", "prompt_tokens_total",
     "prompt_tokens_mean", "prefill_rate", "prefill_rate_source", "prefill_s", "prefill_share",
     "has_send", "has_first", "has_end", "has_reported", "from_summary", "t0", "t1",
+    "prefill_rate_bound",
+)  # fmt: skip
+FLAG_COLUMNS = (
+    "has_send", "has_first", "has_end", "has_reported", "from_summary", "prefill_rate_bound",
 )  # fmt: skip
 
 
@@ -51,10 +55,17 @@ def union_length(run: np.ndarray, start: np.ndarray, end: np.ndarray) -> pd.Seri
     return totals
 
 
-def _prefill_rates(tables: Tables, stats: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
-    """The prefill rate each run's prefill share is computed with, and where it came from."""
+#: A lone request's prompt must be this long for prompt tokens ÷ TTFT to measure prefill; a
+#: shorter one's TTFT is mostly fixed overhead, so the rate is only a lower bound.
+LONG_PROMPT_TOKENS = 1024
+
+
+def _prefill_rates(tables: Tables, stats: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """The prefill rate each run's prefill share is computed with, where it came from, and
+    whether it is only a lower bound (so the share only an upper bound)."""
     rate = pd.Series(np.nan, index=stats.index, dtype="float64")
     source = pd.Series(None, index=stats.index, dtype=object)
+    bound = pd.Series(False, index=stats.index, dtype=bool)
     probes = tables.probes
     if len(probes):
         prefill = probes[probes["what"] == "prefill_rate"]
@@ -72,18 +83,25 @@ def _prefill_rates(tables: Tables, stats: pd.DataFrame) -> tuple[pd.Series, pd.S
     req = tables.requests
     if len(req) and rate.isna().any():
         alone = stats.index[(stats["requests"] == 1) & stats["has_first"]]
-        by_group: dict[str, float] = {}
+        by_group: dict[str, tuple[float, float]] = {}
         for run_id in alone:
             r = req[req["run"] == run_id].iloc[0]
             if r["prompt_tokens"] > 0 and r["ttft"] > 0:
                 group = str(runs.at[run_id, "group"]) if run_id in runs.index else ""
-                by_group.setdefault(group, float(r["prompt_tokens"] / r["ttft"]))
+                prompt = float(r["prompt_tokens"])
+                by_group.setdefault(group, (prompt / float(r["ttft"]), prompt))
         for run_id in stats.index[rate.isna()]:
             group = str(runs.at[run_id, "group"]) if run_id in runs.index else ""
             if group in by_group:
-                rate[run_id] = by_group[group]
-                source[run_id] = "a lone request of the same group (prompt tokens ÷ TTFT)"
-    return rate, source
+                value, prompt = by_group[group]
+                rate[run_id] = value
+                short = prompt < LONG_PROMPT_TOKENS
+                bound[run_id] = short
+                source[run_id] = (
+                    f"a lone request of the same group, prompt tokens ÷ TTFT ({prompt:,.0f} "
+                    + ("tokens: mostly fixed overhead, so a lower bound)" if short else "tokens)")
+                )
+    return rate, source, bound
 
 
 def run_stats(tables: Tables) -> pd.DataFrame:
@@ -92,22 +110,10 @@ def run_stats(tables: Tables) -> pd.DataFrame:
     run_ids = [str(r) for r in tables.runs["run"]]
     stats = pd.DataFrame(index=pd.Index(run_ids, name="run"), columns=list(STAT_COLUMNS))
     stats = stats.astype(
-        {
-            c: "float64"
-            for c in STAT_COLUMNS
-            if c
-            not in (
-                "prefill_rate_source",
-                "has_send",
-                "has_first",
-                "has_end",
-                "has_reported",
-                "from_summary",
-            )
-        }
+        {c: "float64" for c in STAT_COLUMNS if c not in (*FLAG_COLUMNS, "prefill_rate_source")}
     )
     stats["prefill_rate_source"] = None
-    for flag in ("has_send", "has_first", "has_end", "has_reported", "from_summary"):
+    for flag in FLAG_COLUMNS:
         stats[flag] = False
     if len(req):
         ok = req[req["ok"]]
@@ -186,9 +192,10 @@ def run_stats(tables: Tables) -> pd.DataFrame:
             overlap = (total / union).reindex(stats.index)
         stats["overlap"] = overlap.where(union.reindex(stats.index) > 0)
     _apply_summaries(tables, stats)
-    rate, source = _prefill_rates(tables, stats)
+    rate, source, bound = _prefill_rates(tables, stats)
     stats["prefill_rate"] = rate
     stats["prefill_rate_source"] = source
+    stats["prefill_rate_bound"] = bound
     with np.errstate(invalid="ignore", divide="ignore"):
         stats["prefill_s"] = stats["prompt_tokens_total"] / stats["prefill_rate"]
         stats["prefill_share"] = stats["prefill_s"] / stats["wall_s"]

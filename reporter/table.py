@@ -315,16 +315,27 @@ def _complete_runs(partials: list[Partial], requests: pd.DataFrame) -> list[dict
 
     runs = [r for p in partials for r in p.runs]
     by_id = {r["run"]: r for r in runs}
+    ended = {str(end["run"]) for p in partials for end in p.run_ends}
+    for row in runs:
+        extra = row.get("extra") or {}
+        # the recorder writes a run_end record last; a run without one was cut short
+        recorded = row.get("tool_name") == "benchreport" and extra.get("tool_command") == "record"
+        if recorded and str(row["run"]) not in ended:
+            row["interrupted"] = True
+            row["derived"] = [
+                *(row.get("derived") or []),
+                "interrupted: no run_end record (the recording was cut short)",
+            ]
     for p in partials:
         for end in p.run_ends:
-            row = by_id.get(str(end["run"]))
-            if row is None:
+            target = by_id.get(str(end["run"]))
+            if target is None:
                 continue
             if end.get("interrupted"):
-                row["interrupted"] = True
-            extra = dict(row.get("extra") or {})
+                target["interrupted"] = True
+            extra = dict(target.get("extra") or {})
             extra["run_end"] = {k: v for k, v in end.items() if k not in ("kind", "run")}
-            row["extra"] = extra
+            target["extra"] = extra
     if len(requests):
         first = requests.groupby("run", observed=True, sort=False)["source_line"].idxmin()
         for run_id, idx in first.items():

@@ -374,10 +374,19 @@ def run_row(record: dict[str, Any], path: str, line: int | None, fmt: str) -> di
         "format": record.get("source_format") or fmt,
         "summary": summary if isinstance(summary, dict) else None,
         "derived": [str(d) for d in derived] if isinstance(derived, list) else [],
-        "extra": {k: v for k, v in record.items() if k not in known} or None,
+        "extra": _extra(record, known),
         "source_path": path,
         "source_line": line,
     }
+
+
+def _extra(record: dict[str, Any], known: set[str]) -> dict[str, Any] | None:
+    """Fields of a run record beyond the canonical columns, kept for the rules that read them."""
+    extra = {k: v for k, v in record.items() if k not in known}
+    command = _get(record, "tool", "command")  # "record": the recorder, which ends with run_end
+    if command is not None:
+        extra["tool_command"] = command
+    return extra or None
 
 
 def claim_row(record: dict[str, Any]) -> dict[str, Any]:

@@ -31,7 +31,8 @@ METHOD.md §2, case A: four requests of 512 forced tokens complete at 5.5, 11.1,
 server is serial, and `4 × 512 ÷ 22.5 = 91.0 tok/s` is all it does.
 
 ## When it cannot decide
-A single request, or a run with concurrency 1, is not applicable. Without completion times,
+A single request, a run with fewer than two successful requests, or a run with concurrency 1,
+is not applicable. Without completion times,
 or with unequal output lengths and no first-token times (unequal lengths smear a ladder into
 something that looks like a cluster), or with staggered send times, it says it cannot decide.
 
@@ -104,6 +105,13 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             run_id,
             Outcome.NOT_APPLICABLE,
             "concurrency 1: requests run one after another by design",
+        )
+    if int(s["ok"]) < 2:
+        return RULE.finding(
+            run_id,
+            Outcome.NOT_APPLICABLE,
+            f"{int(s['ok'])} successful request(s) of {requests}: nothing to overlap "
+            "(the failures are BR019's)",
         )
     if not s.flag("has_end"):
         return RULE.finding(

@@ -15,10 +15,11 @@ turned on; at N=8 the aggregate went from 199.8 to 606.1 (code). A figure that d
 whether it was on cannot be compared with any other.
 
 ## How it decides
-Fires (information) when nothing tells whether speculation was on. Fires as a warning when
-the run says it was off but a flag or a rising draft counter shows it on. Passes when it is
-stated, or inferred from a flag, method, acceptance rate or counter (the message names
-which).
+Fires (information) when nothing tells whether speculation was on. A draft counter that was
+scraped before and after a run that generated tokens, and did not move, tells it was off.
+Fires as a warning when the run says it was off but a flag or a rising draft counter shows it
+on. Passes when it is stated, or inferred from a flag, method, acceptance rate or counter (the
+message names which).
 
 ## Worked example
 METHOD.md §5: code at N=1, 53.0 tok/s with speculation off, 140.6 with it on (2.65×); prose at
@@ -61,10 +62,33 @@ def _evidence_on(run: Any) -> str | None:
     return None
 
 
+def _drafts_stayed_at_zero(data: AuditData, run_id: str, run: Any) -> str | None:
+    """A draft counter scraped before and after a run that wrote tokens, and that did not move."""
+    drafts = features.counter_delta(run.get("extra"), features.SPEC_DRAFT_COUNTERS)
+    tokens = data.figures(run_id)["output_tokens"]
+    if drafts is None or not tokens > 0:
+        return None
+    if drafts.after != 0 and (drafts.before is None or drafts.delta != 0):
+        return None
+    return (
+        f"draft counter {drafts.names[0]} stayed at {drafts.after:,.0f} while the run "
+        f"generated {tokens:,.0f} tokens ({drafts.where})"
+    )
+
+
 def _check_run(data: AuditData, run_id: str, run: Any) -> Finding:
     refs = run_ref(data, run_id)
     state, source = speculation_state(run)
     if state is None:
+        idle = _drafts_stayed_at_zero(data, run_id, run)
+        if idle is not None:
+            return RULE.finding(
+                run_id,
+                Outcome.PASSED,
+                f"not stated, but off: {idle}",
+                numbers={"spec_enabled": False, "inferred_from": idle},
+                refs=refs,
+            )
         return RULE.finding(
             run_id,
             Outcome.FIRED,
