@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 import orjson
 import pandas as pd
 import pyarrow as pa
@@ -153,7 +154,8 @@ def _read_fast(
     width = max(len(p) for p in REQUEST_PREFIXES)
     idx = np.flatnonzero(line_ends - line_starts >= width)
     if len(idx):
-        window = arr[line_starts[idx, None] + np.arange(width)]  # one gather for all prefixes
+        # each line's first bytes, as rows of a sliding view (no index array per byte)
+        window = sliding_window_view(arr, width)[line_starts[idx]]
         for prefix in REQUEST_PREFIXES:
             pattern = np.frombuffer(prefix, np.uint8)
             is_request[idx] |= (window[:, : len(prefix)] == pattern).all(axis=1)

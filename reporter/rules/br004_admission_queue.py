@@ -67,10 +67,11 @@ def held_level(starts: np.ndarray, ends: np.ndarray, share: float) -> int:
     """The largest number of intervals open at once for at least `share` of the busy time."""
     if len(starts) == 0:
         return 0
-    times = np.concatenate((starts, ends))
-    deltas = np.concatenate((np.ones(len(starts)), -np.ones(len(ends))))
-    # at equal times, close before opening: a hand-over is not an overlap
-    order = np.lexsort((deltas, times))
+    # ends first, and a stable sort: at equal times a close comes before an open, so a
+    # hand-over is not an overlap
+    times = np.concatenate((ends, starts))
+    deltas = np.concatenate((-np.ones(len(ends)), np.ones(len(starts))))
+    order = np.argsort(times, kind="stable")
     times, deltas = times[order], deltas[order]
     level = np.cumsum(deltas)[:-1]
     spans = np.diff(times)
