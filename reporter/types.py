@@ -63,3 +63,9 @@ def number_or_nan(value: object) -> float:
     """`number`, with NaN standing for unknown (for arithmetic that propagates it)."""
     out = number(value)
     return float("nan") if out is None else out
+
+
+def finite(value: object) -> float | None:
+    """`number`, with infinities also standing for unknown (for what is printed)."""
+    out = number(value)
+    return out if out is not None and abs(out) != float("inf") else None

@@ -13,7 +13,7 @@ from reporter.claims import CLAIM_TOLERANCE, ClaimCheck
 from reporter.latency import latency_table, run_latency
 from reporter.rules.base import AuditData, Finding, RunFigures, clean
 from reporter.table import InputFile
-from reporter.types import Outcome, VerdictKind, worst
+from reporter.types import Outcome, VerdictKind, number, worst
 
 FORMAT_VERSION = 1
 
@@ -137,12 +137,6 @@ def _finding_dict(f: Finding) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _opt(value: Any) -> float | None:
-    if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
-        return None
-    return float(value)
-
-
 def _question_answers(
     findings: dict[tuple[str, str], Finding], run_id: str, group: str, stats: RunFigures
 ) -> dict[str, str]:
@@ -185,7 +179,7 @@ def build_verdict(
         run_id, group = str(row["run"]), str(row["group"])
         s = data.figures(run_id)
         reasons = []
-        concurrency = _opt(row["concurrency"])
+        concurrency = number(row["concurrency"])
         ladder = by_subject.get(("BR003", run_id))
         slope = by_subject.get(("BR005", group))
         if ladder is not None and ladder.fired:
@@ -212,25 +206,25 @@ def build_verdict(
                 id=run_id,
                 group=group,
                 concurrency=concurrency,
-                repeat=_opt(row["repeat"]),
+                repeat=number(row["repeat"]),
                 requests=int(s["requests"]),
-                output_tokens=_opt(s["output_tokens"]),
-                wall_s=_opt(s["wall_s"]),
-                aggregate_tps=_opt(s["aggregate_tps"]),
-                sum_reported_tps=_opt(s["sum_reported_tps"]),
-                overlap=_opt(s["overlap"]),
-                in_flight=_opt(s["in_flight"]),
+                output_tokens=number(s["output_tokens"]),
+                wall_s=number(s["wall_s"]),
+                aggregate_tps=number(s["aggregate_tps"]),
+                sum_reported_tps=number(s["sum_reported_tps"]),
+                overlap=number(s["overlap"]),
+                in_flight=number(s["in_flight"]),
                 stop=str(row["stop"]),
-                prefill_share=_opt(s["prefill_share"]),
-                median_ttft_s=_opt(s["median_ttft_s"]),
-                median_decode_tps=_opt(s["median_decode_tps"]),
+                prefill_share=number(s["prefill_share"]),
+                median_ttft_s=number(s["median_ttft_s"]),
+                median_decode_tps=number(s["median_decode_tps"]),
                 format=str(row["format"]),
                 verdict=kind,
                 reasons=reasons,
                 questions=_question_answers(by_subject, run_id, group, s),
                 derived=list(row["derived"] or []),
                 source=f"{row['source_path']}:{int(row['source_line'])}"
-                if _opt(row["source_line"]) is not None
+                if number(row["source_line"]) is not None
                 else str(row["source_path"]),
                 latency=run_latency(latencies, run_id),
             )

@@ -12,12 +12,12 @@ import json
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
+from numpy.lib.stride_tricks import sliding_window_view
 
 from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
 from reporter.ingest.lines import Source, iter_lines, parse_line

@@ -19,7 +19,7 @@ import pandas as pd
 import reporter
 from reporter.rules import REGISTRY
 from reporter.rules.base import Finding
-from reporter.types import Outcome, Severity, VerdictKind
+from reporter.types import Outcome, Severity, VerdictKind, finite
 from reporter.verdict import FORMAT_VERSION, ClaimSummary, RunSummary, Verdict
 
 #: Longest trace string shown in full; longer ones are cut and say how long they were.
@@ -111,16 +111,6 @@ def value_text(value: Any) -> str:
     return shown(value)
 
 
-def _opt(value: Any) -> float | None:
-    if value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
-
-
 # --------------------------------------------------------------------------- dataclasses
 
 
@@ -203,6 +193,8 @@ class RunView:
     median_decode_tps: str
     source: str
     derived: list[str]
+    #: "p50 / p90 / p99" in milliseconds per latency metric, "" where unknown.
+    latency: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -301,6 +293,8 @@ class ReportContext:
     charts: list[Chart] = field(default_factory=list)
     run_charts: list[Chart] = field(default_factory=list)
     chart_notes: list[str] = field(default_factory=list)
+    #: Whether any run has latency percentiles to print.
+    has_latency: bool = False
 
 
 # --------------------------------------------------------------------------- builders
@@ -343,7 +337,7 @@ def _speculation(row: pd.Series | None) -> str:
     parts = ["on"]
     if row.get("spec_method"):
         parts.append(shown(row["spec_method"]))
-    acceptance = _opt(row.get("spec_acceptance"))
+    acceptance = finite(row.get("spec_acceptance"))
     if acceptance is not None:
         parts.append(f"acceptance {pct(acceptance, 1)}")
     return ", ".join(parts)
@@ -359,12 +353,12 @@ def _named(row: pd.Series | None, name: str, version: str | None = None) -> str:
 
 
 def _lengths(stats: pd.Series | None, row: pd.Series | None) -> str:
-    requested = _opt(row.get("output_tokens_requested")) if row is not None else None
+    requested = finite(row.get("output_tokens_requested")) if row is not None else None
     parts = []
     if requested is not None:
         parts.append(f"requested {num(requested, 0)}")
     if stats is not None:
-        lo, hi = _opt(stats.get("out_min")), _opt(stats.get("out_max"))
+        lo, hi = finite(stats.get("out_min")), finite(stats.get("out_max"))
         if lo is not None and hi is not None:
             parts.append(f"got {num(lo, 0)}" if lo == hi else f"got {num(lo, 0)}–{num(hi, 0)}")
     return "; ".join(parts) or "unknown"
@@ -373,25 +367,25 @@ def _lengths(stats: pd.Series | None, row: pd.Series | None) -> str:
 def _prefill_note(stats: pd.Series | None) -> str:
     if stats is None:
         return ""
-    share = _opt(stats.get("prefill_share"))
+    share = finite(stats.get("prefill_share"))
     if share is None:
-        if _opt(stats.get("prompt_tokens_total")) is None:
+        if finite(stats.get("prompt_tokens_total")) is None:
             return "prompt lengths unknown"
         return "prefill rate unknown (no probe, no lone request)"
-    rate = _opt(stats.get("prefill_rate"))
+    rate = finite(stats.get("prefill_rate"))
     return (
-        f"{num(_opt(stats.get('prompt_tokens_total')), 0)} prompt tokens ÷ {num(rate, 0)} tok/s "
-        f"= {num(_opt(stats.get('prefill_s')), 2)} s of {num(_opt(stats.get('wall_s')), 2)} s; "
+        f"{num(finite(stats.get('prompt_tokens_total')), 0)} prompt tokens ÷ {num(rate, 0)} tok/s "
+        f"= {num(finite(stats.get('prefill_s')), 2)} s of {num(finite(stats.get('wall_s')), 2)} s; "
         f"rate from {shown(stats.get('prefill_rate_source') or 'unknown')}"
     )
 
 
 def run_view(r: RunSummary, row: pd.Series | None, stats: pd.Series | None) -> RunView:
-    prompt = _opt(stats.get("prompt_tokens_mean")) if stats is not None else None
+    prompt = finite(stats.get("prompt_tokens_mean")) if stats is not None else None
     if prompt is None and row is not None:
-        prompt = _opt(row.get("prompt_tokens"))
-    context = _opt(row.get("context_tokens")) if row is not None else None
-    failed = _opt(stats.get("failed")) if stats is not None else None
+        prompt = finite(row.get("prompt_tokens"))
+    context = finite(row.get("context_tokens")) if row is not None else None
+    failed = finite(stats.get("failed")) if stats is not None else None
     return RunView(
         id=shown(r.id),
         group=shown(r.group),
@@ -424,7 +418,22 @@ def run_view(r: RunSummary, row: pd.Series | None, stats: pd.Series | None) -> R
         median_decode_tps=num(r.median_decode_tps),
         source=shown(r.source),
         derived=[shown(x) for x in r.derived],
+        latency=latency_cells(r.latency),
     )
+
+
+LATENCY_METRICS = (("ttft_s", "TTFT"), ("itl_s", "ITL"), ("tpot_s", "TPOT"), ("e2e_s", "e2e"))
+
+
+def latency_cells(latency: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Each latency metric as "p50 / p90 / p99" in milliseconds ("" when not measured)."""
+    cells = {}
+    for key, _ in LATENCY_METRICS:
+        q = latency.get(key) or {}
+        values = [finite(q.get(p)) for p in ("p50", "p90", "p99")]
+        known = [v for v in values if v is not None]
+        cells[key] = " / ".join(num(v * 1000, 1) for v in known) if len(known) == 3 else ""
+    return cells
 
 
 def _equation(c: ClaimSummary, verdict: Verdict) -> str:
@@ -443,12 +452,12 @@ def _equation(c: ClaimSummary, verdict: Verdict) -> str:
         if stats is not None and len(rows) and len(lengths) == 1:
             left = (
                 f"{len(rows):,} × {num(float(lengths[0]), 0)} tokens ÷ "
-                f"{num(_opt(stats['wall_s']), 2)} s = "
+                f"{num(finite(stats['wall_s']), 2)} s = "
             )
-        elif stats is not None and _opt(stats["output_tokens"]) is not None:
+        elif stats is not None and finite(stats["output_tokens"]) is not None:
             left = (
-                f"{num(_opt(stats['output_tokens']), 0)} tokens ÷ "
-                f"{num(_opt(stats['wall_s']), 2)} s = "
+                f"{num(finite(stats['output_tokens']), 0)} tokens ÷ "
+                f"{num(finite(stats['wall_s']), 2)} s = "
             )
     claimed = f"{k.value:,g}"
     recomputed = f"{left}{num(k.recomputed, digits)}{unit}"
@@ -689,6 +698,7 @@ def build_context(
         equation=next((c.equation for c in claims if c.verdict == str(verdict.verdict)), ""),
         claims=claims,
         runs=runs,
+        has_latency=any(any(run.latency.values()) for run in runs),
         groups=groups,
         undecided=[finding_view(f, page_codes) for f in rest if f.outcome is Outcome.UNDECIDABLE],
         passed=[finding_view(f, page_codes) for f in rest if f.outcome is not Outcome.UNDECIDABLE],

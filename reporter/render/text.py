@@ -43,6 +43,7 @@ def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
                 f"{_n(r.overlap, 2):>7} {r.stop:>8} {share:>7}  {r.verdict}"
             )
         out.append("")
+    out.extend(_latency_lines(verdict))
     fired = [f for f in verdict.findings if f.fired]
     for severity in (Severity.ERROR, Severity.WARNING, Severity.INFO):
         group = [f for f in fired if f.severity is severity]
@@ -69,6 +70,23 @@ def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
         f"applicable, from {len(verdict.rules)} rules on {len(verdict.inputs)} file(s)"
     )
     return "\n".join(out) + "\n"
+
+
+def _latency_lines(verdict: Verdict) -> list[str]:
+    """Per run, TTFT / TPOT / ITL / e2e at p50 / p90 / p99 in ms, where measured."""
+    from reporter.render.context import LATENCY_METRICS, latency_cells
+
+    rows = [(r.id, latency_cells(r.latency)) for r in verdict.runs]
+    rows = [(run_id, cells) for run_id, cells in rows if any(cells.values())]
+    if not rows:
+        return []
+    shown = [(key, name) for key, name in LATENCY_METRICS if any(c[key] for _, c in rows)]
+    out = ["latency, ms (p50 / p90 / p99)"]
+    out.append(f"  {'run':<22} " + "  ".join(f"{name:>26}" for _, name in shown))
+    for run_id, cells in rows:
+        out.append(f"  {run_id[:22]:<22} " + "  ".join(f"{cells[k] or '-':>26}" for k, _ in shown))
+    out.append("")
+    return out
 
 
 def _finding_lines(f: Finding) -> list[str]:

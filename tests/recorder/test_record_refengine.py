@@ -164,14 +164,16 @@ def test_refused_parameter_is_dropped_and_said(engine, rec):
 
 
 def test_prefill_heavy_run_fires_br008(engine, rec):
-    prompt = " ".join(["word"] * 200)  # 200 prompt tokens at 2,000 tok/s: 0.1 s each
-    with engine("--slots", "4", "--step-ms", "3", "--prefill-tps", "2000") as eng:
+    # 1,100 prompt tokens at 20,000 tok/s: 0.055 s each; the lone N=1 request measures the
+    # rate (BR008 trusts a lone request only with a prompt of 1,024 tokens or more)
+    prompt = " ".join(["word"] * 1100)
+    with engine("--slots", "4", "--step-ms", "3", "--prefill-tps", "20000") as eng:
         _, trace, v = rec(eng.url, concurrency=(1, 4), output_tokens=8, prompts=(prompt,))
     n4 = run_of(v, C4)
     assert n4["prefill_share"] > 0.3
     assert finding(v, "BR008", C4)["outcome"] == "fired"
     ttft = sorted(r["t_first"] - r["t_send"] for r in requests_of(trace, C1))
-    assert ttft[0] == pytest.approx(0.1 + 0.003, rel=0.3)
+    assert ttft[0] == pytest.approx(0.055 + 0.003, rel=0.3)
 
 
 def test_server_metrics_match_the_recorded_tokens(engine, rec):
