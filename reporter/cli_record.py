@@ -321,47 +321,7 @@ def summary_lines(result: RecordResult) -> list[str]:
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no notes on stderr.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for expected errors.")
-def record_cmd(
-    base_url: str,
-    model: str,
-    api: str,
-    concurrency: str,
-    request_rate: str | None,
-    requests: int | None,
-    output_tokens: int,
-    natural_stop: bool,
-    repeats: int,
-    out: str | None,
-    append: bool,
-    prompt: str | None,
-    prompt_file: str | None,
-    prompt_set: str | None,
-    same_prompt: bool,
-    content: str | None,
-    speculative: str,
-    spec_method: str | None,
-    engine_name: str | None,
-    engine_flags: tuple[str, ...],
-    hardware: str | None,
-    context_tokens: int | None,
-    params: tuple[str, ...],
-    temperature: float,
-    seed: int,
-    timeout: float,
-    idle_timeout: float,
-    grace: float,
-    pause: float,
-    api_key_env: str,
-    metrics_url: str | None,
-    no_metrics: bool,
-    server_log: str | None,
-    group: str | None,
-    fsync: bool,
-    audit_after: bool,
-    json_out: str | None,
-    quiet: bool,
-    debug: bool,
-) -> None:
+def record_cmd(**options: Any) -> None:
     """Record a load test of the OpenAI-compatible server at BASE_URL into a trace.
 
     Each run sends equal, greedy, forced-length streaming requests, N at a time (or at a
@@ -370,23 +330,23 @@ def record_cmd(
     interrupted (exit code 130).
     """
     try:
-        result = _record(**locals())
+        result = _record(**options)  # the options, typed one by one, are _record's parameters
     except BenchreportError as exc:
-        if debug:
+        if options["debug"]:
             raise
         click.echo(str(exc), err=True)
         sys.exit(2)
     for line in summary_lines(result):
         click.echo(line)
     click.echo(f"wrote {result.path}")
-    if audit_after:
+    if options["audit_after"]:
         from reporter import api as audit_api
         from reporter.render.text import render_text
 
         try:
             verdict = audit_api.audit([result.path])
-            if json_out:
-                audit_api.render_outputs(verdict, json=json_out)
+            if options["json_out"]:
+                audit_api.render_outputs(verdict, json=options["json_out"])
         except BenchreportError as exc:
             click.echo(str(exc), err=True)
             sys.exit(2)
