@@ -30,13 +30,13 @@ def read_file(
     return module.read(source, lenient=lenient, **(options or {}))  # type: ignore[no-any-return]
 
 
-def load(
+def read_files(
     paths: Sequence[PathLike],
     fmt: str = "auto",
     *,
     lenient: bool = False,
     options: dict[str, Any] | None = None,
-) -> Tables:
+) -> list[Partial]:
     """Read every file; all files' problems are gathered before raising."""
     if not paths:
         raise UsageError("no input files; expected one or more trace files")
@@ -51,21 +51,25 @@ def load(
             total += exc.count
     if problems:
         raise TraceError(problems, total=total)
-    return build(partials)
-
-
-def validate(paths: Sequence[PathLike], fmt: str = "auto") -> list[Partial]:
-    """Schema check only: raises TraceError with every problem of every file."""
-    partials, problems, total = [], [], 0
-    for path in paths:
-        try:
-            partials.append(read_file(path, fmt))
-        except TraceError as exc:
-            problems.extend(exc.problems[:MAX_SHOWN_PROBLEMS])
-            total += exc.count
-    if problems:
-        raise TraceError(problems, total=total)
     return partials
+
+
+def load(
+    paths: Sequence[PathLike],
+    fmt: str = "auto",
+    *,
+    lenient: bool = False,
+    options: dict[str, Any] | None = None,
+) -> Tables:
+    """The canonical tables of every file (see `read_files`)."""
+    return build(read_files(paths, fmt, lenient=lenient, options=options))
+
+
+def validate(
+    paths: Sequence[PathLike], fmt: str = "auto", *, options: dict[str, Any] | None = None
+) -> list[Partial]:
+    """Schema check only: raises TraceError with every problem of every file."""
+    return read_files(paths, fmt, options=options)
 
 
 def audit(

@@ -13,13 +13,12 @@ from typing import Any, TypeVar
 import click
 
 from reporter import api, rules
+from reporter.cli_options import input_options
 from reporter.config import Config
 from reporter.errors import BenchreportError, TraceError
 from reporter.types import Severity
 
 F = TypeVar("F", bound=Callable[..., Any])
-FORMATS = ("auto", "benchreport", "vllm", "sglang", "llama-bench", "guidellm", "aiperf",
-           "genai-perf", "llmperf", "custom")  # fmt: skip
 
 
 def _fail(exc: BenchreportError, debug: bool) -> None:
@@ -73,19 +72,7 @@ def _severity_at(fail_on: str) -> Severity | None:
     type=click.Path(dir_okay=False, allow_dash=True),
     help="Write the JSON verdict (- for stdout).",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    default="auto",
-    show_default=True,
-    help="Input format; detected from the content by default.",
-)
-@click.option(
-    "--mapping",
-    type=click.Path(exists=True, dir_okay=False),
-    help="For --format custom: which column is what (YAML).",
-)
+@input_options
 @click.option(
     "--claim",
     "claim_texts",
@@ -184,12 +171,12 @@ def audit(
 
 @main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True)
+@input_options
 @click.option("--debug", is_flag=True)
 @_guard
-def validate(files: tuple[str, ...], fmt: str, debug: bool) -> None:
+def validate(files: tuple[str, ...], fmt: str, mapping: str | None, debug: bool) -> None:
     """Check FILE... against the schema; every problem with its file:line."""
-    partials = api.validate(list(files), fmt)
+    partials = api.validate(list(files), fmt, options={"mapping": mapping} if mapping else None)
     for p in partials:
         assert p.input is not None
         click.echo(f"{p.input.path}: ok ({p.input.records} records, format {p.input.format})")

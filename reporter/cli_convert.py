@@ -6,12 +6,8 @@ import sys
 
 import click
 
-from reporter.adapters import ADAPTERS
+from reporter.cli_options import input_options
 from reporter.errors import BenchreportError, TraceError
-
-#: The --format choices: every adapter (this module is imported by `reporter.cli`, so it does
-#: not import from it).
-FORMATS = ("auto", *ADAPTERS)
 
 
 @click.command()
@@ -23,19 +19,7 @@ FORMATS = ("auto", *ADAPTERS)
     type=click.Path(dir_okay=False),
     help="Write the native trace (JSON Lines, schema benchreport/1) here.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    default="auto",
-    show_default=True,
-    help="Input format; detected from the content by default.",
-)
-@click.option(
-    "--mapping",
-    type=click.Path(exists=True, dir_okay=False),
-    help="For --format custom: which column is what (YAML).",
-)
+@input_options
 @click.option("--lenient", is_flag=True, help="Convert the good records; count and skip the bad.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for expected errors.")
 def convert(file: str, out: str, fmt: str, mapping: str | None, lenient: bool, debug: bool) -> None:
