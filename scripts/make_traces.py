@@ -48,7 +48,7 @@ def run(
         "id": run_id,
         "group": group,
         "repeat": repeat,
-        "tool": tool or {"name": "benchreport record", "version": "0.1.0"},
+        "tool": tool or {"name": "field notes, rebuilt by scripts/make_traces.py", "version": "1"},
         "engine": engine,
         "model": model,
         "hardware": hardware,
