@@ -120,7 +120,8 @@ def _parse_segments(data: bytes, spans: list[tuple[int, int]]) -> pa.Table | Non
     """
     buffer = pa.py_buffer(data)
     tables = []
-    options = pj.ReadOptions(block_size=1 << 24)
+    # blocks well under a segment's size, so that each segment is parsed on every core
+    options = pj.ReadOptions(block_size=1 << 21)
     try:
         for a, b in spans:
             table = pj.read_json(pa.BufferReader(buffer.slice(a, b - a)), read_options=options)

@@ -131,8 +131,10 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     share = data.config[QUEUE_HELD_SHARE]
     k = held_level(rows["t_first"].to_numpy(), rows["t_end"].to_numpy(), share)
     stated = data.concurrency(run_id)
-    in_flight = held_level(rows["t_send"].to_numpy(), rows["t_end"].to_numpy(), share)
-    n = int(stated) if not np.isnan(stated) else in_flight
+    if np.isnan(stated):  # not stated: the level of requests in flight held as long
+        n = held_level(rows["t_send"].to_numpy(), rows["t_end"].to_numpy(), share)
+    else:
+        n = int(stated)
     n = min(n, len(rows))
     first_done = float(rows["t_end"].min())
     waited = rows[(rows["t_first"] >= first_done) & _admitted_at_release(rows, data, run_id)]
