@@ -488,6 +488,37 @@ def sha256_text(text: str | None) -> str | None:
 # --------------------------------------------------------------------------- rows
 
 
+RunBuilder = Callable[
+    [dict[str, Any], int, str, str, "Problems"],
+    tuple[dict[str, Any] | None, list[dict[str, Any]]],
+]
+
+
+def runs_of_records(
+    records: list[tuple[int, Any]],
+    name: Callable[[dict[str, Any]], str],
+    build: RunBuilder,
+    path: str,
+    problems: Problems,
+    what: str,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """One run per result object (ids unique within the file) and the request rows of all."""
+    ids = unique_ids([name(r) if isinstance(r, dict) else "run" for _, r in records])
+    runs: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
+    for (line, record), run_id in zip(records, ids, strict=True):
+        if not isinstance(record, dict):
+            problems.add(
+                line, f"the record is a JSON {type(record).__name__}", f"a JSON object ({what})"
+            )
+            continue
+        run, run_rows = build(record, line, run_id, path, problems)
+        if run is not None:
+            runs.append(run)
+            rows.extend(run_rows)
+    return runs, rows
+
+
 def unique_ids(names: list[str]) -> list[str]:
     """Run ids unique within a file: repeats of a name get '#2', '#3', ..."""
     seen: dict[str, int] = {}

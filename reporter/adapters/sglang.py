@@ -19,7 +19,7 @@ from reporter.adapters._common import (
     Problems,
     finish,
     new_run,
-    unique_ids,
+    runs_of_records,
 )
 from reporter.ingest.lines import Source
 from reporter.table import Partial
@@ -69,19 +69,7 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     problems = Problems(source.path)
     # JSON Lines as written; a pretty-printed or listed copy is read as well
     records, _ = vllm._records(source, problems)
-    ids = unique_ids([_name(r) if isinstance(r, dict) else "run" for _, r in records])
-    runs: list[dict[str, Any]] = []
-    rows: list[dict[str, Any]] = []
-    for (line, record), run_id in zip(records, ids, strict=True):
-        if not isinstance(record, dict):
-            problems.add(
-                line, f"the line holds a JSON {type(record).__name__}", f"a JSON object ({WHAT})"
-            )
-            continue
-        run, run_rows = _run(record, line, run_id, source.path, problems)
-        if run is not None:
-            runs.append(run)
-            rows.extend(run_rows)
+    runs, rows = runs_of_records(records, _name, _run, source.path, problems, WHAT)
     problems.raise_unless(lenient)
     notes = [f"SGLang: {len(runs)} run(s), one a line"]
     return finish(source, NAME, runs, rows, records=len(records), notes=notes, problems=problems)

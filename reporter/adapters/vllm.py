@@ -30,8 +30,8 @@ from reporter.adapters._common import (
     looks_like_json_lines,
     new_run,
     num,
+    runs_of_records,
     stop_mode,
-    unique_ids,
 )
 from reporter.ingest.lines import Source
 from reporter.table import Partial
@@ -109,20 +109,7 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     """Runs (one per result object) and, with per-request lists, request rows."""
     problems = Problems(source.path)
     records, shape = _records(source, problems)
-    runs: list[dict[str, Any]] = []
-    rows: list[dict[str, Any]] = []
-    names = [_name(r) if isinstance(r, dict) else "run" for _, r in records]
-    ids = unique_ids(names)
-    for (line, record), run_id in zip(records, ids, strict=True):
-        if not isinstance(record, dict):
-            problems.add(
-                line, f"the record is a JSON {type(record).__name__}", f"a JSON object ({WHAT})"
-            )
-            continue
-        run, run_rows = _run(record, line, run_id, source.path, problems)
-        if run is not None:
-            runs.append(run)
-            rows.extend(run_rows)
+    runs, rows = runs_of_records(records, _name, _run, source.path, problems, WHAT)
     problems.raise_unless(lenient)
     notes = [f"vLLM: {len(runs)} run(s) from {shape}"]
     with_rows = sum(1 for r in runs if (r["extra"] or {}).get("per_request_lists"))
