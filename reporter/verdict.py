@@ -258,8 +258,8 @@ def _claim_verdict(
     if incomparable is not None and incomparable.fired:
         return ClaimSummary(c, VerdictKind.INCOMPARABLE, incomparable.message)
     assert c.factor is not None and c.recomputed is not None
+    digits = 2 if c.metric in ("speedup", "scaling") else 1  # ratios to 0.01, rates to 0.1
     if c.factor > 1 + tol:
-        digits = 2 if c.metric in ("speedup", "scaling") else 1
         return ClaimSummary(
             c,
             VerdictKind.INFLATED,
@@ -275,7 +275,9 @@ def _claim_verdict(
             "at a time: the concurrency is not real",
         )
     return ClaimSummary(
-        c, VerdictKind.SUPPORTED, f"within {tol:.0%} of the recomputed {c.recomputed:,.1f}"
+        c,
+        VerdictKind.SUPPORTED,
+        f"within {tol:.0%} of the recomputed {c.recomputed:,.{digits}f}",
     )
 
 
