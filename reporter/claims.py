@@ -13,7 +13,7 @@ import pandas as pd
 from reporter.config import threshold
 from reporter.errors import UsageError
 from reporter.table import Tables
-from reporter.types import number_or_nan
+from reporter.types import fmt, number_or_nan
 
 CLAIM_TOLERANCE = threshold(
     "claim_tolerance",
@@ -100,10 +100,6 @@ class ClaimCheck:
     compared: list[str] = field(default_factory=list)
 
 
-def _fmt(x: float, d: int = 1) -> str:
-    return f"{x:,.{d}f}"
-
-
 def _target_runs(
     claim: pd.Series, tables: Tables, stats: pd.DataFrame
 ) -> tuple[list[str], str | None]:
@@ -146,11 +142,11 @@ def _aggregate(stats: pd.DataFrame, run_ids: list[str]) -> tuple[float | None, l
         )
         if not math.isnan(agg):
             lines.append(
-                f"run {run_id}: {_fmt(tokens, 0)} tokens ÷ {_fmt(wall, 2)} s = {_fmt(agg)} tok/s"
+                f"run {run_id}: {fmt(tokens, 0)} tokens ÷ {fmt(wall, 2)} s = {fmt(agg)} tok/s"
             )
     value = float(np.median(values))
     if len(values) > 1:
-        lines.append(f"median of {len(values)} repeats = {_fmt(value)} tok/s")
+        lines.append(f"median of {len(values)} repeats = {fmt(value)} tok/s")
     return value, lines
 
 
@@ -202,7 +198,7 @@ def _stream(check: ClaimCheck, stats: pd.DataFrame, runs: list[str]) -> None:
     check.recomputed = float(np.median(values))
     check.arithmetic = [
         f"median per-request decode rate = output tokens ÷ (t_end − t_first) "
-        f"= {_fmt(check.recomputed)} tok/s"
+        f"= {fmt(check.recomputed)} tok/s"
     ]
 
 
@@ -221,7 +217,7 @@ def _scaling(check: ClaimCheck, tables: Tables, stats: pd.DataFrame) -> None:
     check.arithmetic = [
         *top_lines,
         *base_lines,
-        f"scaling = {_fmt(top)} ÷ {_fmt(base_value)} = {_fmt(check.recomputed, 2)}×",
+        f"scaling = {fmt(top)} ÷ {fmt(base_value)} = {fmt(check.recomputed, 2)}×",
     ]
 
 
@@ -242,6 +238,6 @@ def _speedup(check: ClaimCheck, claim: pd.Series, tables: Tables, stats: pd.Data
         return
     check.recomputed = float(a / b)
     check.arithmetic = [
-        f"run {pair[0]}: {_fmt(a)} tok/s; run {pair[1]}: {_fmt(b)} tok/s",
-        f"speed-up = {_fmt(a)} ÷ {_fmt(b)} = {_fmt(check.recomputed, 2)}×",
+        f"run {pair[0]}: {fmt(a)} tok/s; run {pair[1]}: {fmt(b)} tok/s",
+        f"speed-up = {fmt(a)} ÷ {fmt(b)} = {fmt(check.recomputed, 2)}×",
     ]

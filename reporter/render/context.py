@@ -19,7 +19,7 @@ import pandas as pd
 import reporter
 from reporter.rules import REGISTRY
 from reporter.rules.base import Finding
-from reporter.types import Outcome, Severity, VerdictKind, finite
+from reporter.types import Outcome, Severity, VerdictKind, finite, fmt
 from reporter.verdict import FORMAT_VERSION, ClaimSummary, RunSummary, Verdict
 
 #: Longest trace string shown in full; longer ones are cut and say how long they were.
@@ -75,9 +75,9 @@ def shown(value: object, limit: int = MAX_SHOWN) -> str:
 
 def num(value: float | None, digits: int = 1, unit: str = "") -> str:
     """One way to print a number: fixed decimals, thousands separated, n/a when unknown."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+    if finite(value) is None:
         return "n/a"
-    return f"{value:,.{digits}f}{unit}"
+    return fmt(value, digits) + unit
 
 
 def pct(value: float | None, digits: int = 0) -> str:

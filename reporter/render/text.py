@@ -3,14 +3,8 @@
 from __future__ import annotations
 
 from reporter.rules.base import Finding
-from reporter.types import Outcome, Severity
+from reporter.types import Outcome, Severity, fmt
 from reporter.verdict import Verdict
-
-
-def _n(value: float | None, digits: int = 1, unit: str = "") -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:,.{digits}f}{unit}"
 
 
 def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
@@ -38,9 +32,9 @@ def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
             n = "?" if r.concurrency is None else f"{r.concurrency:g}"
             share = "n/a" if r.prefill_share is None else f"{r.prefill_share:.0%}"
             out.append(
-                f"  {r.id[:22]:<22} {n:>3} {r.requests:>5} {_n(r.output_tokens, 0):>8} "
-                f"{_n(r.wall_s, 2):>8} {_n(r.aggregate_tps):>8} {_n(r.sum_reported_tps):>8} "
-                f"{_n(r.overlap, 2):>7} {r.stop:>8} {share:>7}  {r.verdict}"
+                f"  {r.id[:22]:<22} {n:>3} {r.requests:>5} {fmt(r.output_tokens, 0):>8} "
+                f"{fmt(r.wall_s, 2):>8} {fmt(r.aggregate_tps):>8} {fmt(r.sum_reported_tps):>8} "
+                f"{fmt(r.overlap, 2):>7} {r.stop:>8} {share:>7}  {r.verdict}"
             )
         out.append("")
     out.extend(_latency_lines(verdict))

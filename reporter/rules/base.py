@@ -203,13 +203,6 @@ class Rule:
         )
 
 
-def fmt(value: float, digits: int = 1) -> str:
-    """One way to print a number everywhere: fixed decimals, thousands separated."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{value:,.{digits}f}"
-
-
 def clean(numbers: dict[str, Any]) -> dict[str, Any]:
     """JSON-ready numbers: NaN becomes None, numpy scalars become Python ones."""
     out: dict[str, Any] = {}

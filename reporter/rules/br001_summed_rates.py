@@ -40,8 +40,8 @@ import math
 
 from reporter.claims import CLAIM_TOLERANCE
 from reporter.config import threshold
-from reporter.rules.base import AuditData, Finding, Rule, fmt, run_ref
-from reporter.types import Outcome, Severity
+from reporter.rules.base import AuditData, Finding, Rule, run_ref
+from reporter.types import Outcome, Severity, fmt
 
 SUM_MATCH = threshold(
     "sum_match",

@@ -36,8 +36,8 @@ METHOD.md §1, §7.
 from __future__ import annotations
 
 from reporter.claims import CLAIM_TOLERANCE
-from reporter.rules.base import AuditData, Finding, Rule, fmt, run_ref
-from reporter.types import Outcome, Severity
+from reporter.rules.base import AuditData, Finding, Rule, run_ref
+from reporter.types import Outcome, Severity, fmt
 
 _UNIT = {"aggregate_tps": " tok/s", "stream_tps": " tok/s", "speedup": "×", "scaling": "×"}
 

@@ -51,8 +51,8 @@ from typing import Any
 import numpy as np
 
 from reporter.config import threshold
-from reporter.rules.base import AuditData, Finding, Rule, fmt, request_refs
-from reporter.types import Outcome, Severity
+from reporter.rules.base import AuditData, Finding, Rule, request_refs
+from reporter.types import Outcome, Severity, fmt
 
 SERIAL_OVERLAP = threshold(
     "serial_overlap",

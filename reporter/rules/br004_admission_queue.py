@@ -44,8 +44,8 @@ import numpy as np
 import pandas as pd
 
 from reporter.config import threshold
-from reporter.rules.base import AuditData, Finding, Rule, fmt, request_refs
-from reporter.types import Outcome, Severity
+from reporter.rules.base import AuditData, Finding, Rule, request_refs
+from reporter.types import Outcome, Severity, fmt
 
 QUEUE_HELD_SHARE = threshold(
     "queue_held_share",

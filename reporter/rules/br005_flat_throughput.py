@@ -39,8 +39,8 @@ import numpy as np
 import pandas as pd
 
 from reporter.config import threshold
-from reporter.rules.base import AuditData, Finding, Rule, fmt, run_ref
-from reporter.types import Outcome, Severity
+from reporter.rules.base import AuditData, Finding, Rule, run_ref
+from reporter.types import Outcome, Severity, fmt
 
 FLAT_GROWTH = threshold(
     "flat_growth",

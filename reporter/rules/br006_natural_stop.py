@@ -37,9 +37,9 @@ from __future__ import annotations
 
 import math
 
-from reporter.rules.base import AuditData, Finding, Rule, fmt, request_refs
+from reporter.rules.base import AuditData, Finding, Rule, request_refs
 from reporter.rules.br003_serial_ladder import EQUAL_LENGTH_CV
-from reporter.types import Outcome, Severity
+from reporter.types import Outcome, Severity, fmt
 
 
 def check(data: AuditData) -> list[Finding]:

@@ -35,8 +35,8 @@ METHOD.md §2, §4; the recipe's parameter table for llama.cpp servers.
 
 from __future__ import annotations
 
-from reporter.rules.base import AuditData, Finding, Rule, fmt, request_refs
-from reporter.types import Outcome, Severity, number
+from reporter.rules.base import AuditData, Finding, Rule, request_refs
+from reporter.types import Outcome, Severity, fmt, number
 
 
 def check(data: AuditData) -> list[Finding]:

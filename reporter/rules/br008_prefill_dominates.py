@@ -40,8 +40,8 @@ from __future__ import annotations
 import math
 
 from reporter.config import threshold
-from reporter.rules.base import AuditData, Finding, Rule, fmt, run_ref
-from reporter.types import Outcome, Severity
+from reporter.rules.base import AuditData, Finding, Rule, run_ref
+from reporter.types import Outcome, Severity, fmt
 
 PREFILL_SHARE = threshold(
     "prefill_share",

@@ -46,8 +46,8 @@ from __future__ import annotations
 import math
 
 from reporter.config import threshold
-from reporter.rules.base import AuditData, Finding, Rule, fmt, run_ref
-from reporter.types import Outcome, Severity
+from reporter.rules.base import AuditData, Finding, Rule, run_ref
+from reporter.types import Outcome, Severity, fmt
 
 WALL_TOLERANCE = threshold(
     "wall_tolerance",

@@ -40,8 +40,8 @@ import math
 from typing import Any
 
 from reporter.compare import cell, speculation_state
-from reporter.rules.base import AuditData, Finding, Rule, fmt, run_ref
-from reporter.types import Outcome, Severity
+from reporter.rules.base import AuditData, Finding, Rule, run_ref
+from reporter.types import Outcome, Severity, fmt
 
 
 def check(data: AuditData) -> list[Finding]:

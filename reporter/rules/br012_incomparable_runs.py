@@ -63,8 +63,8 @@ from typing import Any
 
 from reporter import compare
 from reporter.config import threshold
-from reporter.rules.base import AuditData, Finding, Rule, fmt, run_ref
-from reporter.types import Outcome, Severity
+from reporter.rules.base import AuditData, Finding, Rule, run_ref
+from reporter.types import Outcome, Severity, fmt
 
 LENGTH_TOLERANCE = threshold(
     "comparable_length_tolerance",

@@ -80,11 +80,11 @@ import pandas as pd
 
 from reporter import compare, features
 from reporter.config import threshold
-from reporter.rules.base import AuditData, Finding, Rule, fmt, request_refs, run_ref
+from reporter.rules.base import AuditData, Finding, Rule, request_refs, run_ref
 from reporter.rules.br003_serial_ladder import RULE as BR003
 from reporter.rules.br003_serial_ladder import SERIAL_OVERLAP
 from reporter.rules.br005_flat_throughput import FLAT_GROWTH, levels
-from reporter.types import Outcome, Severity, number_or_nan
+from reporter.types import Outcome, Severity, fmt, number_or_nan
 
 CACHE_TTFT_DROP = threshold(
     "cache_ttft_drop",

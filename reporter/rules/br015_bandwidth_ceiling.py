@@ -66,8 +66,8 @@ from typing import Any
 from reporter import bandwidth
 from reporter.compare import cell, row, speculation_state
 from reporter.config import threshold
-from reporter.rules.base import AuditData, Finding, Rule, fmt, run_ref
-from reporter.types import Outcome, Severity
+from reporter.rules.base import AuditData, Finding, Rule, run_ref
+from reporter.types import Outcome, Severity, fmt
 
 NEAR_CEILING = threshold(
     "bandwidth_near_ceiling",

@@ -34,8 +34,8 @@ import math
 
 import pandas as pd
 
-from reporter.rules.base import AuditData, Finding, Rule, fmt, run_ref
-from reporter.types import Outcome, Severity
+from reporter.rules.base import AuditData, Finding, Rule, run_ref
+from reporter.types import Outcome, Severity, fmt
 
 
 def check(data: AuditData) -> list[Finding]:

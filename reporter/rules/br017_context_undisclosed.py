@@ -43,8 +43,8 @@ from typing import Any
 
 from reporter import compare
 from reporter.config import threshold
-from reporter.rules.base import AuditData, Finding, Rule, fmt, run_ref
-from reporter.types import Outcome, Severity, number
+from reporter.rules.base import AuditData, Finding, Rule, run_ref
+from reporter.types import Outcome, Severity, fmt, number
 
 CONTEXT_DROP = threshold(
     "context_decode_drop",

@@ -45,8 +45,8 @@ from typing import Any
 
 from reporter.compare import cell
 from reporter.config import threshold
-from reporter.rules.base import AuditData, Finding, Rule, fmt, run_ref
-from reporter.types import Outcome, Severity, number
+from reporter.rules.base import AuditData, Finding, Rule, run_ref
+from reporter.types import Outcome, Severity, fmt, number
 
 LAG_P99 = threshold(
     "client_loop_lag_p99_ms",

@@ -39,8 +39,8 @@ from __future__ import annotations
 import math
 
 from reporter.config import threshold
-from reporter.rules.base import AuditData, Finding, Rule, fmt, request_refs, run_ref
-from reporter.types import Outcome, Severity, number
+from reporter.rules.base import AuditData, Finding, Rule, request_refs, run_ref
+from reporter.types import Outcome, Severity, fmt, number
 
 FAILED_SHARE = threshold(
     "failed_share",

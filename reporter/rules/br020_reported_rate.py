@@ -42,8 +42,8 @@ import math
 import numpy as np
 
 from reporter.config import threshold
-from reporter.rules.base import AuditData, Finding, Rule, fmt, request_refs
-from reporter.types import Outcome, Severity
+from reporter.rules.base import AuditData, Finding, Rule, request_refs
+from reporter.types import Outcome, Severity, fmt
 
 RATE_MATCH = threshold(
     "rate_match",
