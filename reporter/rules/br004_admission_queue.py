@@ -138,13 +138,15 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     n = min(n, len(rows))
     first_done = float(rows["t_end"].min())
     waited = rows[(rows["t_first"] >= first_done) & _admitted_at_release(rows, data, run_id)]
+    served = float(rows[rows["t_first"] < first_done]["ttft"].median())
+    decode = float(rows["decode_s"].median())
     numbers = {
         "k": k,
         "n": n,
         "queued": len(waited),
         "queued_median_ttft_s": float(waited["ttft"].median()) if len(waited) else None,
-        "served_median_ttft_s": float(rows[rows["t_first"] < first_done]["ttft"].median()),
-        "median_decode_s": float(rows["decode_s"].median()),
+        "served_median_ttft_s": served,
+        "median_decode_s": decode,
     }
     arithmetic = [
         f"decoding at once (held ≥ {share:.0%} of the busy time): k = {k}; sent together: N = {n}",
@@ -165,8 +167,6 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             arithmetic=arithmetic,
         )
     wait = float(waited["ttft"].median())
-    served = float(rows[rows["t_first"] < first_done]["ttft"].median())
-    decode = float(rows["decode_s"].median())
     arithmetic.append(
         f"{len(waited)} requests got their first token only after another finished: median "
         f"time to first token {fmt(wait, 2)} s against {fmt(served, 2)} s "
