@@ -285,18 +285,18 @@ def undisclosed(data: AuditData) -> list[str]:
     """What the trace did not say, that a reader needs to trust a figure."""
     runs = data.tables.runs
     out = []
-    checks: list[tuple[str, Callable[[pd.Series], bool], str]] = [
-        ("stop", lambda r: r["stop"] in (None, "unknown"), "stop mode (forced or natural)"),
-        ("prompt", lambda r: pd.isna(r["prompt_tokens"]), "prompt length"),
-        ("content", lambda r: r["content"] in (None, "unknown"), "content type"),
-        ("spec", lambda r: r["spec_enabled"] is None, "whether speculative decoding was on"),
-        ("context", lambda r: pd.isna(r["context_tokens"]), "context length"),
-        ("hw", lambda r: r["hardware_name"] is None, "hardware"),
-        ("engine", lambda r: r["engine_name"] is None, "engine and version"),
-        ("conc", lambda r: pd.isna(r["concurrency"]), "concurrency"),
+    checks: list[tuple[str, Callable[[pd.Series], bool]]] = [
+        ("stop mode (forced or natural)", lambda r: r["stop"] in (None, "unknown")),
+        ("prompt length", lambda r: pd.isna(r["prompt_tokens"])),
+        ("content type", lambda r: r["content"] in (None, "unknown")),
+        ("whether speculative decoding was on", lambda r: r["spec_enabled"] is None),
+        ("context length", lambda r: pd.isna(r["context_tokens"])),
+        ("hardware", lambda r: r["hardware_name"] is None),
+        ("engine and version", lambda r: r["engine_name"] is None),
+        ("concurrency", lambda r: pd.isna(r["concurrency"])),
     ]
-    for _, label_test, label in checks:
-        missing = [str(r["run"]) for _, r in runs.iterrows() if label_test(r)]
+    for label, is_missing in checks:
+        missing = [str(r["run"]) for _, r in runs.iterrows() if is_missing(r)]
         if missing:
             which = (
                 "all runs"
