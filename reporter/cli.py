@@ -1,51 +1,27 @@
 """The command line: parse options, call `reporter.api`, print, pick the exit code.
 
-Exit codes: 0 audited and below --fail-on; 1 audited and at or above it; 2 could not audit.
+Exit codes: 0 audited and below --fail-on; 1 audited and at or above it; 2 could not audit
+(bad input, or an unexpected error: `reporter.cli_guard`); 130 interrupted.
 """
 
 from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
 
 import click
 
 from reporter import api, rules
+from reporter.cli_guard import GuardedGroup
 from reporter.cli_options import input_options
 from reporter.config import Config
-from reporter.errors import BenchreportError, TraceError
 from reporter.types import Severity
 
-F = TypeVar("F", bound=Callable[..., Any])
 
-
-def _fail(exc: BenchreportError, debug: bool) -> None:
-    if debug:
-        raise exc
-    text = exc.render() if isinstance(exc, TraceError) else str(exc)
-    click.echo(text, err=True)
-    sys.exit(2)
-
-
-def _guard(func: F) -> F:
-    """Expected errors become a message and exit code 2, never a traceback."""
-
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        debug = bool(kwargs.get("debug"))
-        try:
-            return func(*args, **kwargs)
-        except BenchreportError as exc:
-            _fail(exc, debug)
-        return None
-
-    wrapper.__name__ = func.__name__
-    wrapper.__doc__ = func.__doc__
-    return wrapper  # type: ignore[return-value]
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=GuardedGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(package_name="benchreport")
 def main() -> None:
     """Audit throughput claims about LLM serving: recompute the figures and show the arithmetic."""
@@ -104,8 +80,7 @@ def _severity_at(fail_on: str) -> Severity | None:
 )
 @click.option("--no-html", is_flag=True, help="Write no HTML report unless -o is given.")
 @click.option("-v", "--verbose", is_flag=True, help="List every undecidable check.")
-@click.option("--debug", is_flag=True, help="Show tracebacks for expected errors.")
-@_guard
+@click.option("--debug", is_flag=True, help="Show the traceback of any error.")
 def audit(
     files: tuple[str, ...],
     html_out: str | None,
@@ -125,7 +100,16 @@ def audit(
     verbose: bool,
     debug: bool,
 ) -> None:
-    """Audit FILE... and print the verdict (an HTML report is written by default)."""
+    """Audit FILE... and print the verdict (an HTML report is written by default).
+
+    \b
+    Exit codes:
+      0  audited; no finding at or above --fail-on fired
+      1  audited; a finding at or above --fail-on fired
+      2  could not audit: bad input or options, or an internal error
+         (one line naming the file; --debug prints the traceback)
+    130  interrupted
+    """
     from reporter.render.text import render_text
 
     options = {"mapping": mapping} if mapping else None
@@ -173,7 +157,6 @@ def audit(
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @input_options
 @click.option("--debug", is_flag=True)
-@_guard
 def validate(files: tuple[str, ...], fmt: str, mapping: str | None, debug: bool) -> None:
     """Check FILE... against the schema; every problem with its file:line."""
     partials = api.validate(list(files), fmt, options={"mapping": mapping} if mapping else None)
@@ -194,7 +177,6 @@ def rules_cmd() -> None:
 @main.command()
 @click.argument("code")
 @click.option("--debug", is_flag=True)
-@_guard
 def explain(code: str, debug: bool) -> None:
     """Print the documentation page of one rule (e.g. BR003)."""
     rule = rules.lookup(code)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
 from reporter import api, compare
-from reporter.errors import BenchreportError, UsageError
+from reporter.errors import UsageError
 from reporter.metrics import run_stats
 
 
@@ -32,7 +31,7 @@ from reporter.metrics import run_stats
     help="Input format of the traces; detected by default.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-@click.option("--debug", is_flag=True, help="Show tracebacks for expected errors.")
+@click.option("--debug", is_flag=True, help="Show the traceback of any error.")
 def compare_cmd(
     run_a: str, run_b: str, traces: tuple[str, ...], fmt: str, as_json: bool, debug: bool
 ) -> None:
@@ -51,13 +50,7 @@ def compare_cmd(
     token, the decode-rate ratio is also split into bytes per token × achieved bandwidth
     (METHOD.md §6: 1.52 × 1.56 = 2.37).
     """
-    try:
-        result = _compare(run_a, run_b, traces, fmt)
-    except BenchreportError as exc:
-        if debug:
-            raise
-        click.echo(str(exc), err=True)
-        sys.exit(2)
+    result = _compare(run_a, run_b, traces, fmt)  # errors: exit 2 (reporter.cli_guard)
     if as_json:
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2, default=_plain))
     else:

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from reporter.cli_options import input_options
-from reporter.errors import BenchreportError, TraceError
 
 
 @click.command()
@@ -21,20 +18,15 @@ from reporter.errors import BenchreportError, TraceError
 )
 @input_options
 @click.option("--lenient", is_flag=True, help="Convert the good records; count and skip the bad.")
-@click.option("--debug", is_flag=True, help="Show tracebacks for expected errors.")
+@click.option("--debug", is_flag=True, help="Show the traceback of any error.")
 def convert(file: str, out: str, fmt: str, mapping: str | None, lenient: bool, debug: bool) -> None:
     """Convert FILE (vLLM, SGLang, llama-bench, GuideLLM, AIPerf, GenAI-Perf, LLMPerf or a
     custom log) to benchreport's own trace format."""
     from reporter.convert import convert_file
 
     options = {"mapping": mapping} if mapping else None
-    try:
-        tables, count = convert_file(file, out, fmt, lenient=lenient, options=options)
-    except BenchreportError as exc:
-        if debug:
-            raise
-        click.echo(exc.render() if isinstance(exc, TraceError) else str(exc), err=True)
-        sys.exit(2)
+    # errors: exit 2 with their message (reporter.cli_guard)
+    tables, count = convert_file(file, out, fmt, lenient=lenient, options=options)
     for inp in tables.inputs:
         if inp.skipped:
             click.echo(

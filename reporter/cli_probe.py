@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
 
 from reporter import probe
-from reporter.errors import BenchreportError, UsageError
+from reporter.errors import UsageError
 
 
 @click.group(name="probe")
@@ -66,7 +65,7 @@ def _size(text: str | None, option: str) -> int | None:
     "--append", is_flag=True, help="Append to --out (e.g. a trace) instead of replacing it."
 )
 @click.option("--run", "run_id", help="Attach the probe records to this run id.")
-@click.option("--debug", is_flag=True, help="Show tracebacks for expected errors.")
+@click.option("--debug", is_flag=True, help="Show the traceback of any error.")
 def bandwidth_cmd(
     max_text: str | None,
     min_text: str,
@@ -85,15 +84,10 @@ def bandwidth_cmd(
     the data sheet. With --out, the rows become `probe` records that `benchreport audit`
     reads (add `model.working_set_bytes` to the run records).
     """
-    try:
-        results = _measure(max_text, min_text, fraction, passes, threads)
-        if out:
-            _write(out, append, [r.record(run_id) for r in results])
-    except BenchreportError as exc:
-        if debug:
-            raise
-        click.echo(str(exc), err=True)
-        sys.exit(2)
+    # errors: exit 2 with their message (reporter.cli_guard)
+    results = _measure(max_text, min_text, fraction, passes, threads)
+    if out:
+        _write(out, append, [r.record(run_id) for r in results])
     if out:
         click.echo(f"wrote {len(results)} probe record(s) to {out}", err=True)
 
