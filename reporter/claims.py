@@ -13,7 +13,7 @@ import pandas as pd
 from reporter.config import threshold
 from reporter.errors import UsageError
 from reporter.table import Tables
-from reporter.types import fmt, number_or_nan
+from reporter.types import fmt, number, number_or_nan
 
 CLAIM_TOLERANCE = threshold(
     "claim_tolerance",
@@ -44,8 +44,8 @@ def parse_claim_option(text: str, index: int) -> dict[str, Any]:
         'expected "aggregate=350 tok/s N=4 method=sum" (metric aggregate|stream|speedup|'
         "scaling; optional N=, method=sum|wall|unknown, run=, group=, runs=A,B, id=)"
     )
-    for token in text.replace(",", " , ").split():
-        if token in _UNITS or token == ",":
+    for token in _tokens(text):
+        if token in _UNITS:
             continue
         if "=" not in token:
             raise UsageError(f"--claim {text!r}: cannot read {token!r}; {expected}")
@@ -69,16 +69,27 @@ def parse_claim_option(text: str, index: int) -> dict[str, Any]:
         elif key in ("run", "group", "id"):
             row["claim" if key == "id" else key] = value
         elif key == "runs":
-            row["runs"] = [v for v in value.split(",") if v]
+            row["runs"] = value.split(",")
         else:
             raise UsageError(f"--claim {text!r}: unknown key {key!r}; {expected}")
     if row["metric"] is None:
         raise UsageError(f"--claim {text!r}: no figure; {expected}")
-    if row["runs"] is not None and len(row["runs"]) != 2:
+    if row["runs"] is not None and (len(row["runs"]) != 2 or not all(row["runs"])):
         raise UsageError(
-            f"--claim {text!r}: runs= names {len(row['runs'])} runs; expected two: runs=A,B"
+            f"--claim {text!r}: runs={','.join(row['runs'])!r} does not name two runs; "
+            "expected two run ids: runs=A,B"
         )
     return row
+
+
+def _tokens(text: str) -> list[str]:
+    """The `key=value` words of a --claim: `runs=A,B` (also `runs=A, B`) stays one word,
+    while a comma before another `key=` separates, as in `aggregate=350,N=4`."""
+    joined = re.sub(r"\s*,\s*", ",", text.strip())
+    out: list[str] = []
+    for word in joined.split():
+        out.extend(p for p in re.split(r",(?=[A-Za-z_]+=)", word) if p)
+    return [w.rstrip(",") or w for w in out]
 
 
 @dataclass
@@ -131,19 +142,38 @@ def _target_runs(
     return [str(r) for r in pool["run"]], None
 
 
-def _aggregate(stats: pd.DataFrame, run_ids: list[str]) -> tuple[float | None, list[str]]:
-    values = stats.loc[run_ids, "aggregate_tps"].dropna()
-    if values.empty:
-        return None, []
-    lines = []
-    for run_id in run_ids:
-        agg, tokens, wall = (
-            number_or_nan(stats.at[run_id, c]) for c in ("aggregate_tps", "output_tokens", "wall_s")
+def _prompt_test(stats: pd.DataFrame, run_id: str) -> bool:
+    """A prompt-processing test (llama-bench `pp512`): no output, only prompt tokens timed."""
+    tokens = number_or_nan(stats.at[run_id, "output_tokens"])
+    prompt = number_or_nan(stats.at[run_id, "prompt_tokens_total"])
+    return tokens == 0 and prompt > 0
+
+
+def _run_rate(stats: pd.DataFrame, run_id: str) -> tuple[float, str | None]:
+    """The run's tokens ÷ wall with its arithmetic: output tokens, or prompt tokens for a
+    prompt-processing test (its output rate is 0 by construction, its claim is about prefill)."""
+    wall = number_or_nan(stats.at[run_id, "wall_s"])
+    if _prompt_test(stats, run_id):
+        prompt = number_or_nan(stats.at[run_id, "prompt_tokens_total"])
+        if not wall > 0:
+            return float("nan"), None
+        rate = prompt / wall
+        return rate, (
+            f"run {run_id} (prompt processing): {fmt(prompt, 0)} prompt tokens ÷ "
+            f"{fmt(wall, 4)} s = {fmt(rate)} tok/s"
         )
-        if not math.isnan(agg):
-            lines.append(
-                f"run {run_id}: {fmt(tokens, 0)} tokens ÷ {fmt(wall, 2)} s = {fmt(agg)} tok/s"
-            )
+    agg, tokens = (number_or_nan(stats.at[run_id, c]) for c in ("aggregate_tps", "output_tokens"))
+    if math.isnan(agg):
+        return agg, None
+    return agg, f"run {run_id}: {fmt(tokens, 0)} tokens ÷ {fmt(wall, 2)} s = {fmt(agg)} tok/s"
+
+
+def _aggregate(stats: pd.DataFrame, run_ids: list[str]) -> tuple[float | None, list[str]]:
+    rates = [_run_rate(stats, r) for r in run_ids]
+    values = [v for v, _ in rates if not math.isnan(v)]
+    if not values:
+        return None, []
+    lines = [line for _, line in rates if line is not None]
     value = float(np.median(values))
     if len(values) > 1:
         lines.append(f"median of {len(values)} repeats = {fmt(value)} tok/s")
@@ -164,18 +194,23 @@ def evaluate(tables: Tables, stats: pd.DataFrame) -> list[ClaimCheck]:
             recomputed=None,
             factor=None,
             source=claim["source"],
-            ref=(
-                f"{claim['source_path']}:{int(claim['source_line'])}"
-                if claim["source_line"] is not None
-                else str(claim["source_path"])
-            ),
+            ref=_ref(claim),
         )
         if check.metric == "speedup":
             _speedup(check, claim, tables, stats)
         else:
             runs, problem = _target_runs(claim, tables, stats)
             check.runs, check.problem = runs, problem
-            if runs:
+            kinds = {_prompt_test(stats, r) for r in runs}
+            if len(kinds) > 1:
+                check.runs, check.problem = (
+                    [],
+                    (
+                        f"matches {len(runs)} runs that mix prompt-processing and generation "
+                        f"tests ({', '.join(sorted(runs)[:6])}); name one with run="
+                    ),
+                )
+            elif runs:
                 if check.metric == "aggregate_tps":
                     check.recomputed, check.arithmetic = _aggregate(stats, runs)
                 elif check.metric == "stream_tps":
@@ -184,10 +219,24 @@ def evaluate(tables: Tables, stats: pd.DataFrame) -> list[ClaimCheck]:
                     _scaling(check, tables, stats)
                 if check.recomputed is None and check.problem is None:
                     check.problem = "the runs it refers to have no recomputable figure"
-        if check.recomputed:
-            check.factor = check.value / check.recomputed
+        if check.problem is None and check.recomputed is not None:
+            if check.recomputed > 0 and math.isfinite(check.recomputed):
+                check.factor = check.value / check.recomputed
+            else:
+                check.problem = (
+                    f"the recomputed figure is {fmt(check.recomputed)}, so no claim can be "
+                    "compared with it"
+                )
+        if check.factor is None and check.problem is None:
+            check.problem = "the runs it refers to have no recomputable figure"
         out.append(check)
     return out
+
+
+def _ref(claim: pd.Series) -> str:
+    """Where the claim was written: `path:line`, or `--claim` for the command line."""
+    line = number(claim["source_line"])
+    return f"{claim['source_path']}:{int(line)}" if line is not None else str(claim["source_path"])
 
 
 def _stream(check: ClaimCheck, stats: pd.DataFrame, runs: list[str]) -> None:
@@ -231,13 +280,19 @@ def _speedup(check: ClaimCheck, claim: pd.Series, tables: Tables, stats: pd.Data
     if missing:
         check.problem = f"names run {missing[0]!r}, which is not in the trace"
         return
-    a, b = (number_or_nan(stats.at[r, "aggregate_tps"]) for r in pair)
     check.runs = list(pair)
-    if math.isnan(a) or math.isnan(b) or b == 0:
+    if _prompt_test(stats, pair[0]) != _prompt_test(stats, pair[1]):
+        check.problem = (
+            "one of the two runs is a prompt-processing test and the other a generation "
+            "test: their rates count different tokens"
+        )
+        return
+    (a, line_a), (b, line_b) = (_run_rate(stats, r) for r in pair)
+    if math.isnan(a) or math.isnan(b) or b <= 0:
         check.problem = "one of the two runs has no recomputable aggregate"
         return
     check.recomputed = float(a / b)
     check.arithmetic = [
-        f"run {pair[0]}: {fmt(a)} tok/s; run {pair[1]}: {fmt(b)} tok/s",
+        *(line for line in (line_a, line_b) if line is not None),
         f"speed-up = {fmt(a)} ÷ {fmt(b)} = {fmt(check.recomputed, 2)}×",
     ]

@@ -53,7 +53,9 @@ def _severity_at(fail_on: str) -> Severity | None:
     "--claim",
     "claim_texts",
     multiple=True,
-    help='A published figure to check: "aggregate=350 tok/s N=4 method=sum".',
+    help='A published figure to check (repeatable): "aggregate=350 tok/s N=4 method=sum", '
+    '"aggregate=4703.28 tok/s N=1 run=pp512", "stream=45 tok/s run=n1", '
+    '"scaling=3.5x N=8 group=sweep", "speedup=2.65 runs=A,B id=fig3".',
 )
 @click.option(
     "--server-log",

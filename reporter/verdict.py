@@ -257,7 +257,12 @@ def _claim_verdict(
         return ClaimSummary(c, VerdictKind.INSUFFICIENT_DATA, c.problem)
     if incomparable is not None and incomparable.fired:
         return ClaimSummary(c, VerdictKind.INCOMPARABLE, incomparable.message)
-    assert c.factor is not None and c.recomputed is not None
+    if c.factor is None or c.recomputed is None:
+        # evaluate() gives every claim a factor or a problem; should one slip through, the
+        # claim stays unjudged with that said, rather than ending the audit.
+        return ClaimSummary(
+            c, VerdictKind.INSUFFICIENT_DATA, "no recomputed figure to compare the claim with"
+        )
     digits = 2 if c.metric in ("speedup", "scaling") else 1  # ratios to 0.01, rates to 0.1
     if c.factor > 1 + tol:
         return ClaimSummary(

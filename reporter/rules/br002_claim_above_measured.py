@@ -13,7 +13,9 @@ run, a sum, a best case, or a typo. A reader can only trust the figure the trace
 `factor = claimed ÷ recomputed`, where the recomputed figure is: for an aggregate, total
 output tokens ÷ wall clock (median over repeats); for a stream rate, the median per-request
 decode rate `output tokens ÷ (t_end − t_first)`; for scaling, `A(N) ÷ A(N_min)` in the
-claim's sweep; for a speed-up `A(a) ÷ A(b)`. The claim is above the measurement when the
+claim's sweep; for a speed-up `A(a) ÷ A(b)`. A prompt-processing test (llama-bench `pp512`:
+no output, only the prompt timed) is measured in prompt tokens ÷ time, and is never compared
+with a generation test. The claim is above the measurement when the
 factor exceeds `1 + claim_tolerance` (10%, the spread of repeated single runs).
 
 ## Worked example
