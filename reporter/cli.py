@@ -15,6 +15,7 @@ from reporter import api, rules
 from reporter.cli_guard import GuardedGroup
 from reporter.cli_options import input_options
 from reporter.config import Config
+from reporter.safetext import echo, echo_json
 from reporter.types import Severity
 
 
@@ -128,16 +129,17 @@ def audit(
     )
     for inp in verdict.inputs:
         if inp.skipped:
-            click.echo(
+            echo(
                 f"{inp.path}: skipped {inp.skipped} bad line(s) ({'; '.join(inp.skipped_reasons)})",
                 err=True,
+                layout=False,
             )
     if json_out == "-":
         from reporter.render.json import render_json
 
-        click.echo(render_json(verdict), nl=False)
+        echo_json(render_json(verdict), nl=False)
     else:
-        click.echo(render_text(verdict, verbose=verbose), nl=False)
+        echo(render_text(verdict, verbose=verbose), nl=False)
     command = "benchreport audit " + shlex.join(sys.argv[2:]) if len(sys.argv) > 2 else None
     written = api.render_outputs(
         verdict,
@@ -149,7 +151,7 @@ def audit(
         command=command,
     )
     for path in written:
-        click.echo(f"wrote {path}", err=True)
+        echo(f"wrote {path}", err=True, layout=False)
     at = _severity_at(fail_on)
     if at is not None and any(f.fired and f.severity >= at for f in verdict.findings):
         sys.exit(1)
@@ -164,16 +166,17 @@ def validate(files: tuple[str, ...], fmt: str, mapping: str | None, debug: bool)
     partials = api.validate(list(files), fmt, options={"mapping": mapping} if mapping else None)
     for p in partials:
         assert p.input is not None
-        click.echo(f"{p.input.path}: ok ({p.input.records} records, format {p.input.format})")
+        echo(
+            f"{p.input.path}: ok ({p.input.records} records, format {p.input.format})",
+            layout=False,
+        )
 
 
 @main.command(name="rules")
 def rules_cmd() -> None:
     """List the rules: code, name, severity, status."""
     for rule in rules.REGISTRY.values():
-        click.echo(
-            f"{rule.code}  {rule.name:<34} {rule.severity!s:<8} {rule.status:<7} {rule.summary}"
-        )
+        echo(f"{rule.code}  {rule.name:<34} {rule.severity!s:<8} {rule.status:<7} {rule.summary}")
 
 
 @main.command()
@@ -182,8 +185,8 @@ def rules_cmd() -> None:
 def explain(code: str, debug: bool) -> None:
     """Print the documentation page of one rule (e.g. BR003)."""
     rule = rules.lookup(code)
-    click.echo(f"{rule.code} {rule.name} ({rule.severity}, {rule.status} since {rule.since})\n")
-    click.echo(rule.doc.strip())
+    echo(f"{rule.code} {rule.name} ({rule.severity}, {rule.status} since {rule.since})\n")
+    echo(rule.doc.strip())
 
 
 from reporter.cli_record import record_cmd  # noqa: E402  (the recorder's command)

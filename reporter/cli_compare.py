@@ -9,6 +9,7 @@ import click
 from reporter import api, compare
 from reporter.errors import UsageError
 from reporter.metrics import run_stats
+from reporter.safetext import echo, echo_json
 
 
 @click.command(name="compare")
@@ -52,10 +53,10 @@ def compare_cmd(
     """
     result = _compare(run_a, run_b, traces, fmt)  # errors: exit 2 (reporter.cli_guard)
     if as_json:
-        click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2, default=_plain))
+        echo_json(json.dumps(result.to_dict(), ensure_ascii=False, indent=2, default=_plain))
     else:
         for line in compare.text_lines(result):
-            click.echo(line)
+            echo(line, layout=False)
 
 
 def _plain(value: object) -> object:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from reporter.cli_options import input_options
+from reporter.safetext import echo
 
 
 @click.command()
@@ -29,15 +30,17 @@ def convert(file: str, out: str, fmt: str, mapping: str | None, lenient: bool, d
     tables, count = convert_file(file, out, fmt, lenient=lenient, options=options)
     for inp in tables.inputs:
         if inp.skipped:
-            click.echo(
+            echo(
                 f"{inp.path}: skipped {inp.skipped} bad record(s) "
                 f"({'; '.join(inp.skipped_reasons)})",
                 err=True,
+                layout=False,
             )
         for note in inp.notes:
-            click.echo(f"{inp.path}: {note}", err=True)
+            echo(f"{inp.path}: {note}", err=True, layout=False)
     fmt_read = tables.inputs[0].format if tables.inputs else fmt
-    click.echo(
+    echo(
         f"wrote {out}: {count} records ({len(tables.runs)} run(s), "
-        f"{len(tables.requests)} request(s)) from {file} ({fmt_read})"
+        f"{len(tables.requests)} request(s)) from {file} ({fmt_read})",
+        layout=False,
     )

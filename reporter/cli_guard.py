@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 import click
 
 from reporter.errors import BenchreportError, TraceError
+from reporter.safetext import echo
 
 #: Could not audit: bad input, bad options, or an unexpected error.
 EXIT_CANNOT_AUDIT = 2
@@ -95,7 +96,7 @@ class GuardedGroup(click.Group):
         except BrokenPipeError:
             raise  # click silences a closed stdout (`| head`)
         except KeyboardInterrupt:
-            click.echo("\nbenchreport: interrupted", err=True)
+            echo("\nbenchreport: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
         except BenchreportError as exc:
             self._fail(ctx, exc, None)
@@ -108,11 +109,11 @@ class GuardedGroup(click.Group):
             traceback.print_exception(exc, file=sys.stderr)
         if kind is None:
             text = exc.render() if isinstance(exc, TraceError) else str(exc)
-            click.echo(text, err=True)
+            echo(text, err=True)
         else:
             hint = "" if params.get("debug") else " (run with --debug for the traceback)"
             detail = one_line(f"{type(exc).__name__}: {exc}")
-            click.echo(
+            echo(
                 f"benchreport: {kind} while {_subject(cmd_name, params)}: {detail}{hint}",
                 err=True,
             )

@@ -9,6 +9,7 @@ import click
 
 from reporter import probe
 from reporter.errors import UsageError
+from reporter.safetext import echo
 
 
 @click.group(name="probe")
@@ -89,7 +90,7 @@ def bandwidth_cmd(
     if out:
         _write(out, append, [r.record(run_id) for r in results])
     if out:
-        click.echo(f"wrote {len(results)} probe record(s) to {out}", err=True)
+        echo(f"wrote {len(results)} probe record(s) to {out}", err=True, layout=False)
 
 
 def _measure(
@@ -105,15 +106,15 @@ def _measure(
         max_bytes, min_bytes=min_bytes, fraction=fraction, passes=passes, threads=threads
     ):
         if first is None:
-            click.echo(
+            echo(
                 f"read-stream bandwidth ({probe.METHOD}; {result.threads} thread(s), "
                 f"best of {result.passes})"
             )
-            click.echo(f"{'buffer':>10}  {'GB/s':>8}  {'vs smallest':>11}")
+            echo(f"{'buffer':>10}  {'GB/s':>8}  {'vs smallest':>11}")
             first = result.gbps
         change = result.gbps / first - 1
         shown = f"{change:+.0%}" if results else ""
-        click.echo(
+        echo(
             f"{probe.size_text(result.buffer_bytes):>10}  {result.gbps:>8,.1f}  "
             f"{shown:>11}".rstrip()
         )

@@ -15,6 +15,7 @@ from reporter.recorder.client import RequestState
 from reporter.recorder.config import RecordConfig
 from reporter.recorder.prompts import load_prompts
 from reporter.recorder.run import Observer, RecordResult, RunResult, record
+from reporter.safetext import echo, visible
 
 #: Exit code of a recording stopped by Ctrl-C or SIGTERM (the trace is complete up to there).
 EXIT_INTERRUPTED = 130
@@ -89,8 +90,12 @@ class _Progress(Observer):
         self.progress.stop()
 
     def sweep_started(self, runs: list[tuple[str, int]]) -> None:
+        from rich.markup import escape
+
         for run_id, total in runs:
-            self.tasks[run_id] = self.progress.add_task(run_id, total=total, tokens=0, start=False)
+            self.tasks[run_id] = self.progress.add_task(
+                escape(visible(run_id)), total=total, tokens=0, start=False
+            )
 
     def run_started(self, run_id: str, total: int) -> None:
         if run_id in self.tasks:
@@ -104,13 +109,17 @@ class _Progress(Observer):
     def run_finished(self, result: RunResult) -> None:
         if not self.live and not self.quiet:
             self.console.print(
-                f"{result.id}: {result.finished}/{result.sent} requests, "
-                f"{result.output_tokens} tokens, {_f(result.aggregate_tps)} tok/s"
+                visible(
+                    f"{result.id}: {result.finished}/{result.sent} requests, "
+                    f"{result.output_tokens} tokens, {_f(result.aggregate_tps)} tok/s"
+                ),
+                markup=False,
             )
 
     def note(self, text: str) -> None:
         if not self.quiet:
-            self.console.print(f"note: {text}")
+            # notes quote what the server said: no markup, controls shown as escapes
+            self.console.print(f"note: {visible(text)}", markup=False)
 
 
 def _f(value: float | None, digits: int = 1) -> str:
@@ -334,11 +343,11 @@ def record_cmd(**options: Any) -> None:
     except BenchreportError as exc:
         if options["debug"]:
             raise
-        click.echo(str(exc), err=True)
+        echo(str(exc), err=True)
         sys.exit(2)
     for line in summary_lines(result):
-        click.echo(line)
-    click.echo(f"wrote {result.path}")
+        echo(line, layout=False)
+    echo(f"wrote {result.path}", layout=False)
     if options["audit_after"]:
         from reporter import api as audit_api
         from reporter.render.text import render_text
@@ -348,9 +357,9 @@ def record_cmd(**options: Any) -> None:
             if options["json_out"]:
                 audit_api.render_outputs(verdict, json=options["json_out"])
         except BenchreportError as exc:
-            click.echo(str(exc), err=True)
+            echo(str(exc), err=True)
             sys.exit(2)
-        click.echo(render_text(verdict), nl=False)
+        echo(render_text(verdict), nl=False)
     if result.interrupted:
         sys.exit(EXIT_INTERRUPTED)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from reporter.safetext import visible
+
 #: How many problems of one file are shown before "… and N more".
 MAX_SHOWN_PROBLEMS = 20
 
@@ -25,14 +27,15 @@ class Problem:
     col: int | None = None
 
     def __str__(self) -> str:
-        where = self.path
+        # The path and the message can quote a file's content: shown with visible escapes.
+        where = visible(self.path)
         if self.line is not None:
             where += f":{self.line}"
             if self.col is not None:
                 where += f":{self.col}"
-        text = f"{where}: {self.message}"
+        text = f"{where}: {visible(self.message)}"
         if self.expected:
-            text += f"; expected {self.expected}"
+            text += f"; expected {visible(self.expected)}"
         return text
 
 

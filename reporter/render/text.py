@@ -1,8 +1,13 @@
-"""The terminal summary: the verdict, the claims against the recomputed figures, the findings."""
+"""The terminal summary: the verdict, the claims against the recomputed figures, the findings.
+
+Every string that came from a trace passes through `v()` (reporter.safetext.visible): cut,
+one line, its control, C1 and bidi characters shown as escapes.
+"""
 
 from __future__ import annotations
 
 from reporter.rules.base import Finding
+from reporter.safetext import visible as v
 from reporter.types import Outcome, Severity, fmt
 from reporter.verdict import Verdict
 
@@ -15,11 +20,11 @@ def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
             k = c.check
             n = f" at N={k.concurrency}" if k.concurrency else ""
             out.append(
-                f"  {k.claim}: {k.metric} {k.value:,g}{n} (method {k.method}) "
-                f"→ {c.verdict}: {c.reason}"
+                f"  {v(k.claim)}: {v(k.metric)} {k.value:,g}{n} (method {v(k.method)}) "
+                f"→ {c.verdict}: {v(c.reason)}"
             )
             for line in k.arithmetic:
-                out.append(f"      {line}")
+                out.append(f"      {v(line)}")
         out.append("")
     if verdict.runs:
         out.append("runs")
@@ -32,9 +37,9 @@ def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
             n = "?" if r.concurrency is None else f"{r.concurrency:g}"
             share = "n/a" if r.prefill_share is None else f"{r.prefill_share:.0%}"
             out.append(
-                f"  {r.id[:22]:<22} {n:>3} {r.requests:>5} {fmt(r.output_tokens, 0):>8} "
+                f"  {v(r.id)[:22]:<22} {n:>3} {r.requests:>5} {fmt(r.output_tokens, 0):>8} "
                 f"{fmt(r.wall_s, 2):>8} {fmt(r.aggregate_tps):>8} {fmt(r.sum_reported_tps):>8} "
-                f"{fmt(r.overlap, 2):>7} {r.stop:>8} {share:>7}  {r.verdict}"
+                f"{fmt(r.overlap, 2):>7} {v(r.stop):>8} {share:>7}  {r.verdict}"
             )
         out.append("")
     out.extend(_latency_lines(verdict))
@@ -51,12 +56,12 @@ def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
     if undecided:
         out.append(f"could not decide ({len(undecided)})")
         for f in undecided[: None if verbose else 12]:
-            out.append(f"  {f.code} {f.name} [{f.subject}]: {f.message}")
+            out.append(f"  {f.code} {f.name} [{v(f.subject)}]: {v(f.message)}")
         if not verbose and len(undecided) > 12:
             out.append(f"  … and {len(undecided) - 12} more (--verbose lists them)")
         out.append("")
     if verdict.undisclosed:
-        out.append("not disclosed: " + "; ".join(verdict.undisclosed))
+        out.append("not disclosed: " + "; ".join(v(u) for u in verdict.undisclosed))
     counts = {o: sum(1 for f in verdict.findings if f.outcome is o) for o in Outcome}
     out.append(
         f"{counts[Outcome.FIRED]} fired, {counts[Outcome.PASSED]} passed, "
@@ -70,7 +75,7 @@ def _latency_lines(verdict: Verdict) -> list[str]:
     """Per run, TTFT / TPOT / ITL / e2e at p50 / p90 / p99 in ms, where measured."""
     from reporter.render.context import LATENCY_METRICS, latency_cells
 
-    rows = [(r.id, latency_cells(r.latency)) for r in verdict.runs]
+    rows = [(v(r.id), latency_cells(r.latency)) for r in verdict.runs]
     rows = [(run_id, cells) for run_id, cells in rows if any(cells.values())]
     if not rows:
         return []
@@ -84,11 +89,11 @@ def _latency_lines(verdict: Verdict) -> list[str]:
 
 
 def _finding_lines(f: Finding) -> list[str]:
-    lines = [f"  {f.code} {f.name} [{f.subject}]: {f.message}"]
-    lines.extend(f"      {a}" for a in f.arithmetic)
+    lines = [f"  {f.code} {f.name} [{v(f.subject)}]: {v(f.message)}"]
+    lines.extend(f"      {v(a)}" for a in f.arithmetic)
     if f.help:
-        lines.append(f"      → {f.help}")
+        lines.append(f"      → {v(f.help)}")
     if f.refs:
         more = "" if len(f.refs) <= 3 else f" (+{len(f.refs) - 3})"
-        lines.append(f"      at {', '.join(f.refs[:3])}{more}")
+        lines.append(f"      at {', '.join(v(r) for r in f.refs[:3])}{more}")
     return lines
