@@ -3,6 +3,11 @@
 Every value printed by the template passes through `md_text()` unless it is `Md` (text this
 module built, such as a code fence around the rerun command). Trace strings can therefore
 neither open a table cell, a link, an image or an HTML tag, nor become an autolink.
+
+Escaping does not stop GFM's autolinks: cmark-gfm links `www.`, `http://` and e-mail
+addresses in the text after escapes are resolved, and GitHub links `@user` and `#123` the same
+way. A zero-width joiner is put where each would start (`www\u200d.`, `:\u200d//`,
+`@\u200d`, `#\u200d`), which no autolink rule accepts and a reader does not see.
 """
 
 from __future__ import annotations
@@ -31,7 +36,9 @@ MESSAGE = 300
 
 # ASCII punctuation that starts Markdown or HTML syntax anywhere in a line.
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|!#~&$(){}])")
-_AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<=www)(\.)|(@)")
+#: Where GFM's autolinks and GitHub's references would start: a zero-width joiner goes there.
+_AUTOLINK = re.compile(r"(?i)(?<=www)(?=\.)|(?<=:)(?=//)|(?<=[@#])")
+ZWJ = "\u200d"
 _SPACE = re.compile(r"\s+")
 
 
@@ -45,13 +52,14 @@ def md_text(value: object) -> str:
     """A value as inert Markdown text: one line, every syntax character escaped.
 
     Values are never printed at the start of a line, so list and heading markers need no
-    escape; `:` before `//`, `.` after `www` and `@` are escaped so that no autolink forms.
+    escape; a zero-width joiner after `@` and `#`, inside `://` and after `www` keeps any
+    autolink or reference from forming.
     """
     if isinstance(value, Md):
         return str(value)
     text = _SPACE.sub(" ", str(value))
     text = _SPECIAL.sub(r"\\\1", text)
-    return _AUTOLINK.sub(lambda m: "\\" + m.group(0), text)
+    return _AUTOLINK.sub(ZWJ, text)
 
 
 def cut(value: object, limit: int = CELL) -> str:
