@@ -105,8 +105,9 @@ def audit_tables(
     """The audit of tables already built (adapters and tests start here)."""
     chosen = rules_chosen if rules_chosen is not None else rules.select()
     stats = metrics.run_stats(tables)
-    checks = claims.evaluate(tables, stats)
-    data = AuditData(tables, stats, config or Config())
+    config = config or Config()
+    checks = claims.evaluate(tables, stats, config[claims.CLAIM_TOLERANCE])
+    data = AuditData(tables, stats, config)
     data.claim_checks = checks
     findings = rules.run_rules(data, chosen)
     return build_verdict(data, checks, findings, [r.code for r in chosen])

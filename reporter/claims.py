@@ -109,37 +109,100 @@ class ClaimCheck:
     source: str | None = None
     ref: str | None = None
     compared: list[str] = field(default_factory=list)
+    #: Per-request rates of the same runs: a claimed "aggregate" far below the recomputed one
+    #: that matches one of these is a per-request figure (incomparable), not an understatement.
+    per_request: list[Reading] = field(default_factory=list)
+    #: The aggregate over a narrower, defensible window (to the last successful response):
+    #: a claim above the whole-run figure that matches one reproduces that window.
+    windows: list[Reading] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """Another figure of the claim's runs that the claim may have meant, with its arithmetic."""
+
+    value: float
+    what: str
+    arithmetic: str
+
+
+def matching(readings: list[Reading], value: float, tol: float) -> Reading | None:
+    """The reading closest to `value` that lies within the tolerance of it, if any."""
+    near = [r for r in readings if r.value > 0 and abs(value / r.value - 1) <= tol]
+    return min(near, key=lambda r: abs(math.log(value / r.value)), default=None)
 
 
 def _target_runs(
-    claim: pd.Series, tables: Tables, stats: pd.DataFrame
-) -> tuple[list[str], str | None]:
+    claim: pd.Series, tables: Tables, stats: pd.DataFrame, tol: float
+) -> tuple[list[str], str | None, list[str]]:
+    """The runs a claim is about, or why none; plus notes on how they were chosen."""
     runs = tables.runs
     if claim["run"] is not None:
         wanted = str(claim["run"])
         if wanted not in set(runs["run"].astype(str)):
-            return [], f"names run {wanted!r}, which is not in the trace"
-        return [wanted], None
-    pool = runs
+            return [], f"names run {wanted!r}, which is not in the trace", []
+        return [wanted], None, []
+    pool, notes = runs, []
     if claim["group"] is not None:
         pool = runs[runs["group"].astype(str) == str(claim["group"])]
         if pool.empty:
-            return [], f"names group {claim['group']!r}, which is not in the trace"
-    if claim["concurrency"] is not None and not pd.isna(claim["concurrency"]):
-        pool = pool[pool["concurrency"] == float(claim["concurrency"])]
-        if pool.empty:
-            return [], f"no run at concurrency {int(claim['concurrency'])}"
+            return [], f"names group {claim['group']!r}, which is not in the trace", []
+    claimed_n = number(claim["concurrency"])
+    if claimed_n is not None:
+        at_n = pool[pool["concurrency"] == claimed_n]
+        if at_n.empty and not pool.empty and pool["concurrency"].isna().all():
+            # the trace does not say N (an AIPerf records file): the claim's N is taken as said
+            notes.append(
+                f"the trace does not state N; the claim's N={claimed_n:g} is taken as said"
+            )
+        elif at_n.empty:
+            return [], f"no run at concurrency {claimed_n:g}", []
+        else:
+            pool = at_n
     if pool.empty:
-        return [], "no run to check it against"
+        return [], "no run to check it against", []
     if pool["group"].nunique() > 1:
-        names = ", ".join(sorted(map(str, pool["run"]))[:6])
-        return [], (
-            f"matches {len(pool)} runs in {pool['group'].nunique()} groups ({names}); "
-            "name one with run= or group="
-        )
-    if claim["concurrency"] is None and pool["concurrency"].nunique() > 1:
-        return [], "the group has several concurrency levels; say which with N="
-    return [str(r) for r in pool["run"]], None
+        agreeing = _agreeing_runs(pool, stats, tol, str(claim["metric"]))
+        if agreeing is None:
+            names = ", ".join(sorted(map(str, pool["run"]))[:6])
+            return (
+                [],
+                (
+                    f"matches {len(pool)} runs in {pool['group'].nunique()} groups ({names}) whose "
+                    "figures differ; name one with run= or group="
+                ),
+                [],
+            )
+        notes.append(agreeing)
+    elif claimed_n is None and pool["concurrency"].nunique() > 1:
+        return [], "the group has several concurrency levels; say which with N=", []
+    return [str(r) for r in pool["run"]], None, notes
+
+
+def _agreeing_runs(pool: pd.DataFrame, stats: pd.DataFrame, tol: float, metric: str) -> str | None:
+    """Runs of several groups (files) that one claim matches can stand for one figure only when
+    their figures agree within the tolerance: then whichever was meant, the verdict is the same.
+    Returns the note saying so, or None when they disagree (or the metric is a ratio)."""
+    if metric not in ("aggregate_tps", "stream_tps") or pool["concurrency"].nunique() > 1:
+        return None
+    column = "aggregate_tps" if metric == "aggregate_tps" else "median_decode_tps"
+    ids = [str(r) for r in pool["run"]]
+    if len({_prompt_test(stats, r) for r in ids}) > 1:
+        return None
+    values = [
+        _run_rate(stats, r)[0] if metric == "aggregate_tps" else number_or_nan(stats.at[r, column])
+        for r in ids
+    ]
+    if any(not (v > 0) for v in values):
+        return None
+    low, high = min(values), max(values)
+    if high / low - 1 > tol:
+        return None
+    return (
+        f"the claim matches {len(ids)} runs in {pool['group'].nunique()} groups; their figures "
+        f"agree within {high / low - 1:.1%} ({fmt(low)}–{fmt(high)}), so their median stands "
+        "for all of them"
+    )
 
 
 def _prompt_test(stats: pd.DataFrame, run_id: str) -> bool:
@@ -165,10 +228,20 @@ def _run_rate(stats: pd.DataFrame, run_id: str) -> tuple[float, str | None]:
     agg, tokens = (number_or_nan(stats.at[run_id, c]) for c in ("aggregate_tps", "output_tokens"))
     if math.isnan(agg):
         return agg, None
-    return agg, f"run {run_id}: {fmt(tokens, 0)} tokens ÷ {fmt(wall, 2)} s = {fmt(agg)} tok/s"
+    return agg, (
+        f"run {run_id}: {fmt(tokens, 0)} tokens ÷ {fmt(wall, 2)} s = {fmt(agg, rate_digits(agg))} "
+        "tok/s"
+    )
 
 
-def _aggregate(stats: pd.DataFrame, run_ids: list[str]) -> tuple[float | None, list[str]]:
+def rate_digits(value: float) -> int:
+    """Decimals that keep a rate's first two significant figures (0.52, not 0.5)."""
+    return 1 if not abs(value) < 10 else 2 if abs(value) >= 0.1 else 3
+
+
+def _aggregate(
+    stats: pd.DataFrame, run_ids: list[str], what: str = "repeats"
+) -> tuple[float | None, list[str]]:
     rates = [_run_rate(stats, r) for r in run_ids]
     values = [v for v, _ in rates if not math.isnan(v)]
     if not values:
@@ -176,11 +249,13 @@ def _aggregate(stats: pd.DataFrame, run_ids: list[str]) -> tuple[float | None, l
     lines = [line for _, line in rates if line is not None]
     value = float(np.median(values))
     if len(values) > 1:
-        lines.append(f"median of {len(values)} repeats = {fmt(value)} tok/s")
+        lines.append(f"median of {len(values)} {what} = {fmt(value, rate_digits(value))} tok/s")
     return value, lines
 
 
-def evaluate(tables: Tables, stats: pd.DataFrame) -> list[ClaimCheck]:
+def evaluate(
+    tables: Tables, stats: pd.DataFrame, tol: float = CLAIM_TOLERANCE.default
+) -> list[ClaimCheck]:
     """Recompute every claim the honest way (the verdict on each is taken later)."""
     out = []
     for _, claim in tables.claims.iterrows():
@@ -199,7 +274,7 @@ def evaluate(tables: Tables, stats: pd.DataFrame) -> list[ClaimCheck]:
         if check.metric == "speedup":
             _speedup(check, claim, tables, stats)
         else:
-            runs, problem = _target_runs(claim, tables, stats)
+            runs, problem, notes = _target_runs(claim, tables, stats, tol)
             check.runs, check.problem = runs, problem
             kinds = {_prompt_test(stats, r) for r in runs}
             if len(kinds) > 1:
@@ -212,13 +287,19 @@ def evaluate(tables: Tables, stats: pd.DataFrame) -> list[ClaimCheck]:
                 )
             elif runs:
                 if check.metric == "aggregate_tps":
-                    check.recomputed, check.arithmetic = _aggregate(stats, runs)
+                    several_groups = tables.runs[tables.runs["run"].astype(str).isin(runs)]
+                    check.recomputed, check.arithmetic = _aggregate(
+                        stats, runs, "runs" if several_groups["group"].nunique() > 1 else "repeats"
+                    )
+                    check.per_request = per_request_rates(tables, stats, runs)
+                    check.windows = _windows(tables, stats, runs)
                 elif check.metric == "stream_tps":
                     _stream(check, stats, runs)
                 elif check.metric == "scaling":
                     _scaling(check, tables, stats)
                 if check.recomputed is None and check.problem is None:
                     check.problem = "the runs it refers to have no recomputable figure"
+                check.arithmetic = [*notes, *check.arithmetic]
         if check.problem is None and check.recomputed is not None:
             if check.recomputed > 0 and math.isfinite(check.recomputed):
                 check.factor = check.value / check.recomputed
@@ -296,3 +377,87 @@ def _speedup(check: ClaimCheck, claim: pd.Series, tables: Tables, stats: pd.Data
         *(line for line in (line_a, line_b) if line is not None),
         f"speed-up = {fmt(a)} ÷ {fmt(b)} = {fmt(check.recomputed, 2)}×",
     ]
+
+
+def per_request_rates(tables: Tables, stats: pd.DataFrame, runs: list[str]) -> list[Reading]:
+    """What a per-request "tok/s" of these runs can be: the requests' own reported rates,
+    output ÷ end-to-end time, the decode rate (over completed requests), or the summary's mean
+    per-request rate and 1 ÷ TPOT when the file has no request rows."""
+    out: list[Reading] = []
+    requests = tables.requests
+    rows = requests[requests["run"].astype(str).isin(runs) & requests["ok"].astype(bool)]
+    n = len(rows)
+    per_e2e = rows["output_tokens"] / rows["e2e"].where(rows["e2e"] > 0)
+    for label, series in (
+        ("the requests' own reported tok/s", rows["reported_tps"]),
+        ("output tokens ÷ end-to-end time", per_e2e),
+        ("output tokens ÷ decode time", rows["decode_tps"]),
+    ):
+        values = pd.to_numeric(series, errors="coerce").replace([np.inf, -np.inf], np.nan).dropna()
+        if values.empty:
+            continue
+        median, mean = float(values.median()), float(values.mean())
+        both = f"median {fmt(median)}, mean {fmt(mean)} over {len(values):,} completed requests"
+        for value in (median, mean):
+            out.append(Reading(value, f"{both}: {label}", f"per request, {label}: {both} tok/s"))
+    if n:
+        return out
+    summaries = tables.runs.set_index("run", drop=False)
+    for run_id in runs:
+        summary: object = summaries.at[run_id, "summary"] if run_id in summaries.index else None
+        if not isinstance(summary, dict):
+            continue
+        mean_rate = number(summary.get("mean_reported_tps"))
+        if mean_rate is not None and mean_rate > 0:
+            out.append(
+                Reading(
+                    mean_rate,
+                    f"mean {fmt(mean_rate)} per request, from the file's summary",
+                    f"per request, the summary's mean rate = {fmt(mean_rate)} tok/s",
+                )
+            )
+        tpot = number(summary.get("mean_tpot_s"))
+        if tpot is not None and tpot > 0:
+            out.append(
+                Reading(
+                    1 / tpot,
+                    f"one stream's decode rate, 1 ÷ mean TPOT = {fmt(1 / tpot)}",
+                    f"per request, 1 ÷ mean TPOT {fmt(tpot * 1000, 2)} ms = {fmt(1 / tpot)} tok/s",
+                )
+            )
+    return out
+
+
+def _windows(tables: Tables, stats: pd.DataFrame, runs: list[str]) -> list[Reading]:
+    """The aggregate from the first send to the last successful end, for a run whose last
+    requests failed: some tools (AIPerf's Benchmark Duration) end their window there."""
+    if len(runs) != 1:
+        return []
+    run_id = runs[0]
+    requests = tables.requests
+    rows = requests[requests["run"].astype(str) == run_id]
+    ok = rows[rows["ok"].astype(bool)]
+    tokens, wall = (number_or_nan(stats.at[run_id, c]) for c in ("output_tokens", "wall_s"))
+    if ok.empty or not tokens > 0 or not wall > 0:
+        return []
+    start, last_ok = rows["t_send"].min(), ok["t_end"].max()
+    window = number_or_nan(last_ok - start)
+    if not 0 < window < wall or len(ok) == len(rows):
+        return []
+    failed_after = int((rows.loc[~rows["ok"].astype(bool), "t_end"] > last_ok).sum())
+    if not failed_after:
+        return []
+    rate = tokens / window
+    return [
+        Reading(
+            rate,
+            f"the window from the first start to the last successful end ({fmt(window, 2)} s; "
+            f"{_requests(failed_after, 'failed request')} ended after it)",
+            f"{fmt(tokens, 0)} tokens ÷ {fmt(window, 2)} s (first start → last successful end) "
+            f"= {fmt(rate, rate_digits(rate) + 1)} tok/s",
+        )
+    ]
+
+
+def _requests(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"

@@ -30,9 +30,15 @@ class Outcome(enum.StrEnum):
 
 
 class VerdictKind(enum.StrEnum):
-    """The verdict of a run, a claim, or the whole audit (worst last)."""
+    """The verdict of a run, a claim, or the whole audit (worst last).
+
+    `understated` (a claim well below what the trace measures) ranks just above `supported`:
+    the figure is wrong, but it accuses nobody of inflating anything, so any doubt
+    (insufficient data) or accusation outranks it in the headline.
+    """
 
     SUPPORTED = "supported"
+    UNDERSTATED = "understated"
     INSUFFICIENT_DATA = "insufficient-data"
     INCOMPARABLE = "incomparable"
     SERIAL = "serial"

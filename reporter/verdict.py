@@ -9,11 +9,11 @@ from typing import Any
 
 import pandas as pd
 
-from reporter.claims import CLAIM_TOLERANCE, ClaimCheck
+from reporter.claims import CLAIM_TOLERANCE, ClaimCheck, matching, rate_digits
 from reporter.latency import latency_table, run_latency
 from reporter.rules.base import AuditData, Finding, RunFigures, clean
 from reporter.table import InputFile
-from reporter.types import Outcome, VerdictKind, number, worst
+from reporter.types import Outcome, VerdictKind, fmt, number, worst
 
 FORMAT_VERSION = 1
 
@@ -251,6 +251,9 @@ def _claim_verdict(
     run_verdicts: dict[str, VerdictKind],
     data: AuditData,
 ) -> ClaimSummary:
+    """Above the recomputed figure: inflated, unless it reproduces a narrower window of the
+    same run. Below it: a per-request rate (incomparable) or understated. Within tolerance:
+    supported, or serial when its concurrency was not real."""
     tol = data.config[CLAIM_TOLERANCE]
     incomparable = by_subject.get(("BR012", c.claim))
     if c.problem:
@@ -264,12 +267,39 @@ def _claim_verdict(
             c, VerdictKind.INSUFFICIENT_DATA, "no recomputed figure to compare the claim with"
         )
     digits = 2 if c.metric in ("speedup", "scaling") else 1  # ratios to 0.01, rates to 0.1
+    if digits == 1:
+        digits = rate_digits(min(c.value, c.recomputed))
+    claimed, recomputed = fmt(c.value, digits), fmt(c.recomputed, digits)
     if c.factor > 1 + tol:
+        window = matching(c.windows, c.value, tol)
+        if window is None:
+            return ClaimSummary(
+                c,
+                VerdictKind.INFLATED,
+                f"claimed {claimed} is {c.factor:.2f}× the recomputed {recomputed}",
+            )
         return ClaimSummary(
             c,
-            VerdictKind.INFLATED,
-            f"claimed {c.value:,.{digits}f} is {c.factor:.2f}× the recomputed "
-            f"{c.recomputed:,.{digits}f}",
+            VerdictKind.SUPPORTED,
+            f"reproduces the aggregate over {window.what}: {window.arithmetic}; over the whole "
+            f"run ({_wall_text(data, c.runs)}) it is {recomputed} tok/s (the claim is "
+            f"{c.factor:.2f}× that)",
+        )
+    if c.factor < 1 - tol:
+        rate = matching(c.per_request, c.value, tol) if c.metric == "aggregate_tps" else None
+        if rate is not None:
+            at = _concurrency_text([data.concurrency(r) for r in c.runs])
+            return ClaimSummary(
+                c,
+                VerdictKind.INCOMPARABLE,
+                f"{c.value:,g} tok/s is a per-request rate ({rate.what}); the run's "
+                f"aggregate is {recomputed} tok/s{at}",
+            )
+        return ClaimSummary(
+            c,
+            VerdictKind.UNDERSTATED,
+            f"claimed {claimed} is {c.factor:.2f}× the recomputed {recomputed}: below what "
+            "the trace measures",
         )
     serial = [r for r in c.runs if run_verdicts.get(r) is VerdictKind.SERIAL]
     if serial and c.metric in ("aggregate_tps", "scaling") and (c.concurrency or 2) > 1:
@@ -280,10 +310,18 @@ def _claim_verdict(
             "at a time: the concurrency is not real",
         )
     return ClaimSummary(
-        c,
-        VerdictKind.SUPPORTED,
-        f"within {tol:.0%} of the recomputed {c.recomputed:,.{digits}f}",
+        c, VerdictKind.SUPPORTED, f"within {tol:.0%} of the recomputed {recomputed}"
     )
+
+
+def _wall_text(data: AuditData, runs: list[str]) -> str:
+    walls = [data.figures(r)["wall_s"] for r in runs]
+    return f"{fmt(walls[0], 2)} s" if len(walls) == 1 else "every request"
+
+
+def _concurrency_text(levels: list[float]) -> str:
+    known = {n for n in levels if not math.isnan(n)}
+    return f" at {next(iter(known)):g} concurrent" if len(known) == 1 else ""
 
 
 def undisclosed(data: AuditData) -> list[str]:

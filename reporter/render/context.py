@@ -42,6 +42,7 @@ _SPACES = re.compile(r"[\t\n\r]+")
 
 VERDICT_TEXT = {
     VerdictKind.SUPPORTED: "Supported",
+    VerdictKind.UNDERSTATED: "Understated",
     VerdictKind.INSUFFICIENT_DATA: "Insufficient data",
     VerdictKind.INCOMPARABLE: "Incomparable",
     VerdictKind.SERIAL: "Serial",
@@ -49,6 +50,7 @@ VERDICT_TEXT = {
 }
 VERDICT_MEANING = {
     VerdictKind.SUPPORTED: "the figures hold when recomputed as total output tokens ÷ wall clock",
+    VerdictKind.UNDERSTATED: "a published figure is well below what the trace measures",
     VerdictKind.INSUFFICIENT_DATA: "the trace does not hold enough to recompute the figures",
     VerdictKind.INCOMPARABLE: "figures are compared that were measured under different conditions",
     VerdictKind.SERIAL: "the requests were served one at a time: the concurrency is not real",

@@ -50,3 +50,100 @@ def test_a_speedup_across_prompt_and_generation_tests_is_not_computed(real: Any)
     assert claim["verdict"] == "insufficient-data"
     assert claim["recomputed"] is None
     assert "prompt-processing test and the other a generation test" in claim["reason"]
+
+
+BOWENWAN6_C16 = "sglang/bowenwan6-benchserving-vllm-backend-c16-repeats"
+DATABLOOM = "aiperf/databloom-aiperf-llama32-3b-gguf-c1-dualhost-half-timeouts-profile_export.jsonl"
+BEDROCK = "llmperf/leaderboard-bedrock_70b_individual_responses.json"
+BEDROCK_SUMMARY = "llmperf/leaderboard-bedrock_70b_summary.json"
+RSEVILLA = "guidellm/rsevilla87-guidellm-qwen3-06b-constant-10rps.json"
+YANGLIGT2 = "vllm/yangligt2-llama4scout-fp8-2node-maxconc-sweep"
+
+
+def test_the_median_of_three_repeats_in_three_files_supports_2163(real: Any) -> None:
+    # summary.md line 47: vLLM 2163.3 = median of 2,163.3 / 2,181.7 / 2,161.6.
+    files = sorted(real(BOWENWAN6_C16).glob("*.json"))
+    claim = claims_of(*files, "--claim", "aggregate=2163.3 tok/s N=16")["cli-1"]
+    assert claim["verdict"] == "supported"
+    assert claim["recomputed"] == pytest.approx(2163.3, abs=0.05)
+    assert len(claim["runs"]) == 3
+    assert "agree within 0.9% (2,161.6–2,181.7)" in claim["arithmetic"][0]
+
+
+def test_runs_in_several_files_whose_figures_differ_are_not_pooled(real: Any) -> None:
+    # The two c256 files are two server configurations (3,861 vs 3,009 tok/s), not repeats.
+    files = sorted(real(YANGLIGT2).glob("c256-*.json"))
+    claim = claims_of(*files, "--claim", "aggregate=3861 tok/s N=256")["cli-1"]
+    assert claim["verdict"] == "insufficient-data"
+    assert "whose figures differ; name one with run= or group=" in claim["reason"]
+
+
+def test_a_claim_reproducing_aiperfs_window_is_not_called_inflated(real: Any) -> None:
+    # RESULTS.md line 11: 0.58 tok/s; 110 tokens ÷ 191.26 s to the last successful end = 0.575,
+    # over the whole run (the last request timed out at 211.64 s) 0.52.
+    claim = claims_of(real(DATABLOOM), "--claim", "aggregate=0.58 tok/s N=1")["cli-1"]
+    assert claim["verdict"] == "supported"
+    assert claim["recomputed"] == pytest.approx(110 / 211.64, abs=1e-3)
+    assert claim["factor"] == pytest.approx(0.58 / 0.5198, abs=0.005)
+    assert (
+        "110 tokens ÷ 191.26 s (first start → last successful end) = 0.575 tok/s"
+        in (claim["reason"])
+    )
+    assert "over the whole run (211.64 s) it is 0.52 tok/s" in claim["reason"]
+
+
+def test_a_claim_above_both_windows_stays_inflated(real: Any) -> None:
+    claim = claims_of(real(DATABLOOM), "--claim", "aggregate=0.8 tok/s")["cli-1"]
+    assert claim["verdict"] == "inflated"
+
+
+@pytest.mark.parametrize(
+    "files, per_request",
+    [
+        ([BEDROCK], "median 21.4, mean 21.1 over 101 completed requests"),
+        ([BEDROCK_SUMMARY], "mean 21.1 per request, from the file's summary"),
+        ([BEDROCK, BEDROCK_SUMMARY], "median 21.4, mean 21.1 over 101 completed requests"),
+    ],
+)
+def test_a_per_request_rate_is_not_supported_as_an_aggregate(
+    real: Any, files: list[str], per_request: str
+) -> None:
+    # Leaderboard README line 57: 21 tok/s; the run's aggregate is 15,125 ÷ 240.59 s = 62.9.
+    claim = claims_of(*map(real, files), "--claim", "aggregate=21 tok/s")["cli-1"]
+    assert claim["verdict"] == "incomparable"
+    assert claim["recomputed"] == pytest.approx(62.87, abs=0.01)
+    assert claim["reason"].startswith(f"21 tok/s is a per-request rate ({per_request}")
+    assert claim["reason"].endswith("the run's aggregate is 62.9 tok/s at 5 concurrent")
+
+
+def test_a_claim_far_below_that_is_no_per_request_rate_is_understated(real: Any) -> None:
+    result = CliRunner().invoke(
+        main,
+        [
+            "audit",
+            "--json",
+            "-",
+            "--fail-on",
+            "never",
+            str(real(BEDROCK)),
+            "--claim",
+            "aggregate=40",
+        ],
+    )
+    verdict = json.loads(result.stdout)
+    claim = verdict["claims"][0]
+    assert claim["verdict"] == "understated"
+    assert (
+        claim["reason"]
+        == "claimed 40.0 is 0.64× the recomputed 62.9: below what the trace measures"
+    )
+    assert (
+        verdict["verdict"] != "understated"
+    )  # the run's own verdict (insufficient data) outranks it
+
+
+def test_guidellm_output_tokens_per_second_mean_is_supported(real: Any) -> None:
+    # parsed_results.json line 27: 1251.54; 75,008 tokens ÷ 60.01 s = 1,249.9.
+    claim = claims_of(real(RSEVILLA), "--claim", "aggregate=1251.54 tok/s")["cli-1"]
+    assert claim["verdict"] == "supported"
+    assert claim["recomputed"] == pytest.approx(1249.9, abs=0.05)

@@ -1,0 +1,50 @@
+"""The verdict on a claim below the recomputed figure, and where it ranks in the headline."""
+
+from __future__ import annotations
+
+import pytest
+
+from reporter import api
+from reporter.types import VerdictKind, worst
+from tests.conftest import TRACES
+
+HONEST = TRACES / "honest-batched.jsonl"
+
+
+def _claim(text: str) -> tuple[str, str]:
+    verdict = api.audit([HONEST], claim_texts=[text], select=["BR002"])
+    claim = next(c for c in verdict.claims if c.check.claim == "cli-1")
+    return str(claim.verdict), claim.reason
+
+
+def test_a_claim_far_below_the_aggregate_is_understated() -> None:
+    # N=8 repeats: 509.3 and 519.3 tok/s, median 514.3; 300 is 0.58× that.
+    assert _claim("aggregate=300 tok/s N=8") == (
+        "understated",
+        "claimed 300.0 is 0.58× the recomputed 514.3: below what the trace measures",
+    )
+
+
+def test_a_claim_matching_one_requests_rate_is_incomparable() -> None:
+    kind, reason = _claim("aggregate=64 tok/s N=8")
+    assert kind == "incomparable"
+    assert reason == (
+        "64 tok/s is a per-request rate (median 65.0, mean 65.0 over 16 completed requests: "
+        "output tokens ÷ end-to-end time); the run's aggregate is 514.3 tok/s at 8 concurrent"
+    )
+
+
+@pytest.mark.parametrize("text", ["scaling=2 N=8", "stream=30 N=8"])
+def test_ratios_and_stream_rates_below_are_understated_never_per_request(text: str) -> None:
+    assert _claim(text)[0] == "understated"
+
+
+def test_understated_ranks_above_supported_and_below_any_doubt_or_accusation() -> None:
+    assert worst([VerdictKind.SUPPORTED, VerdictKind.UNDERSTATED]) is VerdictKind.UNDERSTATED
+    for other in (
+        VerdictKind.INSUFFICIENT_DATA,
+        VerdictKind.INCOMPARABLE,
+        VerdictKind.SERIAL,
+        VerdictKind.INFLATED,
+    ):
+        assert worst([VerdictKind.UNDERSTATED, other]) is other
