@@ -89,6 +89,9 @@ def run_record(row: dict[str, Any]) -> dict[str, Any]:
             "prompt_tokens": _int(row.get("prompt_tokens")),
             "context_tokens": _int(row.get("context_tokens")),
             "request_rate": _num(row.get("request_rate")),
+            "dataset": _str(row.get("dataset")),
+            "output_tokens_min": _int(row.get("output_tokens_requested_min")),
+            "phase": _str(row.get("phase")),
             "content": _str(row.get("content")),
             "speculative": spec or None,
         }

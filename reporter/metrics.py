@@ -20,7 +20,7 @@ STAT_COLUMNS = (
     "out_min", "out_max", "out_mean", "out_cv", "send_spread_s", "prompt_tokens_total",
     "prompt_tokens_mean", "prefill_rate", "prefill_rate_source", "prefill_s", "prefill_share",
     "has_send", "has_first", "has_end", "has_reported", "from_summary", "t0", "t1",
-    "prefill_rate_bound",
+    "prefill_rate_bound", "prompt_tps",
 )  # fmt: skip
 FLAG_COLUMNS = (
     "has_send", "has_first", "has_end", "has_reported", "from_summary", "prefill_rate_bound",
@@ -199,8 +199,24 @@ def run_stats(tables: Tables) -> pd.DataFrame:
     with np.errstate(invalid="ignore", divide="ignore"):
         stats["prefill_s"] = stats["prompt_tokens_total"] / stats["prefill_rate"]
         stats["prefill_share"] = stats["prefill_s"] / stats["wall_s"]
-    stats.loc[stats["wall_s"] <= 0, ["aggregate_tps", "prefill_share", "in_flight"]] = np.nan
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # prompt tokens ÷ wall: a prompt-processing test's own figure (llama-bench pp512)
+        stats["prompt_tps"] = stats["prompt_tokens_total"] / stats["wall_s"]
+    _prompt_only_runs_have_no_output_rate(tables, stats)
+    stats.loc[
+        stats["wall_s"] <= 0, ["aggregate_tps", "prefill_share", "in_flight", "prompt_tps"]
+    ] = np.nan
     return stats
+
+
+def _prompt_only_runs_have_no_output_rate(tables: Tables, stats: pd.DataFrame) -> None:
+    """A prompt-processing test generates nothing: its output rate is not 0 tok/s but not
+    measured; its figure is `prompt_tps`."""
+    if "phase" not in tables.runs:
+        return
+    prompt_only = [str(r) for r in tables.runs.loc[tables.runs["phase"] == "prompt", "run"]]
+    if prompt_only:
+        stats.loc[prompt_only, "aggregate_tps"] = np.nan
 
 
 def _at(stats: pd.DataFrame, run_id: str, column: str) -> float:

@@ -42,7 +42,19 @@ RUN_COLUMNS: dict[str, str] = {
     "temperature": "float",
     "prompt_tokens": "float",
     "context_tokens": "float",
+    # Open-loop arrival rate the tool targeted (req/s); inf = every request sent at once
+    # (vLLM/SGLang "inf"); None = not an open-loop run or not recorded. A load axis distinct
+    # from `concurrency` (a closed-loop client limit).
     "request_rate": "float",
+    # The prompt source the tool named ("random", "sharegpt", ...; None = not recorded).
+    "dataset": "str",
+    # Lower end of the requested output length when the tool drew each request's length from
+    # a range [min, output_tokens_requested] (SGLang random_range_ratio < 1); None otherwise.
+    "output_tokens_requested_min": "float",
+    # What a single-stream micro-benchmark test times (llama-bench): "prompt" (pp: prompt
+    # tokens ÷ time, no output), "generation" (tg) or "prompt+generation"; None for runs of
+    # requests, which have both phases.
+    "phase": "str",
     "content": "str",
     "spec_enabled": "object",
     "spec_method": "str",

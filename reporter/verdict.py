@@ -47,6 +47,9 @@ class RunSummary:
     source: str = ""
     #: TTFT, ITL, TPOT and e2e percentiles in seconds (reporter.latency).
     latency: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: "prompt" for a prompt-processing test (llama-bench pp), whose figure is prompt_tps.
+    phase: str | None = None
+    prompt_tps: float | None = None
 
 
 @dataclass
@@ -116,6 +119,7 @@ def _run_dict(r: RunSummary) -> dict[str, Any]:
         "verdict": str(r.verdict), "reasons": r.reasons, "questions": r.questions,
         "derived": r.derived, "source": r.source,
         "latency": {m: {p: _num(v, 6) for p, v in q.items()} for m, q in r.latency.items()},
+        "phase": r.phase, "prompt_tps": _num(r.prompt_tps),
     }  # fmt: skip
 
 
@@ -145,6 +149,10 @@ def _question_answers(
         f"total ÷ wall: {stats['output_tokens']:,.0f} tokens ÷ {stats['wall_s']:,.2f} s "
         f"= {agg:,.1f} tok/s"
         if not math.isnan(agg)
+        else "no output tokens (a prompt-processing test): prompt tokens ÷ time = "
+        f"{stats['prompt_tokens_total']:,.0f} ÷ {stats['wall_s']:,.2f} s = "
+        f"{stats['prompt_tps']:,.1f} tok/s"
+        if not math.isnan(stats["prompt_tps"]) and stats["output_tokens"] == 0
         else "no wall clock: cannot recompute"
     )
     if not math.isnan(stats["sum_reported_tps"]):
@@ -186,8 +194,15 @@ def build_verdict(
             reasons.append(f"BR003: {ladder.message}")
         if slope is not None and slope.fired and (concurrency or 0) > 1:
             reasons.append(f"BR005: {slope.message}")
+        prompt_only = row.get("phase") == "prompt"
         if reasons:
             kind = VerdictKind.SERIAL
+        elif prompt_only and not math.isnan(s["prompt_tps"]):
+            kind = VerdictKind.SUPPORTED
+            reasons.append(
+                f"prompt-processing test, one sequence: {s['prompt_tokens_total']:,.0f} prompt "
+                f"tokens ÷ {s['wall_s']:,.2f} s = {s['prompt_tps']:,.1f} tok/s; no output tokens"
+            )
         elif math.isnan(s["aggregate_tps"]):
             kind = VerdictKind.INSUFFICIENT_DATA
             reasons.append("no wall clock, so no total ÷ wall aggregate")
@@ -227,6 +242,8 @@ def build_verdict(
                 if number(row["source_line"]) is not None
                 else str(row["source_path"]),
                 latency=run_latency(latencies, run_id),
+                phase=None if row.get("phase") is None else str(row["phase"]),
+                prompt_tps=number(s["prompt_tps"]) if prompt_only else None,
             )
         )
     claims = [_claim_verdict(c, by_subject, run_verdicts, data) for c in checks]

@@ -14,7 +14,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from typing import Any
 
 import numpy as np
@@ -285,6 +285,17 @@ def num(value: Any) -> float | None:
     return None
 
 
+def numeric_text(text: str) -> int | float | None:
+    """A string that spells one finite number ("500", " 1.5e3 "), as that number; else None."""
+    stripped = text.strip()
+    if not re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", stripped):
+        return None
+    value = float(stripped)
+    if not math.isfinite(value):
+        return None
+    return int(value) if re.fullmatch(r"[-+]?\d+", stripped) else value
+
+
 def get(record: Any, *keys: Any) -> Any:
     value = record
     for key in keys:
@@ -311,13 +322,23 @@ class Fields:
     """Checked access to one record's fields; problems are worded with the field and value."""
 
     def __init__(
-        self, record: dict[str, Any], line: int | None, problems: Problems, what: str
+        self,
+        record: dict[str, Any],
+        line: int | None,
+        problems: Problems,
+        what: str,
+        *,
+        text_numbers: Container[str] = (),
     ) -> None:
         self.record = record
         self.line = line
         self.problems = problems
         self.what = what
         self.ok = True
+        # fields a tool may write as text (vLLM --metadata output_len=500 → "500"): a numeric
+        # string there is read where a number is expected, and the field remembered
+        self.text_numbers = text_numbers
+        self.read_from_text: list[str] = []
 
     def _bad(self, name: str, value: Any, expected: str) -> None:
         self.ok = False
@@ -334,10 +355,21 @@ class Fields:
             value = value[part]
         return value
 
+    def _numeric(self, name: str) -> Any:
+        """The field's value, a numeric string read as its number when that is allowed."""
+        value = self.value(name)
+        if isinstance(value, str) and name in self.text_numbers:
+            number = numeric_text(value)
+            if number is not None:
+                if name not in self.read_from_text:
+                    self.read_from_text.append(name)
+                return number
+        return value
+
     def number(
         self, name: str, *, required: bool = False, minimum: float | None = 0, unit: str = ""
     ) -> float | None:
-        value = self.value(name)
+        value = self._numeric(name)
         expected = f"a number{' of ' + unit if unit else ''}"
         if minimum is not None:
             expected += f" ≥ {minimum:g}"
@@ -355,7 +387,7 @@ class Fields:
         return float(value)
 
     def integer(self, name: str, *, required: bool = False, minimum: int | None = 0) -> int | None:
-        value = self.value(name)
+        value = self._numeric(name)
         expected = "a whole number" + (f" ≥ {minimum}" if minimum is not None else "")
         if value is _MISSING or value is None:
             if required:

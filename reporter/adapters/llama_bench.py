@@ -206,6 +206,15 @@ def _test_name(n_prompt: int, n_gen: int, depth: int) -> str:
     return f"{name}@d{depth}" if depth else name
 
 
+def _phase(n_prompt: int, n_gen: int) -> str | None:
+    """What the test times: prompt processing (pp), generation (tg), or both (pp+tg)."""
+    if n_prompt and n_gen:
+        return "prompt+generation"
+    if n_prompt:
+        return "prompt"
+    return "generation" if n_gen else None
+
+
 def _name(record: dict[str, Any], varying: list[str]) -> str:
     base = _test_name(
         _int(record.get("n_prompt")), _int(record.get("n_gen")), _int(record.get("n_depth"))
@@ -328,6 +337,7 @@ def _test_run(
             "prompt_tokens": n_prompt,
             "context_tokens": depth + n_prompt,
             "speculative": {"enabled": False},
+            "phase": _phase(n_prompt, n_gen),
         },
         summary=summary,
         derived=derived,

@@ -11,6 +11,7 @@ Newer versions add `server_info` (the server's arguments, version and speculativ
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from reporter.adapters import vllm
@@ -142,20 +143,7 @@ def _run(
             f"re-tokenized by the client: {retokenized}"
         )
 
-    ratio = f.number("random_range_ratio")
-    requested = None
-    if record.get("dataset_name") == "random" and ratio == 1.0:
-        requested = f.integer("random_output_len", minimum=1)
-    elif f.integer("sharegpt_output_len", minimum=1) is not None:
-        requested = f.integer("sharegpt_output_len", minimum=1)
-    elif f.integer("fixed_output_len", minimum=1) is not None:
-        requested = f.integer("fixed_output_len", minimum=1)
-    prompt_len = (
-        f.integer("random_input_len")
-        if (record.get("dataset_name") == "random" and ratio == 1.0)
-        else None
-    )
-
+    lengths = _requested_lengths(record, f, derived)
     engine: dict[str, Any] | None = None
     spec: dict[str, Any] | None = None
     model = None
@@ -234,9 +222,13 @@ def _run(
         model={"name": model},
         workload={
             "concurrency": concurrency,
-            "request_rate": rate,
-            "output_tokens": requested,
-            "prompt_tokens": prompt_len,
+            "request_rate": math.inf if rate_inf else rate,
+            "dataset": record.get("dataset_name")
+            if isinstance(record.get("dataset_name"), str)
+            else None,
+            "output_tokens": lengths.output,
+            "output_tokens_min": lengths.output_min,
+            "prompt_tokens": lengths.prompt,
             "stop": "unknown",
             "speculative": spec,
         },
@@ -246,6 +238,53 @@ def _run(
         concurrency_derived=concurrency_derived,
     )
     return run, rows
+
+
+@dataclass
+class _Lengths:
+    """What the line says was requested: output length (the upper end of a range), the
+    range's lower end, and the prompt length (None where not recorded)."""
+
+    output: int | None = None
+    output_min: int | None = None
+    prompt: int | None = None
+
+
+def _requested_lengths(record: dict[str, Any], f: Fields, derived: list[str]) -> _Lengths:
+    """The requested lengths, read only where the dataset uses them.
+
+    random_input_len / random_output_len are written whatever the dataset, at their defaults
+    (1024) when it is not a random one; with random_range_ratio r < 1 each request's length
+    is drawn from [int(r × len), len] (bench_serving's sample_random_requests).
+    """
+    dataset = record.get("dataset_name")
+    fixed = f.integer("sharegpt_output_len", minimum=1) or f.integer("fixed_output_len", minimum=1)
+    if isinstance(dataset, str) and dataset.startswith("random"):
+        out_len = f.integer("random_output_len", minimum=1)
+        in_len = f.integer("random_input_len")
+        ratio = f.number("random_range_ratio")
+        if ratio is None or ratio >= 1:
+            return _Lengths(out_len, None, in_len)
+        out_min = int(out_len * ratio) if out_len is not None else None
+        in_min = int(in_len * ratio) if in_len is not None else None
+        derived.append(
+            f"lengths drawn per request (random_range_ratio {ratio:g}): output from "
+            f"[{out_min}, {out_len}] tokens, prompt from [{in_min}, {in_len}]; the mean "
+            f"output asked for is about {((out_min or 0) + (out_len or 0)) / 2:g}"
+        )
+        return _Lengths(out_len, out_min, None)
+    if fixed is not None:
+        return _Lengths(fixed, None, None)
+    name = dataset if isinstance(dataset, str) else "not recorded"
+    if "random_output_len" in record or "random_input_len" in record:
+        derived.append(
+            f"requested lengths not recorded: the dataset is {name!r}, so random_input_len "
+            f"{record.get('random_input_len')} and random_output_len "
+            f"{record.get('random_output_len')} describe nothing that was sent"
+        )
+    else:
+        derived.append(f"requested lengths not recorded (dataset {name!r})")
+    return _Lengths()
 
 
 def _s(ms: float | None) -> float | None:

@@ -141,7 +141,8 @@ def _ms(f: Fields, key: str) -> float | None:
 def _run(
     record: dict[str, Any], line: int, run_id: str, path: str, problems: Problems
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    f = Fields(record, line, problems, WHAT)
+    # --metadata KEY=VALUE pairs are strings: a number among them is read as one
+    f = Fields(record, line, problems, WHAT, text_numbers={k for k in record if _is_parameter(k)})
     duration = f.number("duration", required=True, unit="seconds")
     completed = f.integer("completed", required=True)
     total_output = f.integer("total_output_tokens", required=True)
@@ -233,6 +234,11 @@ def _run(
         else ("vllm bench serve")
     )
     derived.append("tool version not recorded in the file")
+    if f.read_from_text:
+        derived.append(
+            "read as numbers, written as text (vLLM --metadata writes strings): "
+            + ", ".join(f'{k} "{record[k]}"' for k in f.read_from_text)
+        )
     summary: dict[str, Any] = {
         "requests": requests,
         "failed": failed,
@@ -283,7 +289,10 @@ def _run(
         model={"name": record.get("model_id")},
         workload={
             "concurrency": concurrency,
-            "request_rate": rate,
+            "request_rate": math.inf if rate_inf else rate,
+            "dataset": record.get("dataset_name")
+            if isinstance(record.get("dataset_name"), str)
+            else None,
             "stop": stop,
             "ignore_eos": ignore_eos,
             "output_tokens": out_len,

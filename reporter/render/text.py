@@ -41,6 +41,11 @@ def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
                 f"{fmt(r.wall_s, 2):>8} {fmt(r.aggregate_tps):>8} {fmt(r.sum_reported_tps):>8} "
                 f"{fmt(r.overlap, 2):>7} {v(r.stop):>8} {share:>7}  {r.verdict}"
             )
+        prompt_tests = [r for r in verdict.runs if r.phase == "prompt"]
+        if prompt_tests:
+            out.append("  prompt-processing tests (no output tokens; prompt tokens ÷ time):")
+            for r in prompt_tests:
+                out.append(f"    {r.id}: {fmt(r.prompt_tps)} tok/s")
         out.append("")
     out.extend(_latency_lines(verdict))
     fired = [f for f in verdict.findings if f.fired]

@@ -27,6 +27,26 @@ REAL_FILES = {
     "vllm/er0080-v0.25.1-sweep-maxseqs4-conc2-summary.json": "vllm",
     "vllm/lambdalabs-1xH100-llama31-8b-fp8-10prompts-detailed.json": "vllm",
     "vllm/nerdalert-h100-llama31-8b-rate-sweep.jsonl": "vllm",
+    "vllm/nerdalert-automation-llama32-3b-l40s-mixed-deployments-rate-sweep.jsonl": "vllm",
+    "vllm/diogoaav-llama33-70b-fp8-100k-prompt-single-request.json": "vllm",
+    "vllm/yangligt2-llama4scout-fp8-2node-maxconc-sweep/c4-20251022-234422.json": "vllm",
+    "vllm/yangligt2-llama4scout-fp8-2node-maxconc-sweep/c16-20251022-234745.json": "vllm",
+    "vllm/yangligt2-llama4scout-fp8-2node-maxconc-sweep/c64-20251022-235048.json": "vllm",
+    "vllm/yangligt2-llama4scout-fp8-2node-maxconc-sweep/c256-20251022-235601.json": "vllm",
+    "vllm/yangligt2-llama4scout-fp8-2node-maxconc-sweep/c256-20251023-185002-other-config.json": (
+        "vllm"
+    ),
+    "vllm/yangligt2-llama4scout-fp8-2node-maxconc-sweep/c1024-20251023-200539-other-config.json": (
+        "vllm"
+    ),
+    "sglang/bowenwan6-benchserving-vllm-backend-c16-repeats/caseC_batched_vllm_rep1.json": "sglang",
+    "sglang/bowenwan6-benchserving-vllm-backend-c16-repeats/caseC_batched_vllm_rep2.json": "sglang",
+    "sglang/bowenwan6-benchserving-vllm-backend-c16-repeats/caseC_batched_vllm_rep3.json": "sglang",
+    "sglang/bowenwan6-sglang-oai-c1-two-lines-same-settings.jsonl": "sglang",
+    "llama-bench/lhl-8060s-rocm-llama32-1b-default-hip-depth-sweep.jsonl": "llama-bench",
+    "llama-bench/lhl-8060s-rocm-llama32-1b-default-rocwmma-depth-sweep.jsonl": "llama-bench",
+    "llmperf/leaderboard-bedrock_70b_summary.json": "llmperf",
+    "llmperf/leaderboard-bedrock_70b_individual_responses.json": "llmperf",
 }
 FIXTURES = {
     "vllm-2026-save-detailed-c2.json": "vllm",
@@ -40,7 +60,7 @@ FIXTURES = {
 
 def test_every_real_file_is_covered(real):
     root = real(".")
-    found = {str(p.relative_to(root)) for p in root.glob("*/*") if p.suffix != ".md"}
+    found = {str(p.relative_to(root)) for p in root.glob("**/*.*") if p.suffix != ".md"}
     # the Prometheus scrape is server metrics, not a load-test result
     assert found - set(REAL_FILES) == {"vllm/er0080-v0.25.1-prometheus-metrics-loaded.txt"}
 

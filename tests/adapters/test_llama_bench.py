@@ -115,3 +115,42 @@ def test_bad_csv_cell(tmp_path):
     assert str(err.value) == (
         f'{path}:2: "n_depth" is "oops"; expected a whole number ≥ 0 (llama-bench test)'
     )
+
+
+LHL_HIP = "llama-bench/lhl-8060s-rocm-llama32-1b-default-hip-depth-sweep.jsonl"
+LHL_WMMA = "llama-bench/lhl-8060s-rocm-llama32-1b-default-rocwmma-depth-sweep.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("name", "pp", "tg"),
+    [
+        # SOURCES.md: pp512 4,703.28 → 424.76 and tg128 195.65 → 64.62 from depth 0 to 65,536
+        (LHL_HIP, (4703.28, 424.76), (195.65, 64.62)),
+        (LHL_WMMA, (4884.42, 360.24), (193.01, 27.35)),
+    ],
+)
+def test_lhl_prompt_tests_are_prompt_processing_runs(real, name, pp, tg):
+    tables = load(real(name))
+    s = stats_of(tables)
+    runs = tables.runs.set_index("run")
+    assert list(runs["concurrency"]) == [1] * 10  # single stream, every test
+    prompt_runs = [r for r in runs.index if r.startswith("pp")]
+    assert set(runs.loc[prompt_runs, "phase"]) == {"prompt"}
+    assert set(runs.loc[[r for r in runs.index if r.startswith("tg")], "phase"]) == {"generation"}
+    # a pp test generates nothing: no 0 tok/s output rate, its figure is prompt tokens ÷ time
+    assert s.loc[prompt_runs, "aggregate_tps"].isna().all()
+    assert round(s.loc["pp512", "prompt_tps"], 2) == pp[0]
+    assert round(s.loc["pp512@d65536", "prompt_tps"], 2) == pp[1]
+    assert round(s.loc["tg128", "aggregate_tps"], 2) == tg[0]
+    assert round(s.loc["tg128@d65536", "aggregate_tps"], 2) == tg[1]
+
+
+def test_a_claim_naming_a_prompt_test_does_not_crash(real):
+    verdict = api.audit([real(LHL_HIP)], claim_texts=["aggregate=4703.28 tok/s N=1 run=pp512"])
+    (claim,) = verdict.claims
+    assert claim.check.runs == ["pp512"]
+    pp = next(r for r in verdict.runs if r.id == "pp512")
+    assert (pp.phase, str(pp.verdict), round(pp.prompt_tps or 0, 2)) == (
+        "prompt", "supported", 4703.28,
+    )  # fmt: skip
+    assert pp.aggregate_tps is None

@@ -20,7 +20,11 @@ def test_concurrency_is_little_law_at_max_concurrency_8(real):
     tables = load(real(C8))
     assert tables.inputs[0].format == "sglang"
     r = run(tables)
-    assert (r["run"], r["concurrency"], r["request_rate"]) == ("agg_n50_in128_out64_c8", 8, None)
+    assert (r["run"], r["concurrency"], r["request_rate"]) == (
+        "agg_n50_in128_out64_c8",
+        8,
+        math.inf,
+    )
     assert r["extra"]["request_rate"] == "inf"
     s = stats_of(tables).iloc[0]
     # 50 × 0.3069 s ÷ 1.971 s, which SGLang itself wrote as `concurrency`

@@ -40,7 +40,8 @@ def test_sweep_run_little_law_and_the_untrusted_peak(real):
         "no per-request send times: the ladder question is undecidable; effective concurrency "
         "from Little's law (Σ latency ÷ duration)"
     ) in r["derived"]
-    assert r["extra"]["request_rate"] == "inf" and r["request_rate"] is None
+    # the load axis: an infinite rate (every request at once), carried as such
+    assert r["extra"]["request_rate"] == "inf" and r["request_rate"] == math.inf
     assert r["group"] == "vllm sweep facebook/opt-125m max_num_seqs=4"
 
 
@@ -98,8 +99,8 @@ def test_nerdalert_rate_sweep_twelve_runs(real):
     tables = load(real(NERDALERT))
     assert len(tables.runs) == 12
     assert list(tables.runs["source_line"]) == list(range(1, 13))
-    rates = [None if math.isnan(x) else x for x in tables.runs["request_rate"]]
-    assert rates == [1.0, 10.0, 20.0, 30.0, 35.0, None] * 2
+    rates = list(tables.runs["request_rate"])
+    assert rates == [1.0, 10.0, 20.0, 30.0, 35.0, math.inf] * 2
     s = stats_of(tables)
     assert [round(x, 1) for x in s["aggregate_tps"][:6]] == [
         120.8, 959.7, 1922.0, 2791.2, 2845.2, 2677.8,
@@ -186,3 +187,31 @@ def test_lenient_audits_the_good_results(tmp_path):
         1,
         ["not valid JSON: Expecting property name enclosed in double quotes: 1"],
     )
+
+
+AUTOMATION = "vllm/nerdalert-automation-llama32-3b-l40s-mixed-deployments-rate-sweep.jsonl"
+
+
+def test_metadata_numbers_written_as_strings_are_read(real):
+    tables = load(real(AUTOMATION))
+    runs = tables.runs
+    assert len(runs) == 9
+    # --metadata output_len=500 input_len=1000 wrote strings: read as numbers where one is
+    # expected, the other metadata kept as text
+    assert set(runs["output_tokens_requested"]) == {500}
+    assert set(runs["prompt_tokens"]) == {1000}
+    first = run(tables, runs["run"][0])
+    assert first["extra"]["deployment"] == "no-features"
+    assert first["extra"]["prefill_replicas"] == "0"
+    assert "read as numbers, written as text (vLLM --metadata writes strings): " in " ".join(
+        first["derived"]
+    )
+    # the load axis: 10, 30 and inf req/s for each of the three deployments
+    assert list(runs["request_rate"]) == [10.0, 30.0, math.inf] * 3
+    assert [None if math.isnan(c) else c for c in runs["concurrency"]] == [None, None, 900] * 3
+    s = stats_of(tables)
+    # SOURCES.md round 2: no-features, base, kvcache at 10 / 30 / inf req/s
+    assert list(s["aggregate_tps"]) == pytest.approx(
+        [2258.2, 5841.4, 8321.2, 2282.3, 5889.4, 10145.3, 2262.2, 5806.2, 11011.4], abs=0.1
+    )
+    assert list(s["failed"]) == [0] * 9
