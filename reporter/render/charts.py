@@ -20,7 +20,7 @@ import pandas as pd
 import vl_convert as vlc
 
 from reporter.errors import RenderError
-from reporter.render.context import Chart, num, pct, shown
+from reporter.render.context import MAX_MESSAGE, Chart, num, pct, shown
 from reporter.verdict import Verdict
 
 #: Requests drawn in one timeline; more are sampled evenly in send order.
@@ -97,6 +97,29 @@ def to_svg(spec: dict[str, Any], chart_id: str) -> str:
         )
     check_svg(svg, chart_id)
     return svg
+
+
+def drawn_chart(
+    chart_id: str,
+    title: str,
+    caption: str,
+    spec: dict[str, Any],
+    note: str = "",
+    *,
+    small: bool = False,
+) -> Chart:
+    """The chart drawn, or, when it cannot be drawn safely, left out with a note in its place.
+
+    A trace string in a label can make vega write something `check_svg` refuses (a run id
+    holding `url(` lands in an attribute); that costs the one chart, never the report.
+    """
+    try:
+        svg = to_svg(spec, chart_id)
+    except RenderError as exc:
+        reason = shown(str(exc), MAX_MESSAGE)
+        left_out = f"This chart was left out: it could not be drawn safely ({reason})."
+        return Chart(chart_id, title, "", "", small=small, left_out=left_out)
+    return Chart(chart_id, title, caption, svg, note, small=small)
 
 
 def check_svg(svg: str, chart_id: str = "chart") -> None:
@@ -192,9 +215,7 @@ def run_chart(verdict: Verdict, run_id: str, index: int) -> Chart | None:
         .to_dict()
     )
     chart_id = f"run-{index}"
-    return Chart(
-        chart_id, f"Run {shown(run_id)}", caption, to_svg(spec, chart_id), "; ".join(notes)
-    )
+    return drawn_chart(chart_id, f"Run {shown(run_id)}", caption, spec, "; ".join(notes))
 
 
 def _count_axis(n: int, start: int) -> alt.Axis:
@@ -418,12 +439,8 @@ def scaling_charts(verdict: Verdict, notes: list[str]) -> list[Chart]:
             f"N={num(base_n, 0)} figure by N; a serial server stays flat."
         )
         out.append(
-            Chart(
-                chart_id,
-                f"Aggregate against N ({shown(group)})",
-                caption,
-                to_svg(spec, chart_id),
-                small=True,
+            drawn_chart(
+                chart_id, f"Aggregate against N ({shown(group)})", caption, spec, small=True
             )
         )
     return out
@@ -497,7 +514,7 @@ def wall_split_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
         "label is its share of the wall clock. Above 30%, the figure measures prompt "
         "processing more than decoding."
     )
-    return Chart("wall-split", "Wall clock split", caption, to_svg(spec, "wall-split"))
+    return drawn_chart("wall-split", "Wall clock split", caption, spec)
 
 
 def _totals(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -585,7 +602,7 @@ def bandwidth_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
         f"the model's size, from {source}. Dashed: 55% (near the ceiling for MoE decode) "
         "and 100% (physically impossible)."
     )
-    return Chart("bandwidth", "Bandwidth utilization", caption, to_svg(spec, "bandwidth"))
+    return drawn_chart("bandwidth", "Bandwidth utilization", caption, spec)
 
 
 def draw_charts(verdict: Verdict) -> Drawn:

@@ -254,6 +254,8 @@ class Chart:
     note: str = ""
     #: Small charts sit side by side in a grid; the others take the full width.
     small: bool = False
+    #: Why the chart was left out (it could not be drawn safely); printed in its place.
+    left_out: str = ""
 
 
 @dataclass(frozen=True)
