@@ -137,6 +137,8 @@ class Tables:
     probes: pd.DataFrame
     logs: pd.DataFrame
     inputs: list[InputFile]
+    #: Group name → why its runs were put together (the fields they share).
+    group_reasons: dict[str, str] = field(default_factory=dict)
 
 
 def _frame(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> pd.DataFrame:

@@ -10,16 +10,13 @@ from typing import Any
 import pandas as pd
 
 from reporter.claims import CLAIM_TOLERANCE, ClaimCheck, matching, rate_digits
+from reporter.facts import Decision, RunFacts
 from reporter.latency import latency_table, run_latency
 from reporter.rules.base import AuditData, Finding, RunFigures, clean
 from reporter.table import InputFile
 from reporter.types import Outcome, VerdictKind, fmt, number, worst
 
 FORMAT_VERSION = 1
-
-
-#: Codes whose firing makes a run's concurrency figure serial.
-SERIAL_CODES = ("BR003", "BR005")
 
 
 @dataclass
@@ -141,9 +138,7 @@ def _finding_dict(f: Finding) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _question_answers(
-    findings: dict[tuple[str, str], Finding], run_id: str, group: str, stats: RunFigures
-) -> dict[str, str]:
+def _question_answers(facts: RunFacts, slope: Decision | None, stats: RunFigures) -> dict[str, str]:
     agg = stats["aggregate_tps"]
     how = (
         f"total ÷ wall: {stats['output_tokens']:,.0f} tokens ÷ {stats['wall_s']:,.2f} s "
@@ -157,29 +152,31 @@ def _question_answers(
     )
     if not math.isnan(stats["sum_reported_tps"]):
         how += f"; the sum of self-reported rates would be {stats['sum_reported_tps']:,.1f}"
-    ladder = findings.get(("BR003", run_id))
-    slope = findings.get(("BR005", group))
+    overlap = facts.overlap
     return {
         "aggregate": how,
-        "ladder": _answer(ladder, "ladder (serial)", "cluster (overlapping)"),
+        "ladder": _answer(overlap, "ladder (serial)", "cluster (overlapping)"),
         "slope": _answer(slope, "flat in N (serial)", "grows with N"),
     }
 
 
-def _answer(f: Finding | None, fired: str, passed: str) -> str:
-    if f is None:
+def _answer(d: Decision | None, fired: str, passed: str) -> str:
+    if d is None:
         return "not checked"
-    if f.outcome is Outcome.FIRED:
+    if d.outcome is Outcome.FIRED and d.serial:
         return fired
-    if f.outcome is Outcome.PASSED:
+    if d.outcome is Outcome.PASSED and d.serial is False:
+        if d.message.startswith("not serial"):
+            return f"overlapping: {d.message}"
         return passed
-    return f"{f.outcome}: {f.message}"
+    return f"{d.outcome}: {d.message}"
 
 
 def build_verdict(
     data: AuditData, checks: list[ClaimCheck], findings: list[Finding], rules: list[str]
 ) -> Verdict:
     by_subject = {(f.code, f.subject): f for f in findings}
+    facts = data.facts
     latencies = latency_table(data.tables.requests)
     runs: list[RunSummary] = []
     run_verdicts: dict[str, VerdictKind] = {}
@@ -188,15 +185,13 @@ def build_verdict(
         s = data.figures(run_id)
         reasons = []
         concurrency = number(row["concurrency"])
-        ladder = by_subject.get(("BR003", run_id))
-        slope = by_subject.get(("BR005", group))
-        if ladder is not None and ladder.fired:
-            reasons.append(f"BR003: {ladder.message}")
-        if slope is not None and slope.fired and (concurrency or 0) > 1:
-            reasons.append(f"BR005: {slope.message}")
+        rf = facts.runs[run_id]
+        group_facts = facts.groups.get(group)
+        slope = group_facts.slope if group_facts is not None else None
         prompt_only = row.get("phase") == "prompt"
-        if reasons:
+        if rf.serial:
             kind = VerdictKind.SERIAL
+            reasons += rf.reasons
         elif prompt_only and not math.isnan(s["prompt_tps"]):
             kind = VerdictKind.SUPPORTED
             reasons.append(
@@ -206,12 +201,12 @@ def build_verdict(
         elif math.isnan(s["aggregate_tps"]):
             kind = VerdictKind.INSUFFICIENT_DATA
             reasons.append("no wall clock, so no total ÷ wall aggregate")
-        elif (concurrency or 0) > 1 and not any(
-            f is not None and f.outcome is Outcome.PASSED for f in (ladder, slope)
-        ):
+        elif (concurrency or 0) > 1 and rf.serial is None:
             kind = VerdictKind.INSUFFICIENT_DATA
+            decide = f"; {rf.missing} would decide" if rf.missing else ""
             reasons.append(
-                "neither the completion times nor a sweep over N show the requests overlapping"
+                "neither the request times, a bound from the summary, nor a sweep over N show "
+                f"the requests overlapping: {rf.why}{decide}"
             )
         else:
             kind = VerdictKind.SUPPORTED
@@ -236,7 +231,7 @@ def build_verdict(
                 format=str(row["format"]),
                 verdict=kind,
                 reasons=reasons,
-                questions=_question_answers(by_subject, run_id, group, s),
+                questions=_question_answers(rf, slope, s),
                 derived=list(row["derived"] or []),
                 source=f"{row['source_path']}:{int(row['source_line'])}"
                 if number(row["source_line"]) is not None

@@ -6,12 +6,15 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from reporter.config import Config
+
+if TYPE_CHECKING:
+    from reporter.facts import Facts
 from reporter.table import Tables
 from reporter.types import Outcome, Severity, number, number_or_nan
 
@@ -124,6 +127,17 @@ class AuditData:
         for _, row in ordered.iterrows():
             out.setdefault(str(row["group"]), []).append(str(row["run"]))
         return out
+
+    @cached_property
+    def facts(self) -> Facts:
+        """What is known of each run and each sweep, computed once (reporter.facts)."""
+        from reporter.facts import compute
+
+        return compute(self)
+
+    def group_reason(self, group: str) -> str:
+        """Why the runs of a group were put together (the fields they share)."""
+        return self.tables.group_reasons.get(group, "")
 
     def concurrency(self, run_id: str) -> float:
         """The run's concurrency as written (NaN when not stated)."""

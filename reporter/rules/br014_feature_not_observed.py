@@ -80,10 +80,9 @@ import pandas as pd
 
 from reporter import compare, features
 from reporter.config import threshold
+from reporter.facts import SERIAL_OVERLAP
 from reporter.rules.base import AuditData, Finding, Rule, request_refs, run_ref
-from reporter.rules.br003_serial_ladder import RULE as BR003
-from reporter.rules.br003_serial_ladder import SERIAL_OVERLAP
-from reporter.rules.br005_flat_throughput import FLAT_GROWTH, levels
+from reporter.slope import FLAT_GROWTH, levels
 from reporter.types import Outcome, Severity, fmt, number_or_nan
 
 CACHE_TTFT_DROP = threshold(
@@ -116,11 +115,8 @@ class Verdict:
 
 
 def check(data: AuditData) -> list[Finding]:
-    ladders: dict[str, Finding] = {}
     repeats: dict[tuple[str, ...], _Repeats] = {}
-    return [
-        _check_run(data, str(r["run"]), r, ladders, repeats) for _, r in data.tables.runs.iterrows()
-    ]
+    return [_check_run(data, str(r["run"]), r, repeats) for _, r in data.tables.runs.iterrows()]
 
 
 def _cache_config(run: Any) -> str | None:
@@ -139,7 +135,6 @@ def _check_run(
     data: AuditData,
     run_id: str,
     run: Any,
-    ladders: dict[str, Finding],
     repeats: dict[tuple[str, ...], _Repeats],
 ) -> Finding:
     wanted = features.requested(features.parse_flags(run.get("engine_flags") or []))
@@ -152,7 +147,7 @@ def _check_run(
         ]
     checks = []
     if "batching" in wanted:
-        checks.append(_batching(data, run_id, wanted["batching"][0].text, ladders))
+        checks.append(_batching(data, run_id, wanted["batching"][0].text))
     if "prefix_cache" in wanted:
         checks.append(_prefix_cache(data, run_id, run, wanted["prefix_cache"][0].text, repeats))
     if "speculation" in wanted:
@@ -203,7 +198,7 @@ def _check_run(
     )
 
 
-def _batching(data: AuditData, run_id: str, flag: str, ladders: dict[str, Finding]) -> Verdict:
+def _batching(data: AuditData, run_id: str, flag: str) -> Verdict:
     n = data.concurrency(run_id)
     limit = data.config[SERIAL_OVERLAP]
     growth_limit = data.config[FLAT_GROWTH]
@@ -228,10 +223,8 @@ def _batching(data: AuditData, run_id: str, flag: str, ladders: dict[str, Findin
             states.append((OBSERVED, f"requests decoded together (overlap {fmt(overlap, 2)})"))
     elif not math.isnan(n) and n > 1 and ok >= 2:
         # no first-token times: the completion-time ladder of BR003 decides
-        if not ladders:
-            ladders.update({f.subject: f for f in BR003.check(data)})
-        ladder = ladders.get(run_id)
-        if ladder is not None and ladder.outcome in (Outcome.FIRED, Outcome.PASSED):
+        ladder = data.facts.runs[run_id].ladder
+        if ladder.outcome in (Outcome.FIRED, Outcome.PASSED):
             lines += [f"completion times (BR003): {ladder.message}"]
             if ladder.outcome is Outcome.FIRED:
                 states.append((NOT_OBSERVED, f"its completions form a ladder ({ladder.message})"))

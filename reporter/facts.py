@@ -1,0 +1,401 @@
+"""What the audit knows about each run and each sweep, computed once for every reader.
+
+Rules turn these facts into findings, the verdict takes each run's serial-or-not answer from
+them, and the renderers print them: no rule asks another rule, so leaving a rule out
+(`--ignore BR003`) changes which findings print, never whether a run is serial.
+
+A run's facts: the ladder question answered from its timestamps (reporter.ladder), the
+decode concurrency bounded from a summary when there are no timestamps, the requests in
+flight by Little's law, and the run's place on its load axis (closed-loop concurrency or
+open-loop request rate). A sweep's facts: the slope of the aggregate over its load axis
+(reporter.slope), and for a rate sweep, where it saturates.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from reporter.config import threshold
+from reporter.types import Outcome, Severity, fmt, number_or_nan
+
+if TYPE_CHECKING:
+    from reporter.rules.base import AuditData
+
+SERIAL_OVERLAP = threshold(
+    "serial_overlap",
+    1.15,
+    "a strictly serial server gives 1.0; a few ms of hand-over between requests and clock "
+    "jitter add a little, real batching of even two requests gives close to 2",
+)
+#: An approximate Σ decode time (unequal lengths, mean TPOT) decides only when it is this far
+#: above serial: it can be off by the covariance of length and per-token time, never by 2×.
+APPROXIMATE_MARGIN = 2.0
+
+#: The load axes a run can sit on.
+CONCURRENCY = "concurrency"
+RATE = "rate"
+UNKNOWN = "unknown"
+
+
+@dataclass
+class Decision:
+    """An answer to one question about a run or a sweep, with the numbers behind it."""
+
+    outcome: Outcome
+    message: str
+    arithmetic: list[str] = field(default_factory=list)
+    numbers: dict[str, Any] = field(default_factory=dict)
+    refs: list[str] = field(default_factory=list)
+    help: str = ""
+    #: What the answer says about serial service: True serial, False overlapping, None neither.
+    serial: bool | None = None
+    #: A severity other than the rule's own (a flat rate sweep is saturation, informational).
+    severity: Severity | None = None
+
+
+@dataclass
+class DecodeBound:
+    """How many requests decoded at once, from Σ decode time ÷ wall (time-averaged).
+
+    The time average of the number decoding is Σ decode time ÷ wall; the peak is at least
+    that (pigeonhole). Exact when the Σ comes from per-request times or exact summaries;
+    approximate (`exact` False) when it is rebuilt from mean output × mean TPOT.
+    """
+
+    value: float
+    exact: bool
+    how: str
+    arithmetic: list[str]
+
+    @property
+    def at_least(self) -> int:
+        """Requests decoding together at some moment: the average, rounded up."""
+        return max(1, math.ceil(self.value - 1e-9))
+
+
+@dataclass
+class InFlight:
+    """Requests in flight, Little's law: Σ end-to-end latency ÷ wall."""
+
+    value: float
+    exact: bool
+    how: str
+
+
+@dataclass
+class RunFacts:
+    run: str
+    group: str
+    #: CONCURRENCY (closed loop at N), RATE (open loop at a request rate) or UNKNOWN.
+    axis: str
+    concurrency: float
+    #: Requests per second (inf: every request sent at once); NaN when not stated.
+    rate: float
+    ladder: Decision
+    decode: DecodeBound | None
+    #: One stream's decode rate (1 ÷ mean TPOT, as the tool defines TPOT) and the aggregate
+    #: as a multiple of it.
+    stream_tps: float
+    stream_multiple: float
+    in_flight: InFlight | None
+    ttft_share: float
+    #: True: served one at a time; False: requests overlapped; None: the file cannot tell.
+    serial: bool | None = None
+    #: Why, in one sentence that answers the question.
+    why: str = ""
+    #: What makes the run serial, each prefixed with the code of the question it answers.
+    reasons: list[str] = field(default_factory=list)
+    #: For an undecided run: the field that would decide it.
+    missing: str = ""
+    #: Did the requests overlap: the ladder from timestamps, else a bound from the summary
+    #: (what BR003 prints).
+    overlap: Decision = field(default_factory=lambda: Decision(Outcome.UNDECIDABLE, ""))
+
+
+@dataclass
+class GroupFacts:
+    group: str
+    runs: list[str]
+    axis: str
+    slope: Decision
+    #: Why these runs form one group (the fields they share).
+    why: str = ""
+
+
+@dataclass
+class Facts:
+    runs: dict[str, RunFacts]
+    groups: dict[str, GroupFacts]
+
+    def serial(self, run_id: str) -> bool | None:
+        facts = self.runs.get(run_id)
+        return None if facts is None else facts.serial
+
+
+def _summary(data: AuditData, run_id: str) -> dict[str, Any]:
+    value = data.run_field(run_id, "summary")
+    return value if isinstance(value, dict) else {}
+
+
+def _get(summary: dict[str, Any], key: str) -> float:
+    value = summary.get(key)
+    if isinstance(value, bool):
+        return math.nan
+    return number_or_nan(value)
+
+
+def request_rate(data: AuditData, run_id: str) -> float:
+    """The run's open-loop request rate; inf when every request was sent at once."""
+    rate = number_or_nan(data.run_field(run_id, "request_rate"))
+    if not math.isnan(rate):
+        return rate
+    extra = data.run_field(run_id, "extra")
+    if isinstance(extra, dict) and str(extra.get("request_rate")).lower() in ("inf", "infinity"):
+        return math.inf
+    return math.nan
+
+
+def load_axis(concurrency: float, rate: float) -> str:
+    """Open loop when a finite request rate paced the sends; closed loop at N otherwise."""
+    if math.isfinite(rate) and rate > 0:
+        return RATE
+    if not math.isnan(concurrency):
+        return CONCURRENCY
+    return UNKNOWN
+
+
+def decode_bound(data: AuditData, run_id: str) -> DecodeBound | None:
+    """Σ decode time ÷ wall from what a summary (or rows without send times) allows."""
+    s = data.figures(run_id)
+    wall, ok = s["wall_s"], s["ok"]
+    if not (wall > 0) or not (ok > 0):
+        return None
+    summary = _summary(data, run_id)
+    sum_latency = _get(summary, "sum_latency_s")
+    mean_ttft = _get(summary, "mean_ttft_s")
+    mean_tpot = _get(summary, "mean_tpot_s")
+    mean_itl = _get(summary, "mean_itl_s")
+    chunks = _get(summary, "chunks")
+    out_mean = s["out_mean"]
+    equal = s["out_min"] == s["out_max"] and not math.isnan(s["out_min"])
+    n = int(ok)
+    if not math.isnan(sum_latency) and not math.isnan(mean_ttft):
+        total = sum_latency - n * mean_ttft
+        lines = [
+            f"Σ decode = Σ e2e − completed × mean TTFT = {fmt(sum_latency, 2)} s − {n:,} × "
+            f"{fmt(mean_ttft, 4)} s = {fmt(total, 2)} s"
+        ]
+        how = "Σ (e2e − TTFT)"
+        exact = True
+    elif not math.isnan(mean_itl) and chunks > n:
+        total = mean_itl * (chunks - n)
+        lines = [
+            f"Σ decode = Σ ITL = mean ITL × gaps = {fmt(mean_itl, 5)} s × ({chunks:,.0f} "
+            f"chunks − {n:,} first) = {fmt(total, 2)} s"
+        ]
+        how = "Σ ITL"
+        exact = True
+    elif not math.isnan(mean_tpot) and out_mean >= 2:
+        total = n * (out_mean - 1) * mean_tpot
+        exact = bool(equal)
+        sign = "=" if exact else "≈"
+        lines = [
+            f"Σ decode {sign} completed × (output − 1) × mean TPOT = {n:,} × "
+            f"({fmt(out_mean, 1)} − 1) × {fmt(mean_tpot, 5)} s = {fmt(total, 2)} s"
+            + (
+                " (every output the same length)"
+                if exact
+                else " (outputs of unequal length: an approximation)"
+            )
+        ]
+        how = "completed × (len − 1) × mean TPOT"
+    else:
+        return None
+    if not total > 0:
+        return None
+    value = total / wall
+    lines.append(
+        f"decoding at once, averaged over the wall = Σ decode ÷ wall = {fmt(total, 2)} s ÷ "
+        f"{fmt(wall, 2)} s = {fmt(value, 2)}"
+    )
+    return DecodeBound(value=value, exact=exact, how=how, arithmetic=lines)
+
+
+def in_flight(data: AuditData, run_id: str) -> InFlight | None:
+    """Little's law: Σ e2e ÷ wall; rebuilt from mean TTFT + (len − 1) × mean TPOT when the
+    file has no end-to-end latency (exact only when every output has one length)."""
+    s = data.figures(run_id)
+    measured = s["in_flight"]
+    if not math.isnan(measured):
+        how = "Σ e2e ÷ wall" if s.flag("has_send") else "Σ latency ÷ duration (the tool's)"
+        return InFlight(measured, True, how)
+    wall, ok = s["wall_s"], s["ok"]
+    summary = _summary(data, run_id)
+    mean_ttft = _get(summary, "mean_ttft_s")
+    mean_tpot = _get(summary, "mean_tpot_s")
+    out_mean = s["out_mean"]
+    if not (wall > 0 and ok > 0 and out_mean >= 1) or math.isnan(mean_ttft + mean_tpot):
+        return None
+    per_request = mean_ttft + (out_mean - 1) * mean_tpot
+    exact = s["out_min"] == s["out_max"]
+    sign = "=" if exact else "≈"
+    value = ok * per_request / wall
+    how = (
+        f"Σ e2e {sign} completed × (mean TTFT + (output − 1) × mean TPOT) = {ok:,.0f} × "
+        f"({fmt(mean_ttft, 4)} + ({fmt(out_mean, 1)} − 1) × {fmt(mean_tpot, 5)}) s; "
+        f"÷ wall {fmt(wall, 2)} s = {fmt(value, 2)} (TPOT excludes the first token)"
+    )
+    return InFlight(value, exact, how)
+
+
+def _ttft_share(data: AuditData, run_id: str) -> float:
+    s = data.figures(run_id)
+    summary = _summary(data, run_id)
+    mean_ttft = _get(summary, "mean_ttft_s")
+    sum_latency = _get(summary, "sum_latency_s")
+    if not math.isnan(mean_ttft) and sum_latency > 0 and s["ok"] > 0:
+        return float(mean_ttft * s["ok"] / sum_latency)
+    rows = data.requests_of(run_id)
+    if len(rows) and s.flag("has_first"):
+        ok = rows[rows["ok"]]
+        total = float(ok["e2e"].sum())
+        return float(ok["ttft"].sum()) / total if total > 0 else math.nan
+    return math.nan
+
+
+def _run_facts(data: AuditData, run_id: str) -> RunFacts:
+    from reporter.ladder import ladder
+
+    n = data.concurrency(run_id)
+    rate = request_rate(data, run_id)
+    s = data.figures(run_id)
+    summary = _summary(data, run_id)
+    tpot = _get(summary, "mean_tpot_s")
+    stream = 1.0 / tpot if tpot > 0 else math.nan
+    return RunFacts(
+        run=run_id,
+        group=str(data.run_field(run_id, "group")),
+        axis=load_axis(n, rate),
+        concurrency=n,
+        rate=rate,
+        ladder=ladder(data, run_id),
+        decode=None if s.flag("has_first") and s.flag("has_end") else decode_bound(data, run_id),
+        stream_tps=stream,
+        stream_multiple=s["aggregate_tps"] / stream if stream > 0 else math.nan,
+        in_flight=in_flight(data, run_id),
+        ttft_share=_ttft_share(data, run_id),
+    )
+
+
+def _overlap(data: AuditData, f: RunFacts) -> Decision:
+    """Did the run's requests overlap: the timestamps' answer, else the bound's."""
+    ladder, bound = f.ladder, f.decode
+    if ladder.outcome is not Outcome.UNDECIDABLE or bound is None:
+        if ladder.outcome is Outcome.NOT_APPLICABLE and f.concurrency == 1 and bound is not None:
+            extra = [*ladder.arithmetic, *bound.arithmetic]
+            return Decision(
+                ladder.outcome,
+                f"{ladder.message} (Σ decode ÷ wall = {fmt(bound.value, 2)})",
+                arithmetic=extra,
+                numbers=ladder.numbers | {"decode_concurrency": bound.value},
+                refs=ladder.refs,
+            )
+        return ladder
+    limit = data.config[SERIAL_OVERLAP]
+    margin = limit if bound.exact else APPROXIMATE_MARGIN
+    numbers = ladder.numbers | {
+        "decode_concurrency": bound.value,
+        "decode_concurrency_exact": bound.exact,
+        "at_least": bound.at_least,
+    }
+    arithmetic = [*bound.arithmetic]
+    if not math.isnan(f.stream_multiple):
+        arithmetic.append(
+            f"aggregate ÷ one stream's decode rate (1 ÷ mean TPOT) = "
+            f"{fmt(data.figures(f.run)['aggregate_tps'])} ÷ {fmt(f.stream_tps)} tok/s "
+            f"≈ {fmt(f.stream_multiple, 2)} streams"
+        )
+    if bound.value > margin:
+        approx = "" if bound.exact else "about "
+        return Decision(
+            Outcome.PASSED,
+            f"not serial: at least {bound.at_least} requests decoding at once (Σ decode ÷ "
+            f"wall = {approx}{fmt(bound.value, 2)}, from {bound.how}; a bound, no send times)",
+            arithmetic=arithmetic,
+            numbers=numbers,
+            refs=ladder.refs,
+            serial=False,
+        )
+    return Decision(
+        Outcome.UNDECIDABLE,
+        f"{ladder.message}; Σ decode ÷ wall = {fmt(bound.value, 2)} ({bound.how}) is "
+        f"consistent with one at a time but does not prove it; per-request send, first-token "
+        "and end times (t_send, t_first, t_end) would decide",
+        arithmetic=arithmetic,
+        numbers=numbers,
+        refs=ladder.refs,
+        help="record per-request send, first-token and end times",
+    )
+
+
+def _decide(data: AuditData, f: RunFacts, slope: Decision | None) -> None:
+    """The run's serial-or-not answer: its own evidence (timestamps, a bound) and its sweep's.
+
+    Serial when its requests formed a ladder, or when its closed-loop sweep is flat and no
+    run of it shows requests overlapping; overlapping when its own evidence or a rising sweep
+    shows it; otherwise undecided, naming the field that would decide.
+    """
+    n = f.concurrency
+    if f.overlap.serial:
+        f.reasons.append(f"BR003: {f.overlap.message}")
+    if slope is not None and slope.serial and n > 1:
+        f.reasons.append(f"BR005: {slope.message}")
+    if f.reasons:
+        f.serial, f.why = True, "; ".join(f.reasons)
+        return
+    if f.overlap.serial is False:
+        f.serial, f.why = False, f.overlap.message
+        return
+    if slope is not None and slope.serial is False and f.axis == CONCURRENCY and n > 1:
+        f.serial, f.why = False, slope.message
+        return
+    if n == 1:
+        f.why = "concurrency 1: one request at a time by design"
+        return
+    f.why = f.overlap.message
+    if f.overlap.outcome is Outcome.UNDECIDABLE:
+        f.missing = (
+            "first-token times (t_first)"
+            if data.figures(f.run).flag("has_send")
+            else "per-request send, first-token and end times (t_send, t_first, t_end)"
+        )
+
+
+def compute(data: AuditData) -> Facts:
+    from reporter.slope import slope
+
+    runs = {str(r): _run_facts(data, str(r)) for r in data.stats.index}
+    for f in runs.values():
+        f.overlap = _overlap(data, f)
+    groups: dict[str, GroupFacts] = {}
+    for name, members in data.groups().items():
+        axes = {runs[r].axis for r in members if r in runs}
+        axis = RATE if RATE in axes else (CONCURRENCY if CONCURRENCY in axes else UNKNOWN)
+        groups[name] = GroupFacts(
+            group=name,
+            runs=members,
+            axis=axis,
+            slope=slope(data, name, members, runs, axis),
+            why=str(data.group_reason(name)),
+        )
+    for f in runs.values():
+        g = groups.get(f.group)
+        _decide(data, f, g.slope if g is not None else None)
+    return Facts(runs=runs, groups=groups)
+
+
+def proves_overlap(f: RunFacts) -> bool:
+    """The run's own evidence shows requests overlapping (timestamps or a decode bound)."""
+    return f.overlap.serial is False

@@ -1,0 +1,227 @@
+"""Slope over the load axis (METHOD §3): does the aggregate grow with the load?
+
+Closed loop (concurrency N): a flat aggregate is the signature of serial service, unless the
+runs themselves prove their requests overlapped, in which case the server is saturated.
+Open loop (request rate): the aggregate follows the offered load until the server saturates;
+past that point extra requests queue, the requests in flight grow and the aggregate stays
+flat. That is saturation, never serial service.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from reporter.config import threshold
+from reporter.facts import CONCURRENCY, RATE, Decision, RunFacts, proves_overlap
+from reporter.types import Outcome, Severity, fmt
+
+if TYPE_CHECKING:
+    from reporter.rules.base import AuditData
+
+FLAT_GROWTH = threshold(
+    "flat_growth",
+    1.2,
+    "serial service stays within ±5% of flat (noise of single runs, ~2% lost per switch); "
+    "batching of even two requests adds well over 20%",
+)
+
+
+def levels(data: AuditData, runs: list[str]) -> pd.Series:
+    """Median aggregate per concurrency level (repeats folded), sorted by N."""
+    frame = pd.DataFrame(
+        {
+            "n": [data.concurrency(r) for r in runs],
+            "agg": [float(data.figures(r)["aggregate_tps"]) for r in runs],
+        }
+    ).dropna()
+    return frame.groupby("n")["agg"].median().sort_index()
+
+
+def _refs(data: AuditData, runs: list[str]) -> list[str]:
+    from reporter.rules.base import run_ref
+
+    return [x for r in runs for x in run_ref(data, r)][:8]
+
+
+def slope(
+    data: AuditData, group: str, runs: list[str], facts: dict[str, RunFacts], axis: str
+) -> Decision:
+    """The group's answer to "does the aggregate grow with the load"."""
+    if axis == RATE:
+        return _rate_slope(data, runs, facts)
+    members = [r for r in runs if r not in facts or facts[r].axis == CONCURRENCY]
+    return _concurrency_slope(data, members or runs, facts)
+
+
+def _concurrency_slope(data: AuditData, runs: list[str], facts: dict[str, RunFacts]) -> Decision:
+    ns = {data.concurrency(r) for r in runs}
+    ns = {n for n in ns if not np.isnan(n)}
+    refs = _refs(data, runs)
+    if len(ns) < 2:
+        why = "concurrency not stated" if not ns else f"every run at N={int(next(iter(ns)))}"
+        return Decision(Outcome.NOT_APPLICABLE, f"not a sweep over concurrency ({why})", refs=refs)
+    table = levels(data, runs)
+    if len(table) < 2:
+        return Decision(
+            Outcome.UNDECIDABLE,
+            "the sweep's runs have no wall clock to compute an aggregate from",
+            refs=refs,
+        )
+    n_min, n_max = float(table.index[0]), float(table.index[-1])
+    if n_max < 2 * n_min:
+        return Decision(
+            Outcome.UNDECIDABLE,
+            f"the sweep spans N={n_min:g}..{n_max:g}, less than a factor of two",
+            refs=refs,
+        )
+    growth = float(table.iloc[-1] / table.iloc[0])
+    limit = data.config[FLAT_GROWTH]
+    series = " / ".join(fmt(v) for v in table.to_numpy())
+    ns_text = "/".join(f"{n:g}" for n in table.index)
+    numbers = {
+        "concurrency": [float(n) for n in table.index],
+        "aggregate_tps": [float(v) for v in table.to_numpy()],
+        "growth": growth,
+        "ideal_growth": n_max / n_min,
+    }
+    arithmetic = [
+        f"aggregate at N={ns_text}: {series} tok/s",
+        f"growth A({n_max:g}) ÷ A({n_min:g}) = {fmt(table.iloc[-1])} ÷ {fmt(table.iloc[0])} "
+        f"= {fmt(growth, 2)}× (ideal {fmt(n_max / n_min, 0)}×, serial 1×)",
+    ]
+    if growth < limit:
+        overlapping = [
+            r for r in runs if r in facts and proves_overlap(facts[r]) and facts[r].concurrency > 1
+        ]
+        if overlapping:
+            shown = facts[overlapping[-1]]
+            return Decision(
+                Outcome.FIRED,
+                f"aggregate flat in N: {series} tok/s at N={ns_text} ({fmt(growth, 2)}× from "
+                f"N={n_min:g} to N={n_max:g}), but the requests overlap (run {shown.run}: "
+                f"{shown.overlap.message}): the server is saturated, not serial",
+                arithmetic=[*arithmetic, f"run {shown.run}: {shown.overlap.message}"],
+                numbers=numbers | {"saturated": True},
+                refs=refs,
+                help="quote the capacity (the flat aggregate) and the lowest N that reaches "
+                "it; more concurrency only adds queueing",
+                serial=None,
+                severity=Severity.INFO,
+            )
+        return Decision(
+            Outcome.FIRED,
+            f"aggregate flat in N: {series} tok/s at N={ns_text} ({fmt(growth, 2)}× from "
+            f"N={n_min:g} to N={n_max:g}, below {fmt(limit, 2)}×): serial service",
+            arithmetic=arithmetic,
+            numbers=numbers,
+            refs=refs,
+            help="treat the server as serial; check that batching is really enabled (server "
+            "log, slots) before quoting any concurrent figure",
+            serial=True,
+        )
+    return Decision(
+        Outcome.PASSED,
+        f"aggregate grows {fmt(growth, 2)}× from N={n_min:g} to N={n_max:g} ({series} tok/s)",
+        arithmetic=arithmetic,
+        numbers=numbers,
+        refs=refs,
+        serial=False,
+    )
+
+
+def _rate_label(rate: float) -> str:
+    return "inf" if math.isinf(rate) else f"{rate:g}"
+
+
+def _rate_slope(data: AuditData, runs: list[str], facts: dict[str, RunFacts]) -> Decision:
+    """Open loop: where the aggregate stops following the offered load, and the queue."""
+    refs = _refs(data, runs)
+    rows = []
+    for r in runs:
+        f = facts.get(r)
+        if f is None or math.isnan(f.rate):
+            continue
+        s = data.figures(r)
+        rows.append(
+            {
+                "run": r,
+                "rate": f.rate,
+                "agg": s["aggregate_tps"],
+                "out": s["out_mean"],
+                "in_flight": f.in_flight.value if f.in_flight is not None else math.nan,
+                "approx": f.in_flight is not None and not f.in_flight.exact,
+                "decode": f.decode.value if f.decode is not None else math.nan,
+            }
+        )
+    frame = pd.DataFrame(rows)
+    if frame.empty or frame["rate"].nunique() < 2:
+        return Decision(
+            Outcome.NOT_APPLICABLE,
+            "an open-loop run at one request rate: not a sweep over the load",
+            refs=refs,
+        )
+    table = frame.groupby("rate").median(numeric_only=True).sort_index()
+    table["approx"] = frame.groupby("rate")["approx"].any()
+    labels = [_rate_label(float(x)) for x in table.index]
+    series = " / ".join(fmt(v) for v in table["agg"])
+    lines = [f"aggregate at {'/'.join(labels)} req/s: {series} tok/s"]
+    rates = table.index.to_numpy(dtype=float)
+    outs = table["out"].to_numpy(dtype=float)
+    for label, rate, out, agg in zip(labels, rates, outs, table["agg"], strict=True):
+        off = rate * out
+        if math.isfinite(rate):
+            lines.append(
+                f"{label} req/s × {fmt(out, 1)} tokens per request = "
+                f"{fmt(off)} tok/s offered; measured {fmt(agg)} ({fmt(agg / off * 100, 0)}%)"
+            )
+    limit = data.config[FLAT_GROWTH]
+    numbers = {
+        "request_rate": [float(x) if math.isfinite(x) else None for x in table.index],
+        "aggregate_tps": [float(v) for v in table["agg"]],
+        "in_flight": [float(v) for v in table["in_flight"]],
+    }
+    # saturation: between two successive rates the aggregate grows less than flat_growth
+    # while the requests in flight grow
+    aggs = table["agg"].to_numpy(dtype=float)
+    flight = table["in_flight"].to_numpy(dtype=float)
+    for i in range(1, len(table)):
+        grew = aggs[i] / aggs[i - 1] if aggs[i - 1] > 0 else math.nan
+        queue = flight[i] / flight[i - 1] if flight[i - 1] > 0 else math.nan
+        if grew < limit and queue >= limit:
+            approx = "≈" if bool(table["approx"].iloc[i]) else ""
+            decode = float(table["decode"].iloc[i])
+            queue_text = f"; {approx}{fmt(flight[i], 1)} in flight against " + (
+                f"{fmt(decode, 1)} decoding at once" if not math.isnan(decode) else "?"
+            )
+            lines.append(
+                f"from {labels[i - 1]} to {labels[i]} req/s: aggregate × {fmt(grew, 2)}, "
+                f"in flight {approx}{fmt(flight[i - 1], 1)} → {approx}{fmt(flight[i], 1)}"
+            )
+            return Decision(
+                Outcome.FIRED,
+                f"open-loop rate sweep saturates: from {labels[i - 1]} to {labels[i]} req/s "
+                f"the aggregate grows only {fmt(grew, 2)}× ({fmt(aggs[i - 1])} → "
+                f"{fmt(aggs[i])} tok/s) while the requests in flight grow {approx}"
+                f"{fmt(flight[i - 1], 1)} → {approx}{fmt(flight[i], 1)}{queue_text}: "
+                "the extra requests queue; this is the server's capacity, not serial service",
+                arithmetic=lines,
+                numbers=numbers | {"saturated_at": labels[i - 1]},
+                refs=refs,
+                help="quote the capacity with the rate that reaches it, and latencies only "
+                "below it; past saturation they measure the queue",
+                serial=None,
+                severity=Severity.INFO,
+            )
+    return Decision(
+        Outcome.PASSED,
+        f"open-loop rate sweep: the aggregate rises with the offered load ({series} tok/s at "
+        f"{'/'.join(labels)} req/s); no saturation seen",
+        arithmetic=lines,
+        numbers=numbers,
+        refs=refs,
+        serial=None,
+    )
