@@ -158,6 +158,11 @@ def _mean_if_list(value: Any) -> float:
     return float(value)
 
 
+#: finish_reason of a request that did not complete: a failure (error, abort) or ended by
+#: the client on purpose (cancelled: a deliberate cancellation; time_limit: cut when the
+#: benchmark's duration ran out). None of them counts toward the aggregate.
+UNFINISHED = ("error", "abort", "cancelled", "time_limit")
+
 #: Keys an adapter may put in a run's `summary` when the file has no per-request rows, or
 #: rows without times (all optional; seconds and tokens): requests, failed (absent: unknown),
 #: output_tokens, prompt_tokens, wall_s, sum_latency_s, mean_ttft_s, median_ttft_s,
@@ -165,13 +170,14 @@ def _mean_if_list(value: Any) -> float:
 #: tool_peak_concurrency (+ tool_peak_concurrency_trusted: False where the tool's method is
 #: known to over-count), tool_concurrency (the tool's own Little's-law or time-weighted
 #: figure), mean_output_tokens, min_output_tokens, max_output_tokens, chunks (stream chunks
-#: received, summed over requests).
+#: received, summed over requests), cancelled and time_limited (how many of the failed were
+#: cancelled by the client on purpose, or cut by the benchmark's time limit).
 SUMMARY_KEYS = (
     "requests", "failed", "output_tokens", "prompt_tokens", "wall_s", "sum_latency_s",
     "mean_ttft_s", "median_ttft_s", "mean_tpot_s", "mean_itl_s", "mean_reported_tps",
     "sum_reported_tps", "tool_aggregate_tps", "tool_peak_concurrency",
     "tool_peak_concurrency_trusted", "tool_concurrency", "mean_output_tokens",
-    "min_output_tokens", "max_output_tokens", "chunks",
+    "min_output_tokens", "max_output_tokens", "chunks", "cancelled", "time_limited",
 )  # fmt: skip
 
 
@@ -272,7 +278,7 @@ def derive_request_columns(req: pd.DataFrame) -> None:
         # METHOD.md predicts walls with it (TTFT + tokens ÷ rate); one token has no decode time.
         rate = req["output_tokens"] / req["decode_s"]
         req["decode_tps"] = rate.where((req["output_tokens"] >= 2) & (req["decode_s"] > 0))
-    failed = req["finish_reason"].isin(["error", "abort"]) | req["error"].notna()
+    failed = req["finish_reason"].isin(UNFINISHED) | req["error"].notna()
     req["ok"] = ~failed.to_numpy(dtype=bool)
 
 
@@ -288,9 +294,10 @@ def _qualify_duplicate_runs(partials: list[Partial]) -> None:
     clashes = {i for i, n in seen.items() if n > 1}
     if not clashes:
         return
-    for p in partials:
+    prefixes = _distinct_names([p.input.path if p.input is not None else "" for p in partials])
+    for p, name in zip(partials, prefixes, strict=True):
         assert p.input is not None
-        prefix = p.input.path.rsplit("/", 1)[-1] + ":"
+        prefix = name + ":"
         rename = {i: prefix + i for i in clashes}
         for rows in (p.runs, p.claims, p.probes, p.logs, p.run_ends):
             for row in rows:
@@ -301,6 +308,25 @@ def _qualify_duplicate_runs(partials: list[Partial]) -> None:
                 claim["runs"] = [rename.get(r, r) for r in claim["runs"]]
         if p.requests is not None and len(p.requests):
             p.requests["run"] = p.requests["run"].astype(str).replace(rename)
+
+
+def _distinct_names(paths: list[str]) -> list[str]:
+    """The shortest trailing parts of each path that tell the files apart (the file name,
+    else its folder too: every AIPerf run writes `profile_export.jsonl`); a path given twice
+    gets '#2', '#3'."""
+    parts = [[x for x in path.replace("\\", "/").split("/") if x] or [path] for path in paths]
+    depth = 1
+    while True:
+        names = ["/".join(p[-depth:]) for p in parts]
+        if len(set(names)) == len(names) or all(depth >= len(p) for p in parts):
+            break
+        depth += 1
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return out
 
 
 def _auto_group_key(row: dict[str, Any]) -> tuple[Any, ...]:

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import re
 from itertools import accumulate
+from pathlib import Path
 from typing import Any
+
+import orjson
 
 from reporter.adapters._common import (
     Fields,
@@ -49,6 +52,21 @@ _CSV_ALIASES = {
     "http_waiting_(ttfb)": "http_req_waiting",
     "goodrequestfraction": "good_request_fraction",
 }
+#: Metric tags of AIPerf's first releases (its `MetricTag` enum, mid-2025) → today's tags; a
+#: record or summary written with the old names reads as one written with the new.
+OLD_TAGS = {
+    "ttft": "time_to_first_token",
+    "ttst": "time_to_second_token",
+    "itl": "inter_token_latency",
+    "isl": "input_sequence_length",
+    "osl": "output_sequence_length",
+    "min_request": "min_request_timestamp",
+    "max_response": "max_response_timestamp",
+}
+#: Sibling files larger than this are not read (an inputs.json holds every prompt sent).
+SIBLING_LIMIT_BYTES = 256 << 20
+#: File stems AIPerf always writes: a run is then named after its artifact folder instead.
+_DEFAULT_STEMS = ("profile_export", "profile_export_raw")
 #: Keys that make a file look like this format (to rank the "could not tell" candidates).
 DETECT_KEYS = (
     "metadata",
@@ -135,12 +153,53 @@ def _metric(f: Fields, name: str, unit_scale: bool = True) -> float | None:
     return value
 
 
+def run_name(path: str) -> str:
+    """The run's id, from the file alone and the same on every read: AIPerf names every
+    records file `profile_export.jsonl`, so such a file is named after its artifact folder
+    (`<model>-<endpoint>-concurrency<N>` by default), any other file after its stem."""
+    parts = [p for p in re.split(r"[\\/]", path) if p]
+    name = parts[-1] if parts else path
+    stem = re.sub(r"\.(jsonl|json|csv|ndjson)$", "", name, flags=re.IGNORECASE)
+    if stem in _DEFAULT_STEMS and len(parts) > 1 and parts[-2] not in (".", ".."):
+        return f"aiperf:{parts[-2]}"
+    return f"aiperf:{stem}"
+
+
+def load_from_name(name: str) -> tuple[int | None, float | None]:
+    """The concurrency or request rate AIPerf wrote into its default artifact folder name
+    (`…-concurrency4`, `…-request_rate2.5`), if the name carries one."""
+    conc = re.search(r"(?:^|[-_:])concurrency[-_]?(\d+)$", name)
+    if conc:
+        return int(conc.group(1)), None
+    rate = re.search(r"(?:^|[-_:])request_rate[-_]?(\d+(?:\.\d+)?)$", name)
+    if rate:
+        return None, float(rate.group(1))
+    return None, None
+
+
+def _modern_tags(record: dict[str, Any]) -> int:
+    """Rename old metric tags in place (a record of AIPerf's first releases); how many."""
+    metrics = record.get("metrics")
+    renamed = 0
+    if isinstance(metrics, dict):
+        for old, new in OLD_TAGS.items():
+            if old in metrics and new not in metrics:
+                metrics[new] = metrics.pop(old)
+                renamed += 1
+    metadata = record.get("metadata")
+    # the first releases kept the error inside the metadata
+    if isinstance(metadata, dict) and record.get("error") is None and metadata.get("error"):
+        record["error"] = metadata["error"]
+    return renamed
+
+
 def _read_records(source: Source, lenient: bool) -> Partial:
     problems = Problems(source.path)
     records = json_lines(source, problems)
-    run_id = "aiperf"
+    run_id = run_name(source.path)
     raw: list[dict[str, Any]] = []
     warmup = 0
+    old_tags = 0
     for line, record in records:
         if not _is_record(record):
             problems.add(
@@ -149,6 +208,7 @@ def _read_records(source: Source, lenient: bool) -> Partial:
                 'an object with "metadata".request_start_ns and "metrics"',
             )
             continue
+        old_tags += _modern_tags(record)
         f = Fields(record, line, problems, WHAT)
         # `credit_phase` in records before AIPerf PR #325
         phase = f.string("metadata.benchmark_phase") or f.string("metadata.credit_phase")
@@ -217,9 +277,12 @@ def _read_records(source: Source, lenient: bool) -> Partial:
             "reported_tps": r["reported"],
             "error": r["error"],
             "source_line": r["line"],
-            "finish_reason": "abort" if r["cancelled"] else ("error" if r["error"] else None),
+            "finish_reason": "cancelled" if r["cancelled"] else ("error" if r["error"] else None),
         }
-        if r["ttft"] is not None and r["error"] is None:
+        if r["cancelled"]:
+            # --request-cancellation-rate: the client cancelled it on purpose
+            row["error"] = f"cancelled by the client (AIPerf was_cancelled){_detail(r['error'])}"
+        if r["ttft"] is not None and r["error"] is None and not r["cancelled"]:
             row["t_first"] = t_send + r["ttft"]
             if r["gaps"] is not None:
                 scale = r["gap_scale"]
@@ -231,9 +294,13 @@ def _read_records(source: Source, lenient: bool) -> Partial:
         "times: epoch nanoseconds, made relative to the first send (integer "
         "subtraction, no precision lost)",
         "token_times are per SSE chunk (inter_chunk_latency), not per token",
-        "concurrency not recorded in the records file (it is in the summary export)",
-        "tool version not recorded in the records file",
     ]
+    if old_tags:
+        derived.append(
+            "metric tags of AIPerf's first releases (ttft, isl, osl, itl) read as "
+            "time_to_first_token, input_sequence_length, output_sequence_length, "
+            "inter_token_latency"
+        )
     if rows:
         usage = sum(1 for r in raw if r["from_usage"])
         derived.append(
@@ -253,12 +320,153 @@ def _read_records(source: Source, lenient: bool) -> Partial:
         tool=("aiperf", None),
         summary=None,
         derived=derived,
-        extra={"t0_epoch_ns": base} if rows else None,
+        extra={"t0_epoch_ns": base, "aiperf_file": "records"}
+        if rows
+        else {"aiperf_file": "records"},
     )
     notes = [f"AIPerf: {len(rows)} profiling record(s)"]
     if warmup:
         notes.append(f"AIPerf: left out {warmup} warm-up record(s) (benchmark_phase)")
+    lengths = [r["output"] for r in raw if r["error"] is None and not r["cancelled"]]
+    _read_siblings(source.path, run, lengths, notes)
+    if run["concurrency"] is None and run["request_rate"] is None:
+        concurrency, rate = load_from_name(run_id.removeprefix("aiperf:"))
+        if concurrency is not None or rate is not None:
+            run["concurrency"], run["request_rate"] = concurrency, rate
+            run["derived"].append(
+                f"{'concurrency ' + str(concurrency) if concurrency else f'request rate {rate:g}'}"
+                " from the artifact folder's name (AIPerf names it after the load it ran)"
+            )
+    if run["concurrency"] is None and run["request_rate"] is None:
+        run["derived"].append(
+            "concurrency not recorded in the records file (it is in the summary export, "
+            "profile_export_aiperf.json: pass it too)"
+        )
+    if run["tool_version"] is None:
+        run["derived"].append("tool version not recorded in the records file")
     return finish(source, NAME, [run], rows, records=len(records), notes=notes, problems=problems)
+
+
+def _detail(error: str | None) -> str:
+    return f": {error}" if error else ""
+
+
+# --------------------------------------------------------------------------- one run, several files
+
+#: What a summary or an inputs file can tell about the run of a records file: run columns.
+CONTEXT_COLUMNS = (
+    "concurrency",
+    "request_rate",
+    "ignore_eos",
+    "min_tokens",
+    "output_tokens_requested",
+    "tool_version",
+    "model_name",
+    "group",
+    "repeat",
+)
+
+
+def summary_context(doc: dict[str, Any]) -> dict[str, Any]:
+    """The run columns a `profile_export_aiperf.json` states (its input_config and run_info)."""
+    config = obj(doc.get("input_config"))
+    run_info = obj(doc.get("run_info"))
+    concurrency, rate = _load(config)
+    ignore_eos, min_tokens = _extras(config)
+    model = get(config, "models", "items", 0, "name") or get(config, "model_names", 0)
+    sweep = run_info.get("sweep_id")
+    out = {
+        "concurrency": concurrency,
+        "request_rate": rate,
+        "ignore_eos": ignore_eos,
+        "min_tokens": min_tokens,
+        "tool_version": str(doc.get("aiperf_version") or "") or None,
+        "model_name": model if isinstance(model, str) else None,
+        "group": f"aiperf sweep {sweep}" if sweep else None,
+        "repeat": _int(run_info.get("trial")),
+    }
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def inputs_context(doc: Any) -> dict[str, Any]:
+    """The run columns AIPerf's `inputs.json` (the payloads it sent) states: the requested
+    output length and ignore_eos, when every payload carries the same value."""
+    payloads = [
+        p
+        for session in (doc.get("data") if isinstance(doc, dict) else None) or []
+        if isinstance(session, dict)
+        for p in session.get("payloads") or []
+        if isinstance(p, dict)
+    ]
+    if not payloads:
+        return {}
+    out: dict[str, Any] = {"payloads": len(payloads)}
+    caps = {_int(p.get("max_tokens", p.get("max_completion_tokens"))) for p in payloads}
+    if len(caps) == 1 and None not in caps:
+        out["output_tokens_requested"] = caps.pop()
+    flags = {p.get("ignore_eos", get(p, "nvext", "ignore_eos")) for p in payloads}
+    if len(flags) == 1:
+        flag = flags.pop()
+        out["ignore_eos"] = bool(flag) if isinstance(flag, bool) or flag is None else None
+        if out["ignore_eos"] is None:
+            del out["ignore_eos"]
+    mins = {_int(p.get("min_tokens")) for p in payloads}
+    if len(mins) == 1 and None not in mins:
+        out["min_tokens"] = mins.pop()
+    return out
+
+
+def apply_context(
+    run: dict[str, Any], context: dict[str, Any], what: str, lengths: list[float] | None
+) -> None:
+    """Fill the run columns a sibling file states and the records file does not; the stop
+    mode follows from ignore_eos and the recorded lengths."""
+    filled = []
+    for column in CONTEXT_COLUMNS:
+        value = context.get(column)
+        if value is not None and run.get(column) is None:
+            run[column] = value
+            filled.append(f"{column} {value}")
+    if not filled:
+        return
+    run["derived"].append(f"from {what}: {', '.join(filled)}")
+    if run.get("stop") in (None, "unknown"):
+        stop = stop_mode(run.get("ignore_eos"), lengths)
+        if stop != "unknown":
+            run["stop"] = stop
+
+
+def _sibling(path: str, name: str) -> Any:
+    """A JSON file AIPerf wrote beside the records file, or None (absent or unreadable)."""
+    sibling = Path(path).parent / name
+    try:
+        if not sibling.is_file() or sibling.stat().st_size > SIBLING_LIMIT_BYTES:
+            return None
+        return orjson.loads(sibling.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+
+
+def _read_siblings(path: str, run: dict[str, Any], lengths: list[float], notes: list[str]) -> None:
+    """A records file named as AIPerf names it: its summary and inputs, read from the same
+    folder (AIPerf writes them there), complete the run; the run's notes say so."""
+    stem = Path(path).name.rsplit(".", 1)[0]
+    if stem not in _DEFAULT_STEMS:
+        return
+    summary = _sibling(path, "profile_export_aiperf.json")
+    if isinstance(summary, dict) and _is_summary(summary):
+        where = str(Path(path).parent / "profile_export_aiperf.json")
+        apply_context(run, summary_context(summary), f"the summary beside it ({where})", lengths)
+        run["extra"] = {**(run["extra"] or {}), "joined_summary": where}
+        notes.append(f"AIPerf: read {where} (the same run's summary) for its settings")
+    inputs = _sibling(path, "inputs.json")
+    if isinstance(inputs, dict):
+        where = str(Path(path).parent / "inputs.json")
+        apply_context(
+            run, inputs_context(inputs), f"the request inputs beside it ({where})", lengths
+        )
+        run["extra"] = {**(run["extra"] or {}), "joined_inputs": where}
+        notes.append(f"AIPerf: read {where} (the payloads sent) for max_tokens and ignore_eos")
 
 
 # --------------------------------------------------------------------------- summary
@@ -380,6 +588,8 @@ def _summary_partial(
     problems: Problems,
     shape: str,
 ) -> Partial:
+    # a summary of AIPerf's first releases names some metrics by their old tags
+    stats = {**{OLD_TAGS[k]: v for k, v in stats.items() if k in OLD_TAGS}, **stats}
     derived: list[str] = []
     requests = _scaled(stats, "request_count", "avg")
     errors = _scaled(stats, "error_request_count", "avg")
@@ -439,19 +649,7 @@ def _summary_partial(
     )
     concurrency, rate = _load(config)
     endpoint = obj(config.get("endpoint"))
-    extra_inputs = endpoint.get("extra")
-    ignore_eos: bool | None = None
-    min_tokens = None
-    if isinstance(extra_inputs, dict | list):
-        pairs: dict[str, Any] = {}
-        if isinstance(extra_inputs, dict):
-            pairs = dict(extra_inputs)
-        else:
-            for entry in extra_inputs:
-                if isinstance(entry, list | tuple) and len(entry) == 2:
-                    pairs[str(entry[0])] = entry[1]
-        ignore_eos = bool(pairs.get("ignore_eos", False))
-        min_tokens = num(pairs.get("min_tokens"))
+    ignore_eos, min_tokens = _extras(config)
     lo, hi = summary["min_output_tokens"], summary["max_output_tokens"]
     stop = stop_mode(ignore_eos, [lo, hi] if lo is not None and hi is not None else None)
     if stop == "natural":
@@ -459,11 +657,31 @@ def _summary_partial(
             f"stop natural: no ignore_eos among the request extras, and output "
             f"lengths vary ({lo:g}–{hi:g})"
         )
-    if concurrency is None and not config:
-        derived.append("concurrency not recorded in the summary CSV")
+    if concurrency is None and rate is None:
+        named = run_name(source.path)
+        concurrency, rate = load_from_name(named.removeprefix("aiperf:"))
+        if concurrency is not None or rate is not None:
+            derived.append(
+                f"{'concurrency ' + str(concurrency) if concurrency else f'request rate {rate:g}'}"
+                " from the artifact folder's name (AIPerf names it after the load it ran)"
+            )
+        elif not config:
+            derived.append("concurrency not recorded in the summary CSV")
+    cancelled = _scaled(stats, "cancelled_request_count", "avg")
+    if cancelled:
+        # requests the client cancelled on purpose (--request-cancellation-rate)
+        summary["cancelled"] = cancelled
+        if summary["failed"] is None or summary["failed"] < cancelled:
+            summary["failed"] = (summary["failed"] or 0) + cancelled
+        derived.append(
+            f"{cancelled:g} request(s) cancelled by the client on purpose "
+            "(cancelled_request_count: --request-cancellation-rate)"
+        )
     model = get(config, "models", "items", 0, "name") or get(config, "model_names", 0)
     run_id = (
-        f"aiperf:c{concurrency}" if concurrency else (f"aiperf:{rate:g}rps" if rate else "aiperf")
+        f"aiperf:c{concurrency}"
+        if concurrency
+        else (f"aiperf:{rate:g}rps" if rate else run_name(source.path))
     )
     sweep = run_info.get("sweep_id")
     run = new_run(
@@ -490,10 +708,27 @@ def _summary_partial(
             "cli_command": run_info.get("cli_command"),
             "streaming": endpoint.get("streaming"),
             "use_server_token_count": endpoint.get("use_server_token_count"),
+            "aiperf_file": "summary",
         },
     )
     notes = [f"AIPerf: summary only ({shape})"]
     return finish(source, NAME, [run], [], records=1, notes=notes, problems=problems)
+
+
+def _extras(config: dict[str, Any]) -> tuple[bool | None, float | None]:
+    """ignore_eos and min_tokens among the request extras (`--extra-inputs`); ignore_eos is
+    False when extras were recorded without it, None when none were recorded."""
+    extra_inputs = obj(config.get("endpoint")).get("extra")
+    if not isinstance(extra_inputs, dict | list):
+        return None, None
+    pairs: dict[str, Any] = {}
+    if isinstance(extra_inputs, dict):
+        pairs = dict(extra_inputs)
+    else:
+        for entry in extra_inputs:
+            if isinstance(entry, list | tuple) and len(entry) == 2:
+                pairs[str(entry[0])] = entry[1]
+    return bool(pairs.get("ignore_eos", False)), num(pairs.get("min_tokens"))
 
 
 def _load(config: dict[str, Any]) -> tuple[int | None, float | None]:

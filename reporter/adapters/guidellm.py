@@ -40,7 +40,10 @@ from reporter.table import Partial
 
 NAME = "guidellm"
 WHAT = "GuideLLM benchmark"
-STATUSES = (("successful", None), ("incomplete", "abort"), ("errored", "error"))
+#: Request lists → finish_reason. GuideLLM's `incomplete` requests are the ones still running
+#: when the benchmark stopped, which the client then cancelled: `time_limit` when its
+#: duration limit stopped it, else `cancelled` (see _incomplete_reason).
+STATUSES = (("successful", None), ("incomplete", "cancelled"), ("errored", "error"))
 #: Keys that make a file look like this format (to rank the "could not tell" candidates).
 DETECT_KEYS = ("benchmarks", "metadata", "args")
 
@@ -63,10 +66,20 @@ def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
     return False, ['"benchmarks"[].type_ "generative_benchmark"']
 
 
+#: How much of a YAML file detection scans for the report's keys: enough for any report
+#: (sorted keys put `type_` after a benchmark's request lists), bounded for a stray huge file.
+YAML_SCAN_BYTES = 512 << 20
+
+
 def _is_yaml_report(source: Source) -> bool:
-    """benchmarks.yaml: the same report, written as YAML."""
-    head = source.head(1 << 16)
-    return re.search(rb"(?m)^benchmarks:", head) is not None and b"generative_benchmark" in head
+    """benchmarks.yaml: the same report, written as YAML: a top-level `benchmarks:` key and a
+    benchmark `type_: generative_benchmark`, wherever they sit in the file (a report written
+    with sorted keys has megabytes of `args` and request lists before them)."""
+    data = source.data[:YAML_SCAN_BYTES]
+    return (
+        re.search(rb"(?m)^benchmarks:", data) is not None
+        and re.search(rb"(?m)^[ \t-]*type_: ['\"]?generative_benchmark", data) is not None
+    )
 
 
 def _yaml_document(source: Source) -> tuple[Any, dict[tuple[Any, ...], int]]:
@@ -104,6 +117,10 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     metadata = obj(doc.get("metadata"))
     version = metadata.get("guidellm_version") if metadata else None
     args = obj(doc.get("args"))
+    # report version 2 (GuideLLM 0.8) states the run's specification once, at the top
+    spec = obj(get(doc, "config", "spec"))
+    if spec:
+        args = {**args, "spec": spec}
     benchmarks = doc["benchmarks"]
     ids = unique_ids(
         [_strategy_name(b) if isinstance(b, dict) else "benchmark" for b in benchmarks]
@@ -181,6 +198,10 @@ def _benchmark(
     if duration is None:
         duration = end - start
     metrics = obj(bench.get("metrics"))
+    time_limit = _time_limit(bench, args)
+    timed_out = time_limit is not None and (
+        duration >= 0.99 * time_limit or _stopped_by(bench, ("max_seconds", "max_duration"))
+    )
     all_rows: list[dict[str, Any]] = []
     bodies: list[dict[str, Any] | None] = []
     count = 0
@@ -195,6 +216,10 @@ def _benchmark(
             count += 1
             item_line = line_of(lines, "benchmarks", index, "requests", status, j)
             row, body = _request(item, status, reason, run_id, item_line, problems, new)
+            if row is not None and reason == "cancelled":
+                row["finish_reason"], row["error"] = _incomplete_reason(
+                    row["error"], time_limit if timed_out else None
+                )
             if row is not None:
                 all_rows.append(row)
                 bodies.append(body)
@@ -231,6 +256,17 @@ def _benchmark(
     data_spec = str(get(bench, "request_loader", "data") or "")
     prompt_len = _spec_int(data_spec, "prompt_tokens")
     out_len = _spec_int(data_spec, "output_tokens")
+    data0 = obj(get(args, "spec", "data", 0))
+    if prompt_len is None and not num(data0.get("prompt_tokens_stdev")):
+        prompt_len = _whole(data0.get("prompt_tokens"))
+    if out_len is None and not num(data0.get("output_tokens_stdev")):
+        out_len = _whole(data0.get("output_tokens"))
+    if data0.get("output_tokens") is not None and num(data0.get("output_tokens_stdev")):
+        derived.append(
+            f"synthetic outputs drawn around {data0['output_tokens']} tokens (stdev "
+            f"{data0['output_tokens_stdev']}, {data0.get('output_tokens_min')}–"
+            f"{data0.get('output_tokens_max')}): no single requested length"
+        )
     lengths = [r["output_tokens"] for r in inside if r.get("finish_reason") is None]
     stop = stop_mode(ignore_eos, lengths)
 
@@ -258,6 +294,23 @@ def _benchmark(
     ]
     if rates:
         summary["mean_reported_tps"] = sum(rates) / len(rates)
+    incomplete = _whole(obj(totals).get("incomplete")) if isinstance(totals, dict) else None
+    if incomplete:
+        cause = "time_limited" if timed_out else "cancelled"
+        summary[cause] = incomplete
+        derived.append(
+            f"{incomplete} incomplete request(s) "
+            + (
+                f"cut by the time limit ({time_limit:g} s): still running when the "
+                "benchmark's duration ran out"
+                if timed_out and time_limit is not None
+                else "cancelled by the client when the benchmark stopped"
+            )
+            + "; their tokens are not in the aggregate"
+        )
+    shortfall = _shortfall(bench, args, total)
+    if shortfall is not None:
+        derived.append(shortfall)
     keep = inside
     note = (
         f"GuideLLM {run_id}: kept {len(inside)} of {len(all_rows)} records inside the "
@@ -297,6 +350,7 @@ def _benchmark(
         get(bench, "config", "backend", "model")
         or get(bench, "worker", "backend_model")
         or args.get("model")
+        or get(args, "spec", "backend", "model")
     )
     run = new_run(
         run_id,
@@ -327,7 +381,80 @@ def _benchmark(
             "backend_target": get(bench, "config", "backend", "target"),
         },
     )
+    if shortfall is not None:
+        note += f"; {shortfall}"
     return run, keep, note, count
+
+
+def _time_limit(bench: dict[str, Any], args: dict[str, Any]) -> float | None:
+    """The benchmark's duration limit in seconds (`--max-seconds`), in any report layout."""
+    for value in (
+        get(bench, "args", "max_duration"),  # 0.2 / 0.3
+        get(bench, "config", "constraints", "max_seconds", "max_duration"),
+        get(bench, "config", "constraints", "max_seconds", "args", "duration"),
+        get(bench, "config", "constraints", "max_seconds", "args", "seconds"),
+        get(bench, "config", "constraints", "max_duration", "max_duration"),
+        _listed_constraint(get(args, "spec", "constraints"), "max_seconds", "duration"),
+        _listed_constraint(get(args, "spec", "constraints"), "max_seconds", "seconds"),
+    ):
+        if num(value) is not None and float(value) > 0:
+            return float(value)
+    return None
+
+
+def _max_requests(bench: dict[str, Any], args: dict[str, Any]) -> int | None:
+    """The request count the benchmark's own constraint asked for (`--max-requests`)."""
+    for value in (
+        get(bench, "args", "max_number"),  # 0.2 / 0.3
+        get(bench, "config", "constraints", "max_requests", "max_num"),  # 0.5
+        get(bench, "config", "constraints", "max_requests", "args", "count"),  # 0.8
+        get(bench, "config", "constraints", "max_requests", "count"),
+        _listed_constraint(get(args, "spec", "constraints"), "max_requests", "count"),
+    ):
+        if _whole(value):
+            return _whole(value)
+    return None
+
+
+def _listed_constraint(constraints: Any, kind: str, key: str) -> Any:
+    """A value of report version 2's list of constraints (`[{"kind": ..., ...}]`)."""
+    if not isinstance(constraints, list):
+        return None
+    for c in constraints:
+        if isinstance(c, dict) and c.get("kind") == kind:
+            return c.get(key)
+    return None
+
+
+def _stopped_by(bench: dict[str, Any], kinds: tuple[str, ...]) -> bool:
+    """Whether the scheduler says one of these constraints ended the processing."""
+    ended = get(bench, "scheduler_state", "end_processing_constraints")
+    return isinstance(ended, dict) and any(k in ended for k in kinds)
+
+
+def _shortfall(bench: dict[str, Any], args: dict[str, Any], total: int | None) -> str | None:
+    """A file holding fewer requests than its own max_requests constraint asked for."""
+    wanted = _max_requests(bench, args)
+    if wanted is None or total is None or total >= wanted:
+        return None
+    return (
+        f"holds {total} request(s) of the {wanted} its own max_requests constraint asked for "
+        f"({wanted - total} missing: the benchmark stopped early or the file was cut)"
+    )
+
+
+def _incomplete_reason(error: str | None, time_limit: float | None) -> tuple[str, str]:
+    """finish_reason and wording of a request GuideLLM left incomplete."""
+    detail = f": {error}" if error and not error.startswith("cancelled before the end") else ""
+    if time_limit is not None:
+        return "time_limit", (
+            f"cut by the time limit (GuideLLM incomplete: still running when the "
+            f"{time_limit:g} s duration ran out){detail}"
+        )
+    return "cancelled", (
+        f"cancelled by the client (GuideLLM incomplete: still running when the benchmark "
+        f"stopped){detail}"
+    )
 
 
 def _in_window(row: dict[str, Any], start: float, end: float) -> bool:
@@ -426,7 +553,7 @@ def _request(
     if reason is not None and error is None:
         error = (
             "cancelled before the end (GuideLLM: incomplete)"
-            if reason == "abort"
+            if reason == "cancelled"
             else ("errored (GuideLLM)")
         )
     row = {

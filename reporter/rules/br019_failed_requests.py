@@ -15,7 +15,15 @@ Per run: failed = `finish_reason` error or abort, or an `error` field; empty = s
 0 output tokens; cut = no finish reason and fewer tokens than requested. Any of them fires:
 errors at `error` severity when they exceed `failed_share` (10%) of the requests, else
 `warning`. benchreport's own aggregate counts only the tokens of successful requests; the
-finding says how many tokens that leaves out. For summary-only files, the tool's failed count.
+finding says how many tokens that leaves out. For summary-only files, the tool's failed count,
+at the same severities.
+
+Requests the client ended on purpose are named by their cause and are not failures of the
+server: `finish_reason` `cancelled` (AIPerf `--request-cancellation-rate`, `was_cancelled`) is
+"cancelled by the client", `time_limit` (GuideLLM's incomplete requests when the benchmark's
+duration ran out) is "cut by the time limit". They are reported at `info` whatever form of the
+file is read (per-request records, or a summary's `cancelled` / `time_limited` counts); their
+tokens stay outside the aggregate. Timeouts and server errors stay failures.
 
 ## Worked example
 The LambdaLabs vLLM file (FORMATS.md §11b): three "successful" requests with 0 output tokens
@@ -54,25 +62,70 @@ def check(data: AuditData) -> list[Finding]:
     return [_check_run(data, str(r)) for r in data.stats.index]
 
 
-def _check_run(data: AuditData, run_id: str) -> Finding:
+#: finish_reason of a request the client ended on purpose → how the finding names it.
+DELIBERATE = {"cancelled": "cancelled by the client", "time_limit": "cut by the time limit"}
+#: The same causes as counted in a tool's summary (run summary keys).
+SUMMARY_CAUSES = {"cancelled": "cancelled by the client", "time_limited": "cut by the time limit"}
+
+
+def _deliberate_parts(counts: dict[str, int]) -> list[str]:
+    return [f"{n} {name}" for name, n in counts.items() if n]
+
+
+def _check_summary(data: AuditData, run_id: str) -> Finding:
     s = data.figures(run_id)
+    if not (s.flag("from_summary") and not math.isnan(s["failed"])):
+        return RULE.finding(run_id, Outcome.UNDECIDABLE, "no per-request rows and no failure count")
+    counted = int(s["failed"])
+    if not counted:
+        return RULE.finding(run_id, Outcome.PASSED, "the tool counted no failed request")
+    summary = data.run_field(run_id, "summary") or {}
+    causes = {name: int(number(summary.get(key)) or 0) for key, name in SUMMARY_CAUSES.items()}
+    deliberate = min(sum(causes.values()), counted)
+    real = counted - deliberate
+    n = int(s["requests"])
+    numbers = {"failed": real, **{k: causes[v] for k, v in SUMMARY_CAUSES.items() if causes[v]}}
+    if not deliberate:
+        severity = Severity.ERROR if real > data.config[FAILED_SHARE] * n else Severity.WARNING
+        return RULE.finding(
+            run_id,
+            Outcome.FIRED,
+            f"the tool counted {counted} failed request(s) of {n}",
+            severity=severity,
+            numbers=numbers,
+            refs=run_ref(data, run_id),
+            help="fix the errors and rerun; quote the failure rate",
+        )
+    parts = _deliberate_parts(causes)
+    if real:
+        parts.insert(0, f"{real} failed")
+        severity = Severity.ERROR if real > data.config[FAILED_SHARE] * n else Severity.WARNING
+    else:
+        severity = Severity.INFO
+    return RULE.finding(
+        run_id,
+        Outcome.FIRED,
+        f"of {n} requests the tool counted {'; '.join(parts)}"
+        + ("" if real else " (ended by the client on purpose, not server failures)"),
+        severity=severity,
+        numbers=numbers,
+        refs=run_ref(data, run_id),
+        help="fix the errors and rerun; quote the failure rate"
+        if real
+        else "quote the completed requests only; their tokens are all the aggregate counts",
+    )
+
+
+def _check_run(data: AuditData, run_id: str) -> Finding:
     rows = data.requests_of(run_id)
     if rows.empty:
-        if s.flag("from_summary") and not math.isnan(s["failed"]):
-            counted = int(s["failed"])
-            if counted:
-                return RULE.finding(
-                    run_id,
-                    Outcome.FIRED,
-                    f"the tool counted {counted} failed request(s) of {int(s['requests'])}",
-                    numbers={"failed": counted},
-                    refs=run_ref(data, run_id),
-                    help="fix the errors and rerun; quote the failure rate",
-                )
-            return RULE.finding(run_id, Outcome.PASSED, "the tool counted no failed request")
-        return RULE.finding(run_id, Outcome.UNDECIDABLE, "no per-request rows and no failure count")
+        return _check_summary(data, run_id)
     requested = data.run_field(run_id, "output_tokens_requested")
-    failed = rows[~rows["ok"]]
+    ended = rows[~rows["ok"]]
+    reasons = ended["finish_reason"].astype(object)
+    on_purpose = reasons.isin(list(DELIBERATE))
+    failed = ended[~on_purpose.to_numpy(dtype=bool)]
+    causes = {name: int((reasons == reason).sum()) for reason, name in DELIBERATE.items()}
     ok = rows[rows["ok"]]
     empty = ok[ok["output_tokens"] == 0]
     cut = ok.iloc[0:0]
@@ -85,22 +138,23 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         ]
     n = len(rows)
     bad = len(failed) + len(empty) + len(cut)
-    lost = float(failed["output_tokens"].sum(min_count=1) or 0.0) if len(failed) else 0.0
+    lost = float(ended["output_tokens"].fillna(0).sum()) if len(ended) else 0.0
     numbers = {
         "requests": n,
         "failed": len(failed),
         "empty": len(empty),
         "cut": len(cut),
         "failed_tokens_not_counted": lost,
+        **{k: causes[v] for k, v in SUMMARY_CAUSES.items() if causes[v]},
     }
-    if bad == 0:
+    if bad == 0 and not len(ended):
         return RULE.finding(
             run_id, Outcome.PASSED, f"all {n} requests succeeded with output", numbers=numbers
         )
-    parts = []
+    parts = _deliberate_parts(causes)
     if len(failed):
         kinds = failed["finish_reason"].astype(object).fillna("error").value_counts()
-        parts.append(f"{len(failed)} failed ({', '.join(f'{v} {k}' for k, v in kinds.items())})")
+        parts.insert(0, f"{len(failed)} failed ({', '.join(f'{v} {k}' for k, v in kinds.items())})")
     if len(empty):
         parts.append(f"{len(empty)} 'successful' with 0 tokens")
     if len(cut):
@@ -109,19 +163,31 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             f"{fmt(float(cut['output_tokens'].min()), 0)} of {fmt(requested or 0, 0)} "
             "tokens)"
         )
+    which = "failed" if not sum(causes.values()) else "unfinished"
     counting = "the aggregate counts only successful requests' tokens" + (
-        f" ({fmt(lost, 0)} tokens of failed requests left out)" if lost else ""
+        f" ({fmt(lost, 0)} tokens of {which} requests left out)" if lost else ""
     )
-    severity = Severity.ERROR if bad > data.config[FAILED_SHARE] * n else Severity.WARNING
-    evidence = failed if len(failed) else (empty if len(empty) else cut)
+    if bad:
+        severity = Severity.ERROR if bad > data.config[FAILED_SHARE] * n else Severity.WARNING
+    else:  # only requests the client ended on purpose
+        severity = Severity.INFO
+    evidence = failed if len(failed) else (empty if len(empty) else (cut if len(cut) else ended))
+    if sum(causes.values()):
+        message = f"of {n} requests: {'; '.join(parts)}" + (
+            "" if bad else " (ended by the client on purpose, not server failures)"
+        )
+    else:
+        message = f"{'; '.join(parts)} of {n} requests"
     return RULE.finding(
         run_id,
         Outcome.FIRED,
-        f"{'; '.join(parts)} of {n} requests; {counting}",
+        f"{message}; {counting}",
         severity=severity,
         numbers=numbers,
         refs=request_refs(evidence),
-        help="fix the failures and rerun; never divide requested tokens by the wall clock",
+        help="fix the failures and rerun; never divide requested tokens by the wall clock"
+        if bad
+        else "quote the completed requests only; their tokens are all the aggregate counts",
     )
 
 

@@ -9,7 +9,8 @@ import pytest
 
 from reporter import api
 from reporter.errors import TraceError
-from tests.adapters.conftest import load, run, stats_of
+from tests.adapters.conftest import HERE, load, run, stats_of
+from tests.conftest import finding
 
 SUMMARY = "aiperf/akamaslabs-aiperf0.11-qwen3-4b-conc16-profile_export_aiperf.json"
 CSV = "aiperf/akamaslabs-aiperf0.11-qwen3-4b-conc16-profile_export_aiperf.csv"
@@ -145,3 +146,119 @@ def test_2025_summary_nests_the_metrics_under_records(tmp_path):
     s = stats_of(tables).iloc[0]
     assert (s["requests"], s["failed"], s["aggregate_tps"], s["in_flight"]) == (102, 2, 500, 4)
     assert s["median_ttft_s"] == 0.028
+
+
+# --------------------------------------------------------------------------- older and newer files
+
+#: Records in the layout of AIPerf's first releases: `metadata.timestamp_ns` and
+#: `credit_phase`, the error inside the metadata, metric tags `ttft`, `isl`, `osl`, `itl` (the
+#: `MetricTag` enum of mid-2025 and the record example of its examples/README.md).
+OLD_TAGS = HERE / "aiperf-old-tags-profile_export.jsonl"
+HALF = "aiperf/databloom-aiperf-llama32-3b-gguf-c1-dualhost-half-timeouts-profile_export.jsonl"
+ALL_TIMEOUTS = "aiperf/databloom-aiperf-qwen35-4b-gguf-c1-all-timeouts-profile_export.jsonl"
+
+
+def test_old_metric_tags_keep_first_token_times():
+    tables = load(OLD_TAGS)
+    req = tables.requests
+    assert list(req["ok"]) == [True, True, False]  # the warm-up record is left out
+    assert [round(x, 5) for x in req["ttft"][:2]] == [0.08025, 0.082]
+    assert list(req["output_tokens"][:2]) == [101.0, 101.0]
+    assert list(req["prompt_tokens"][:2]) == [550.0, 550.0]
+    assert req.at[2, "error"] == "timed out" and req.at[2, "finish_reason"] == "error"
+    assert any("first releases" in d for d in run(tables)["derived"])
+    # with the first-token times kept, the reported rates (1000 ÷ itl) match tokens ÷ decode
+    verdict = api.audit([OLD_TAGS], select=["BR020"])
+    assert finding(verdict, "BR020", run(tables)["run"])["outcome"] == "passed"
+
+
+def _sweep_folder(tmp_path, real, concurrency: int, name: str = HALF):
+    folder = tmp_path / f"llama-3.2-3b-openai-chat-concurrency{concurrency}"
+    folder.mkdir()
+    (folder / "profile_export.jsonl").write_bytes(real(name).read_bytes())
+    return folder / "profile_export.jsonl"
+
+
+def test_records_of_one_sweep_audit_together(tmp_path, real):
+    paths = [_sweep_folder(tmp_path, real, n) for n in (1, 2, 4)]
+    verdict = api.audit(paths)  # every file was run "aiperf" before: an AssertionError
+    ids = [r.id for r in verdict.runs]
+    assert ids == [f"aiperf:llama-3.2-3b-openai-chat-concurrency{n}" for n in (1, 2, 4)]
+    tables = api.load(paths)
+    assert list(tables.runs["concurrency"]) == [1, 2, 4]
+    assert "from the artifact folder's name" in " ".join(tables.runs["derived"].iloc[0])
+    assert [r.id for r in api.audit(paths).runs] == ids  # the same ids on every read
+
+
+def test_same_named_files_in_same_named_folders_stay_apart(tmp_path, real):
+    paths = []
+    for top in ("a", "b"):
+        (tmp_path / top / "c1").mkdir(parents=True)
+        path = tmp_path / top / "c1" / "profile_export.jsonl"
+        path.write_bytes(real(HALF).read_bytes())
+        paths.append(path)
+    verdict = api.audit(paths)
+    assert sorted(r.id for r in verdict.runs) == [
+        "a/c1/profile_export.jsonl:aiperf:c1",
+        "b/c1/profile_export.jsonl:aiperf:c1",
+    ]
+
+
+def test_cancelled_records_are_named_not_failures(tmp_path):
+    t0 = 1_785_000_000_000_000_000
+    lines = [json.loads(_record(i, t0 + i * 10**9)) for i in range(10)]
+    for i in (3, 7):  # --request-cancellation-rate 20
+        lines[i]["metadata"]["was_cancelled"] = True
+        lines[i]["metadata"]["cancellation_time_ns"] = t0 + i * 10**9 + 100_000_000
+        lines[i]["metrics"] = {}
+        lines[i]["error"] = {"code": 499, "type": "RequestCancellationError",
+                             "message": "Request was cancelled"}  # fmt: skip
+    path = tmp_path / "profile_export.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    tables = load(path)
+    req = tables.requests
+    assert list(req["finish_reason"].astype(object)[[3, 7]]) == ["cancelled", "cancelled"]
+    assert req.at[3, "error"].startswith("cancelled by the client")
+    f = finding(api.audit([path], select=["BR019"]), "BR019", run(tables)["run"])
+    assert (f["outcome"], f["severity"]) == ("fired", "info")
+    assert f["message"].startswith("of 10 requests: 2 cancelled by the client (ended by the client")
+    assert f["numbers"]["failed"] == 0 and f["numbers"]["cancelled"] == 2
+
+
+def test_timeouts_stay_failures(real):
+    tables = load(real(ALL_TIMEOUTS))
+    f = finding(api.audit([real(ALL_TIMEOUTS)], select=["BR019"]), "BR019", run(tables)["run"])
+    assert (f["outcome"], f["severity"], f["numbers"]["failed"]) == ("fired", "error", 20)
+
+
+def _summary_doc(concurrency: int, **endpoint: object) -> dict[str, object]:
+    return {
+        "schema_version": "1.3",
+        "aiperf_version": "0.13.0",
+        "benchmark_duration": {"unit": "sec", "avg": 3.0},
+        "request_count": {"unit": "requests", "avg": 2},
+        "output_token_throughput": {"unit": "tokens/sec", "avg": 192.0},
+        "input_config": {
+            "endpoint": {"streaming": True, **endpoint},
+            "phases": [{"name": "profiling", "type": "concurrency", "concurrency": concurrency}],
+            "models": {"items": [{"name": "Qwen/Qwen3-VL"}]},
+        },
+    }
+
+
+def test_records_read_their_summary_and_inputs_beside_them(tmp_path, real):
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "profile_export.jsonl").write_bytes(real(RECORDS).read_bytes())
+    (folder / "profile_export_aiperf.json").write_text(json.dumps(_summary_doc(2)))
+    payload = {"model": "Qwen/Qwen3-VL", "max_tokens": 300, "ignore_eos": True, "stream": True}
+    inputs = {"data": [{"session_id": f"s{i}", "payloads": [payload]} for i in range(2)]}
+    (folder / "inputs.json").write_text(json.dumps(inputs))
+    tables = load(folder / "profile_export.jsonl")
+    r = run(tables)
+    assert (r["run"], r["concurrency"], r["tool_version"]) == ("aiperf:run", 2, "0.13.0")
+    assert (r["output_tokens_requested"], r["ignore_eos"], r["stop"]) == (300, True, "forced")
+    assert r["model_name"] == "Qwen/Qwen3-VL"
+    derived = " ".join(r["derived"])
+    assert "from the summary beside it" in derived and "from the request inputs" in derived
+    assert any("profile_export_aiperf.json" in n for n in tables.inputs[0].notes)

@@ -14,8 +14,15 @@ REAL_FILES = {
     "aiperf/akamaslabs-aiperf0.11-qwen3-4b-conc16-profile_export_aiperf.csv": "aiperf",
     "aiperf/akamaslabs-aiperf0.11-qwen3-4b-conc16-profile_export_aiperf.json": "aiperf",
     "aiperf/anud18-aiperf-qwen3vl-c2-profile_export-first2records-excerpt.jsonl": "aiperf",
+    "aiperf/databloom-aiperf-llama32-3b-gguf-c1-dualhost-half-timeouts-profile_export.jsonl": (
+        "aiperf"
+    ),
+    "aiperf/databloom-aiperf-qwen35-4b-gguf-c1-all-timeouts-profile_export.jsonl": "aiperf",
     "guidellm/danielkorat-guidellm050dev-qwen3-4b-concurrent4-sanity.json": "guidellm",
     "guidellm/guidellm-v02-test-asset-benchmarks_stripped.json": "guidellm",
+    "guidellm/guidellm-v02-test-asset-benchmarks_stripped.yaml": "guidellm",
+    "guidellm/llmd-guidellm080dev-report-v2-constant-2-4rps-mock-server.json": "guidellm",
+    "guidellm/rsevilla87-guidellm-qwen3-06b-constant-10rps.json": "guidellm",
     "llama-bench/brayniac-rtx4090-b5606-pp8192-tg1280.json": "llama-bench",
     "llama-bench/orionzhen-7900xtx-vulkan-radv-gptoss20b-b7951-depth-sweep.json": "llama-bench",
     "llmperf/leaderboard-groq_70b_individual_responses.json": "llmperf",
