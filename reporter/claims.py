@@ -30,6 +30,8 @@ _METRICS = {
     "speedup": "speedup",
     "scaling": "scaling",
 }
+#: The largest N a --claim may state (no server runs a million requests at once).
+MAX_CLAIM_N = 1_000_000
 _UNITS = {"tok/s", "tokens/s", "t/s", "x", "×"}
 
 
@@ -55,10 +57,19 @@ def parse_claim_option(text: str, index: int) -> dict[str, Any]:
             number = re.match(r"^([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)(x|×|tok/s)?$", value)
             if not number:
                 raise UsageError(f"--claim {text!r}: {key}={value!r} is not a number; {expected}")
-            row["metric"], row["value"] = _METRICS[key], float(number.group(1))
+            figure = float(number.group(1))
+            if not math.isfinite(figure) or figure <= 0:  # 1e309 reads as inf
+                raise UsageError(
+                    f"--claim {text!r}: {key}={value!r}; expected a finite number above 0"
+                )
+            row["metric"], row["value"] = _METRICS[key], figure
         elif key in ("n", "concurrency", "c"):
-            if not value.isdigit() or int(value) < 1:
-                raise UsageError(f"--claim {text!r}: N={value!r}; expected a whole number ≥ 1")
+            digits = re.fullmatch(r"[0-9]{1,9}", value)  # ASCII only: int("²") raises
+            if not digits or not 1 <= int(value) <= MAX_CLAIM_N:
+                raise UsageError(
+                    f"--claim {text!r}: N={value!r}; "
+                    f"expected a whole number from 1 to {MAX_CLAIM_N:,}"
+                )
             row["concurrency"] = int(value)
         elif key == "method":
             if value not in ("sum", "wall", "unknown"):

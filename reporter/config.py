@@ -2,28 +2,47 @@
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from reporter.errors import UsageError
+from reporter.ingest.limits import read_bytes
 
 
 @dataclass(frozen=True)
 class Threshold:
-    """A number a rule decides by, with the reason it has this value."""
+    """A number a rule decides by, with the reason it has this value.
+
+    Valid values are finite, above `low` and at most `high` (a share is at most 1);
+    `load` refuses the others.
+    """
 
     name: str
     default: float
     reason: str
+    low: float = 0.0
+    high: float = math.inf
+
+    def valid(self, value: float) -> bool:
+        return math.isfinite(value) and self.low < value <= self.high
+
+    def range_text(self) -> str:
+        text = f"a finite number above {self.low:g}"
+        return text if math.isinf(self.high) else f"{text} and at most {self.high:g}"
 
 
 THRESHOLDS: dict[str, Threshold] = {}
 
 
-def threshold(name: str, default: float, reason: str) -> Threshold:
-    """Declare a threshold (rule modules call this at import)."""
-    t = Threshold(name, default, reason)
+def threshold(
+    name: str, default: float, reason: str, *, low: float = 0.0, high: float = math.inf
+) -> Threshold:
+    """Declare a threshold (rule modules call this at import); by default valid when > 0."""
+    t = Threshold(name, default, reason, low, high)
+    if not t.valid(default):
+        raise ValueError(f"threshold {name}: default {default!r}; expected {t.range_text()}")
     THRESHOLDS[name] = t
     return t
 
@@ -42,16 +61,7 @@ class Config:
         """Read `[thresholds]` from a TOML file: `flat_growth = 1.3`."""
         if path is None:
             return cls()
-        try:
-            with Path(path).open("rb") as f:
-                data = tomllib.load(f)
-        except OSError as exc:
-            raise UsageError(f"{path}: cannot read the config file: {exc.strerror}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise UsageError(
-                f"{path}: not valid TOML: {exc}; expected [thresholds] name = number"
-            ) from None
-        table = data.get("thresholds", {})
+        table = _thresholds_table(str(path))
         overrides: dict[str, float] = {}
         import reporter.rules  # noqa: F401  (declares every threshold)
 
@@ -59,7 +69,43 @@ class Config:
             if name not in THRESHOLDS:
                 known = ", ".join(sorted(THRESHOLDS))
                 raise UsageError(f"{path}: unknown threshold {name!r}; expected one of {known}")
+            t = THRESHOLDS[name]
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise UsageError(f"{path}: threshold {name} is {value!r}; expected a number")
-            overrides[name] = float(value)
+                shown = type(value).__name__ if isinstance(value, list | dict) else repr(value)
+                raise UsageError(f"{path}: threshold {name} is {shown}; expected a number")
+            number = float(value) if abs(value) < 1e308 else math.inf  # no OverflowError
+            if not t.valid(number):
+                shown = (
+                    repr(value) if len(repr(value)) <= 40 else f"a {len(str(value))}-digit number"
+                )
+                raise UsageError(f"{path}: threshold {name} is {shown}; expected {t.range_text()}")
+            overrides[name] = number
         return cls(overrides)
+
+
+def _thresholds_table(path: str) -> dict[str, object]:
+    """The `[thresholds]` table of a TOML file; every way the file can be wrong is worded."""
+    expected = "expected [thresholds] name = number"
+    try:
+        data = read_bytes(path, "config")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the config file: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise UsageError(
+            f"{path}:{line}: byte {data[exc.start]:#04x} is not UTF-8; expected a UTF-8 TOML file"
+        ) from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: not valid TOML: {exc}; {expected}") from None
+    except RecursionError:
+        raise UsageError(f"{path}: not valid TOML: nested too deeply; {expected}") from None
+    except ValueError:  # an integer of more digits than Python converts (4,300)
+        raise UsageError(f"{path}: not valid TOML: a number too long to read; {expected}") from None
+    table = doc.get("thresholds", {})
+    if not isinstance(table, dict):
+        raise UsageError(f"{path}: thresholds is a {type(table).__name__}; {expected}")
+    return table

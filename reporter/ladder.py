@@ -32,6 +32,7 @@ SEND_SPREAD = threshold(
     "send_spread",
     0.05,
     "requests sent within 5% of the wall clock count as sent together",
+    high=1.0,
 )
 
 

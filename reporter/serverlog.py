@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from reporter.errors import Problem, TraceError
+from reporter.ingest.limits import read_bytes
 from reporter.table import LOG_COLUMNS, Tables
 
 # llama-server "0.00.006.389 W srv ...", Python logging "WARNING:", glog "W1129 ...", "[warn]"
@@ -29,7 +30,7 @@ def level_of(text: str) -> str | None:
 def read_server_log(path: Path, tables: Tables) -> pd.DataFrame:
     """The log rows of `tables` plus one row per non-blank line of the log file."""
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(str(path), "server log")
     except OSError as exc:
         raise TraceError(
             [Problem(str(path), None, f"cannot read the server log: {exc.strerror}")]

@@ -23,12 +23,15 @@ import pandas as pd
 
 from reporter.adapters.native import run_row
 from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
+from reporter.ingest.limits import depth_problem, too_deep
 from reporter.ingest.lines import Source, iter_lines, json_problem
 from reporter.table import InputFile, Partial, normalize_requests
 
 #: Files larger than this are not scanned for the line of each element of a JSON document;
 #: their rows point at the line of the enclosing object instead.
 LOCATE_LIMIT_BYTES = 256 << 20
+#: Lines up to this long are checked for nesting depth before they are parsed.
+DEPTH_CHECKED_BYTES = 1 << 20
 
 
 # --------------------------------------------------------------------------- problems
@@ -84,7 +87,14 @@ def _relaxed(raw: bytes) -> Any:
 
 
 def parse_value(path: str, number: int, raw: bytes) -> tuple[Any, Problem | None]:
-    """One JSON value of a line; Infinity and NaN are accepted (SGLang writes them)."""
+    """One JSON value of a line; Infinity and NaN are accepted (SGLang writes them).
+
+    A line nested deeper than the limit is refused before a parser sees it; a long line (a
+    whole document) is left to orjson, whose own limit (1,024 levels) cannot overflow.
+    """
+    depth = too_deep(raw) if len(raw) <= DEPTH_CHECKED_BYTES else None
+    if depth is not None:
+        return None, depth_problem(path, number, depth)
     try:
         return orjson.loads(raw), None
     except orjson.JSONDecodeError as exc:

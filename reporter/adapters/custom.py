@@ -43,6 +43,7 @@ from reporter.adapters._common import (
     new_run,
 )
 from reporter.errors import Problem, TraceError, UsageError
+from reporter.ingest.limits import check_yaml, read_bytes
 from reporter.ingest.lines import Source
 from reporter.table import Partial
 
@@ -107,7 +108,8 @@ class Mapping:
         self.path = path
         self.problems: list[Problem] = []
         try:
-            node = yaml.compose(text)
+            check_yaml(text, path)  # depth and alias budget, before anything is built
+            node = yaml.compose(text, Loader=yaml.SafeLoader)
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
@@ -255,7 +257,7 @@ def _key_lines(node: Any, prefix: tuple[Any, ...] = ()) -> dict[tuple[Any, ...],
 
 def load_mapping(path: str) -> Mapping:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_bytes(path, "mapping").decode("utf-8")
     except OSError as exc:
         raise TraceError(
             [Problem(path, None, f"cannot read the mapping file: {exc.strerror}")]

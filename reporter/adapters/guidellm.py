@@ -35,6 +35,7 @@ from reporter.adapters._common import (
     stop_mode,
     unique_ids,
 )
+from reporter.ingest.limits import check_yaml
 from reporter.ingest.lines import Source
 from reporter.table import Partial
 
@@ -85,8 +86,10 @@ def _is_yaml_report(source: Source) -> bool:
 def _yaml_document(source: Source) -> tuple[Any, dict[tuple[Any, ...], int]]:
     """The YAML report and the line of each benchmark (its requests point there too)."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    text = source.text()
     try:
-        doc = yaml.load(source.text(), Loader=loader)  # a safe loader: plain data only
+        check_yaml(text, source.path, loader)  # depth and alias budget, before anything is built
+        doc = yaml.load(text, Loader=loader)  # a safe loader: plain data only
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise fail(

@@ -28,6 +28,8 @@ from reporter.adapters._common import (
     new_run,
     num,
 )
+from reporter.errors import TraceError
+from reporter.ingest.limits import read_bytes
 from reporter.ingest.lines import Source
 from reporter.table import Partial
 
@@ -199,8 +201,8 @@ def _sibling_summary(path: str) -> tuple[dict[str, Any] | None, str | None]:
         return None, None
     sibling = p.with_name(p.name.removesuffix("_individual_responses.json") + "_summary.json")
     try:
-        doc = json.loads(sibling.read_bytes())
-    except (OSError, ValueError):
+        doc = json.loads(read_bytes(str(sibling), "trace"))
+    except (OSError, ValueError, RecursionError, TraceError):
         return None, None
     if isinstance(doc, dict) and SUMMARY_KEY in doc:
         return doc, sibling.name

@@ -20,6 +20,7 @@ import pyarrow.json as pj
 from numpy.lib.stride_tricks import sliding_window_view
 
 from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
+from reporter.ingest.limits import deep_lines
 from reporter.ingest.lines import Source, iter_lines, parse_line
 from reporter.ingest.validate import KINDS, bad_request_rows, record_problems
 from reporter.table import InputFile, Partial, normalize_requests
@@ -160,6 +161,11 @@ def _read_fast(
         for prefix in REQUEST_PREFIXES:
             pattern = np.frombuffer(prefix, np.uint8)
             is_request[idx] |= (window[:, : len(prefix)] == pattern).all(axis=1)
+    # pyarrow's reader overflows the C stack on deep nesting: such lines go to parse_line,
+    # which refuses them with their depth
+    deep = deep_lines(data, newlines)
+    if deep:
+        is_request &= ~np.isin(lines, np.fromiter(deep, dtype=np.int64))
     if (~is_request).sum() > MAX_OTHER_LINES:
         return None
     # consecutive request lines form one span of bytes for pyarrow

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from reporter.errors import Problem, TraceError
+from reporter.ingest.limits import depth_problem, read_bytes, too_deep
 
 _HASHER: ThreadPoolExecutor | None = None
 
@@ -36,7 +37,7 @@ class Source:
     @classmethod
     def read(cls, path: str | Path) -> Source:
         try:
-            data = Path(path).read_bytes()
+            data = read_bytes(str(path), "trace")
         except OSError as exc:
             reason = exc.strerror or type(exc).__name__
             raise TraceError(
@@ -121,6 +122,9 @@ def json_problem(path: str, number: int, line: bytes, exc: Exception) -> Problem
 
 
 def parse_line(path: str, number: int, line: bytes) -> tuple[Any, Problem | None]:
+    depth = too_deep(line)
+    if depth is not None:
+        return None, depth_problem(path, number, depth)
     try:
         return orjson.loads(line), None
     except orjson.JSONDecodeError as exc:

@@ -52,6 +52,7 @@ QUEUE_HELD_SHARE = threshold(
     0.10,
     "a level of concurrency must last a tenth of the busy time to count; hand-overs between "
     "a finishing and a starting request last milliseconds",
+    high=1.0,
 )
 
 
@@ -60,6 +61,7 @@ HANDOVER_SHARE = threshold(
     0.10,
     "a queued request's first token follows a completion by its own prefill, a small part of "
     "a request's decode time; later than a tenth of it, something else delayed it",
+    high=1.0,
 )
 
 

@@ -47,6 +47,7 @@ PREFILL_SHARE = threshold(
     "prefill_share",
     0.30,
     "METHOD §4: above ~30% of the wall the figure measures prefill, not decode",
+    high=1.0,
 )
 
 

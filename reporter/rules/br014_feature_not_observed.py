@@ -90,6 +90,7 @@ CACHE_TTFT_DROP = threshold(
     0.20,
     "a cache hit skips the cached prefill: on a long prompt the time to first token falls by "
     "far more than its ~5% run-to-run noise (METHOD §7); less than 20% is no hit",
+    high=1.0,
 )
 CACHE_MIN_PROMPT = threshold(
     "cache_min_prompt_tokens",

@@ -74,6 +74,7 @@ NEAR_CEILING = threshold(
     0.55,
     "METHOD §6: a pre-registered gate of 55% utilization ended the plan for a faster engine; "
     "above it the headroom is single-digit percent (MoE decode reaches 60–65%)",
+    high=1.0,
 )
 MOE_TYPICAL = 0.65  # METHOD §6: "MoE decode typically reaches 60–65%"
 

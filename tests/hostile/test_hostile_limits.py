@@ -7,14 +7,31 @@ run); the tests skip when the folder is absent.
 
 from __future__ import annotations
 
+import os
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from reporter import api
 from reporter.cli import main
-from tests.conftest import TRACES
+from reporter.config import THRESHOLDS
+from reporter.ingest.limits import MAX_JSON_DEPTH, deep_lines, json_depth
+from tests.conftest import FIXTURES, ROOT, TRACES
 
+#: The regression inputs, read in place (never copied into the repository).
+HOSTILE = Path(__file__).resolve().parents[2] / ".." / "shared" / "hostile"
 LADDER = str(TRACES / "case-a-ladder.jsonl")
+CUSTOM_LOG = str(FIXTURES / "adapters" / "bench-log.csv")
+#: Generous bounds for one command on a busy machine: a hang or a blow-up is far beyond.
+TIMEOUT_S = 30
+MEMORY_CAP = 2 << 30
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
@@ -70,3 +87,230 @@ def test_an_interrupt_is_exit_130(monkeypatch: pytest.MonkeyPatch) -> None:
     assert code == 130
     assert "interrupted" in err
     assert "Traceback" not in err
+
+
+# --------------------------------------------------------------------------- the real CLI
+
+
+def _cap_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
+def run_cli(*args: str) -> tuple[int, str]:
+    """`python -m reporter ARGS` in a child with a memory cap and a deadline: (code, output).
+
+    A signal (SIGSEGV) shows as a negative code; a hang as a TimeoutExpired failure.
+    """
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "reporter", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=TIMEOUT_S,
+        preexec_fn=_cap_memory,
+        check=False,
+    )
+    assert time.monotonic() - started < TIMEOUT_S
+    return done.returncode, done.stdout + done.stderr
+
+
+def assert_refused(code: int, output: str, path: str, expected: str) -> None:
+    __tracebackhide__ = True
+    assert code == 2, output
+    assert "Traceback" not in output
+    assert "internal error" not in output
+    assert f"{path}" in output
+    assert f"; expected {expected}" in output
+
+
+@pytest.fixture
+def hostile() -> Path:
+    if not HOSTILE.is_dir():
+        pytest.skip("../shared/hostile is absent")
+    return HOSTILE
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Iterator[str]:
+    path = tmp_path / "fifo"
+    os.mkfifo(path)
+    yield str(path)
+
+
+def test_deep_nesting_is_refused_before_the_json_reader(hostile: Path) -> None:
+    path = str(hostile / "crash01-segfault-deep-nesting-in-6th-line.jsonl")
+    code, output = run_cli("audit", path, "--no-html")
+    assert_refused(code, output, f"{path}:7: nested 20001 deep", "at most 64 levels")
+
+
+def test_a_yaml_alias_bomb_is_refused(hostile: Path) -> None:
+    path = str(hostile / "hang01-mapping-alias-bomb-of-mappings.yaml")
+    started = time.monotonic()
+    code, output = run_cli(
+        "audit", CUSTOM_LOG, "--format", "custom", "--mapping", path, "--no-html"
+    )
+    assert_refused(code, output, f"{path}:5: aliases repeat more than 100,000 nodes", "a document")
+    assert time.monotonic() - started < TIMEOUT_S
+
+
+def test_deeply_nested_yaml_is_refused(hostile: Path) -> None:
+    path = str(hostile / "tb-mapping-deep-nesting.yaml")
+    code, out, err = invoke(
+        "audit", CUSTOM_LOG, "--format", "custom", "--mapping", path, "--no-html"
+    )
+    assert_refused(code, out + err, f"{path}:1: nested more than 64 deep", "at most 64 levels")
+
+
+#: How each option is given a special file, and what it then expected.
+SPECIAL_USES = {
+    "trace": (lambda f: ["audit", f, "--no-html"], "a trace file"),
+    "config": (lambda f: ["audit", LADDER, "--no-html", "--config", f], "a TOML config file"),
+    "mapping": (
+        lambda f: ["audit", CUSTOM_LOG, "--format", "custom", "--mapping", f, "--no-html"],
+        "a YAML mapping file",
+    ),
+    "server-log": (
+        lambda f: ["audit", LADDER, "--no-html", "--server-log", f],
+        "a server log file",
+    ),
+}
+
+
+def _matrix(first: str) -> list[object]:
+    """One use per special file in the quick suite; the others run with the slow tests
+    (each is a fresh interpreter)."""
+    return [u if u == first else pytest.param(u, marks=pytest.mark.slow) for u in SPECIAL_USES]
+
+
+@pytest.mark.parametrize("use", _matrix("trace"))
+@pytest.mark.parametrize(
+    "device", ["/dev/zero", pytest.param("/dev/urandom", marks=pytest.mark.slow)]
+)
+def test_a_character_device_is_refused(device: str, use: str) -> None:
+    if not Path(device).exists():
+        pytest.skip(f"{device} is absent")
+    args, expected = SPECIAL_USES[use]
+    code, output = run_cli(*args(device))
+    assert_refused(code, output, f"{device}: not a regular file (a character device)", expected)
+
+
+@pytest.mark.parametrize("use", _matrix("trace"))
+def test_a_fifo_is_refused_without_blocking(fifo: str, use: str) -> None:
+    args, expected = SPECIAL_USES[use]
+    code, output = run_cli(*args(fifo))
+    assert_refused(code, output, f"{fifo}: not a regular file (a FIFO)", expected)
+
+
+# --------------------------------------------------------------------------- in process
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("tb-config-thresholds-not-a-table.toml", ": thresholds is a list"),
+        ("tb-config-invalid-utf8.toml", ":2: byte 0xff is not UTF-8"),
+        ("tb-config-deep-array.toml", ": not valid TOML: nested too deeply"),
+        ("tb-config-400-digit-int.toml", ": threshold flat_growth is a 400-digit number"),
+        ("tb-config-5000-digit-int.toml", ": not valid TOML: a number too long to read"),
+    ],
+)
+def test_a_hostile_config_is_refused(hostile: Path, name: str, message: str) -> None:
+    path = str(hostile / name)
+    code, out, err = invoke("audit", LADDER, "--no-html", "--config", path)
+    assert_refused(code, out + err, path + message, "")
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("nan", "nan"),
+        ("inf", "inf"),
+        ("-1", "-1"),
+        ("0", "0"),
+        ("0.0", "0.0"),
+        ("1.5", "1.5"),  # a share above 1
+    ],
+)
+def test_a_threshold_must_be_finite_and_in_range(tmp_path: Path, value: str, shown: str) -> None:
+    config = tmp_path / "t.toml"
+    config.write_text(f"[thresholds]\nfailed_share = {value}\n", encoding="utf-8")
+    code, out, err = invoke("audit", LADDER, "--no-html", "--config", str(config))
+    expected = "a finite number above 0 and at most 1"
+    assert_refused(code, out + err, f"{config}: threshold failed_share is {shown}", expected)
+
+
+def test_every_default_threshold_is_in_its_own_range() -> None:
+    import reporter.rules  # noqa: F401  (declares every threshold)
+
+    assert len(THRESHOLDS) >= 20
+    for t in THRESHOLDS.values():
+        assert t.valid(t.default), t.name
+        assert not t.valid(float("nan")) and not t.valid(float("inf")) and not t.valid(0.0)
+
+
+@pytest.mark.parametrize(
+    ("claim", "message"),
+    [
+        ("aggregate=1e309", "aggregate='1e309'; expected a finite number above 0"),
+        ("aggregate=0", "aggregate='0'; expected a finite number above 0"),
+        ("aggregate=nan", "aggregate='nan' is not a number"),
+        ("aggregate=-40", "aggregate='-40' is not a number"),
+        ("aggregate=40 N=" + "9" * 5000, "; expected a whole number from 1 to 1,000,000"),
+        ("aggregate=40 N=\u00b2", "N='\u00b2'; expected a whole number from 1 to 1,000,000"),
+    ],
+)
+def test_a_claim_must_be_finite_and_positive(claim: str, message: str) -> None:
+    code, out, err = invoke("audit", LADDER, "--no-html", "--claim", claim)
+    assert code == 2
+    assert "Traceback" not in out + err and "internal error" not in err
+    assert err.startswith("--claim ")
+    assert message in err
+
+
+def test_a_file_above_its_size_cap_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reporter.ingest import limits
+
+    config = tmp_path / "t.toml"
+    config.write_text("[thresholds]\nfailed_share = 0.2\n" + "#" * 100 + "\n", encoding="utf-8")
+    monkeypatch.setitem(limits.MAX_BYTES, "config", 64)
+    code, out, err = invoke("audit", LADDER, "--no-html", "--config", str(config))
+    assert_refused(code, out + err, f"{config}: the file is 133 bytes", "a TOML config file")
+    assert "of at most 64 bytes" in err
+    monkeypatch.setitem(limits.MAX_BYTES, "trace", 1024)
+    code, out, err = invoke("audit", LADDER, "--no-html")
+    assert_refused(
+        code, out + err, f"{LADDER}: the file is 4.5 KiB", "a trace file of at most 1 KiB"
+    )
+
+
+def test_a_deep_line_is_refused_on_every_json_path(tmp_path: Path) -> None:
+    deep = b"[" * 65 + b"]" * 65
+    request = b'{"kind":"request","run":"r","id":9,"t_send":0,"t_end":1,"output_tokens":4,"x":'
+    lines = Path(LADDER).read_bytes().splitlines()
+    trace = tmp_path / "deep.jsonl"
+    trace.write_bytes(b"\n".join([*lines[:3], request + deep + b"}", *lines[3:]]) + b"\n")
+    code, out, err = invoke("audit", str(trace), "--no-html")
+    assert_refused(code, out + err, f"{trace}:4: nested 66 deep", "at most 64 levels")
+    # 64 levels are read (and then judged on their content, not their depth)
+    ok = tmp_path / "ok.jsonl"
+    ok.write_bytes(b"\n".join([*lines[:3], request + deep[2:-2] + b"}", *lines[3:]]) + b"\n")
+    _, _, err = invoke("audit", str(ok), "--no-html")
+    assert "nested" not in err
+
+
+def test_json_depth_ignores_brackets_in_strings() -> None:
+    assert json_depth(b'{"a":[1,[2,{"b":"[[[\\"[["}]]]}') == 4
+    assert json_depth(b'["\\\\"]') == 1  # an escaped backslash, then the closing quote
+    assert json_depth(b'["' + b"[" * 500 + b'"]') == 1
+    assert json_depth(b"") == 0
+    text = b'{"x":"' + b"[" * 100 + b'"}\n{"y":[[[1]]]}\n' + b"[" * 70 + b"]" * 70 + b"\n"
+    newlines = np.flatnonzero(np.frombuffer(text, np.uint8) == 10)
+    assert deep_lines(text, newlines) == {3: 70}
+    assert MAX_JSON_DEPTH == 64

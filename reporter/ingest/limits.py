@@ -1,0 +1,241 @@
+"""Limits on what is read, so that no input can crash, hang or exhaust the machine.
+
+- Only regular files are read (no character device, FIFO or socket: /dev/zero never ends,
+  a FIFO blocks); the kind is checked before the file is opened, and the file is opened
+  non-blocking in case it was swapped in between.
+- Each kind of file has a size cap (`MAX_BYTES`), checked before the bytes are read.
+- JSON nesting is at most `MAX_JSON_DEPTH` levels, checked on the bytes before any JSON reader
+  sees them (pyarrow's reader overflows the C stack on an array 20,000 deep).
+- YAML is at most `MAX_YAML_DEPTH` levels deep, and its aliases may repeat at most
+  `MAX_YAML_ALIAS_NODES` nodes in all (an 817-byte alias bomb otherwise grows without end).
+
+Every refusal is a `path[:line]: what; expected what` error (exit 2).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from reporter.errors import Problem, TraceError
+
+#: The largest file of each kind that is read (whole, into memory).
+MAX_BYTES = {
+    "trace": 2 << 30,
+    "server log": 512 << 20,
+    "mapping": 1 << 20,
+    "config": 1 << 20,
+}
+#: What a file of each kind should be, for "expected ..." in a refusal.
+EXPECTED = {
+    "trace": "a trace file",
+    "server log": "a server log file",
+    "mapping": "a YAML mapping file",
+    "config": "a TOML config file",
+}
+#: The deepest JSON nesting accepted: real records nest 3 or 4 levels.
+MAX_JSON_DEPTH = 64
+#: The deepest YAML nesting accepted.
+MAX_YAML_DEPTH = 64
+#: The most nodes that YAML aliases may repeat, over a whole document.
+MAX_YAML_ALIAS_NODES = 100_000
+
+_CHUNK = 1 << 20
+#: Bytes measured at once by json_depth (its temporary arrays take ~40 bytes per byte).
+_BLOCK = 1 << 20
+
+
+def size_text(n: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}".replace(".0 ", " ")
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def _kind_of(mode: int) -> str:
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def _refuse(path: str, message: str, kind: str, *, capped: bool = False) -> TraceError:
+    expected = EXPECTED[kind]
+    if capped:
+        expected += f" of at most {size_text(MAX_BYTES[kind])}"
+    return TraceError([Problem(path, None, message, expected)])
+
+
+def read_bytes(path: str, kind: str) -> bytes:
+    """The bytes of a regular file of at most `MAX_BYTES[kind]`; anything else is refused.
+
+    OSError (no such file, permission) is left to the caller, which words it for its file.
+    """
+    limit = MAX_BYTES[kind]
+    mode = Path(path).stat().st_mode  # before open: opening a FIFO for reading blocks
+    if not stat.S_ISREG(mode):
+        raise _refuse(path, f"not a regular file ({_kind_of(mode)})", kind)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb", buffering=0) as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):  # swapped after the stat
+            raise _refuse(path, f"not a regular file ({_kind_of(info.st_mode)})", kind)
+        if info.st_size > limit:
+            raise _refuse(path, f"the file is {size_text(info.st_size)}", kind, capped=True)
+        parts: list[bytes] = []
+        total = 0
+        want = info.st_size or _CHUNK  # the stat'ed size at once, then what it grew by
+        while chunk := f.read(want):
+            total += len(chunk)
+            if total > limit:  # a file that grows while read (a trace being recorded)
+                raise _refuse(path, "the file grew while read", kind, capped=True)
+            parts.append(chunk)
+            want = _CHUNK
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+# --------------------------------------------------------------------------- JSON nesting
+
+
+def json_depth(text: bytes) -> int:
+    """The deepest nesting of `[` and `{` in JSON text, outside strings.
+
+    Vectorised, in blocks (bounded memory on a long line): a quote preceded by an odd run of
+    backslashes is escaped; the others toggle "inside a string"; brackets outside strings
+    step the depth up and down. Newlines do not reset it: call it on one line of JSON Lines.
+    """
+    deepest = depth = 0
+    inside = False
+    slashes_before = 0  # the run of backslashes that ended the previous block
+    for begin in range(0, len(text), _BLOCK):
+        a = np.frombuffer(text, np.uint8, count=min(_BLOCK, len(text) - begin), offset=begin)
+        step = ((a == 0x5B) | (a == 0x7B)).astype(np.int32)
+        step -= (a == 0x5D) | (a == 0x7D)
+        quotes = a == 0x22
+        slashes = a == 0x5C
+        if slashes.any():
+            index = np.arange(len(a), dtype=np.int64)
+            last_other = np.maximum.accumulate(np.where(slashes, -1 - slashes_before, index))
+            at = np.flatnonzero(quotes)
+            run = (at - 1) - last_other[np.maximum(at - 1, 0)]
+            run[at == 0] = slashes_before
+            quotes[at[run % 2 == 1]] = False
+            slashes_before = len(a) - 1 - int(last_other[-1])
+        else:
+            if slashes_before % 2 and quotes[0]:
+                quotes[0] = False
+            slashes_before = 0
+        within = (np.cumsum(quotes, dtype=np.int64) + inside) % 2 == 1
+        step[within] = 0
+        levels = np.cumsum(step, dtype=np.int64) + depth
+        deepest = max(deepest, int(levels.max()))
+        depth = int(levels[-1])
+        inside = bool(within[-1])
+    return deepest
+
+
+def too_deep(text: bytes, limit: int = MAX_JSON_DEPTH) -> int | None:
+    """The nesting of a JSON line when it exceeds `limit`, else None (cheap when it cannot)."""
+    if text.count(b"[") + text.count(b"{") <= limit:
+        return None
+    depth = json_depth(text)
+    return depth if depth > limit else None
+
+
+def deep_lines(data: bytes, newlines: np.ndarray, limit: int = MAX_JSON_DEPTH) -> dict[int, int]:
+    """{line number: depth} of the lines of a JSON Lines buffer nested deeper than `limit`.
+
+    Only lines with more than `limit` opening brackets can be that deep; those (rare) are
+    measured exactly. Linear in the bytes, with no Python loop per line.
+    """
+    arr = np.frombuffer(data, np.uint8)
+    found: dict[int, int] = {}
+    opens = np.flatnonzero((arr | 0x20) == 0x7B)  # "[" is 0x5B, "{" is 0x7B
+    if len(opens) <= limit:
+        return found
+    starts = np.concatenate(([0], newlines + 1))
+    stops = np.concatenate((newlines, [len(arr)]))
+    # limit + 1 opening brackets on one line lie closer together than the longest line
+    near = np.flatnonzero(opens[limit:] - opens[:-limit] < int((stops - starts).max()))
+    if not len(near):
+        return found
+    first = np.searchsorted(newlines, opens[near])
+    last = np.searchsorted(newlines, opens[near + limit])
+    for index in np.unique(first[first == last]):
+        depth = json_depth(data[int(starts[index]) : int(stops[index])])
+        if depth > limit:
+            found[int(index) + 1] = depth
+    return found
+
+
+def depth_problem(path: str, line: int | None, depth: int) -> Problem:
+    return Problem(
+        path, line, f"nested {depth} deep", f"at most {MAX_JSON_DEPTH} levels of [ and {{"
+    )
+
+
+# --------------------------------------------------------------------------- YAML
+
+
+def check_yaml(text: str, path: str, loader_class: Any = yaml.SafeLoader) -> None:
+    """Refuse YAML nested deeper than `MAX_YAML_DEPTH`, or whose aliases repeat more than
+    `MAX_YAML_ALIAS_NODES` nodes, before any loader builds it.
+
+    Walks the parser's events (no recursion, no objects built; `loader_class` is the loader
+    whose syntax errors the caller words), keeping the size of every anchored node, so an
+    alias costs its size once, not its expansion. yaml.YAMLError is left to the caller.
+    """
+    loader = loader_class(text)
+    sizes: dict[str, int] = {}
+    stack: list[list[Any]] = []  # [size so far, anchor] of each open collection
+    repeated = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, yaml.CollectionStartEvent):
+                if len(stack) >= MAX_YAML_DEPTH:
+                    raise _yaml_problem(
+                        path, event, f"nested more than {MAX_YAML_DEPTH} deep",
+                        f"at most {MAX_YAML_DEPTH} levels",
+                    )  # fmt: skip
+                stack.append([1, event.anchor])
+                continue
+            if isinstance(event, yaml.CollectionEndEvent):
+                size, anchor = stack.pop()
+            elif isinstance(event, yaml.ScalarEvent):
+                size, anchor = 1, event.anchor
+            elif isinstance(event, yaml.AliasEvent):
+                size, anchor = sizes.get(event.anchor or "", 1), None
+                repeated += size
+                if repeated > MAX_YAML_ALIAS_NODES:
+                    raise _yaml_problem(
+                        path, event, f"aliases repeat more than {MAX_YAML_ALIAS_NODES:,} nodes",
+                        "a document without an alias bomb",
+                    )  # fmt: skip
+            else:
+                continue
+            if anchor:
+                sizes[anchor] = size
+            if stack:
+                stack[-1][0] += size
+    finally:
+        loader.dispose()
+
+
+def _yaml_problem(path: str, event: Any, message: str, expected: str) -> TraceError:
+    mark = getattr(event, "start_mark", None)
+    line = mark.line + 1 if mark is not None else None
+    return TraceError([Problem(path, line, message, expected)])
