@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,48 @@ _FINISH = {"length": "length", "stop": "stop", "eos": "stop", "tool_calls": "sto
            "function_call": "stop", "content_filter": "stop", "abort": "abort",
            "error": "error", "cancelled": "abort", "limit": "length"}  # fmt: skip
 MAX_ERROR_CHARS = 500
+#: Longest SSE line kept; a longer one is dropped (counted as a bad event), not buffered.
+MAX_EVENT_BYTES = 16 << 20
+#: Longest whole (non-streamed) answer read, and longest error body read.
+MAX_BODY_BYTES = 16 << 20
+MAX_ERROR_BODY_BYTES = 64 << 10
+#: Largest token count believed from a server (more is a broken or hostile counter).
+MAX_COUNT = 10**12
+#: Server timings kept per request (llama-server sends about a dozen).
+MAX_TIMINGS = 32
+
+
+def count(value: Any) -> int | None:
+    """A server-reported token count: a whole number from 0 to MAX_COUNT, else None.
+
+    JSON booleans are ints to Python and are refused; so are floats, even whole ones,
+    strings, negative numbers and absurdly large ones.
+    """
+    if type(value) is not int or not 0 <= value <= MAX_COUNT:
+        return None
+    return value
+
+
+def parse_json(raw: bytes) -> Any:
+    """A server's JSON answer, or None when it is not JSON.
+
+    orjson refuses nesting beyond 1,024 levels with an error instead of recursing: an
+    answer nested 50,000 deep is "not JSON" here, never a RecursionError.
+    """
+    try:
+        return orjson.loads(raw)
+    except (orjson.JSONDecodeError, RecursionError, ValueError):
+        return None
+
+
+async def read_capped(resp: httpx.Response, limit: int) -> tuple[bytes, bool]:
+    """At most `limit` bytes of a streamed response's body, and whether it was cut."""
+    out = bytearray()
+    async for piece in resp.aiter_bytes():
+        out += piece
+        if len(out) > limit:
+            return bytes(out[:limit]), True
+    return bytes(out), False
 
 
 def prompt_hash(payload: str | list[dict[str, str]]) -> str:
@@ -106,6 +149,8 @@ class RequestState:
     retried_without: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     bad_events: int = 0
+    #: Counts the server sent that are not whole numbers ≥ 0: recorded as null, named here.
+    bad_counts: list[str] = field(default_factory=list)
 
     @property
     def n_chunks(self) -> int:
@@ -114,8 +159,9 @@ class RequestState:
     def output_tokens(self) -> tuple[int | None, str]:
         if self.usage_completion is not None:
             return self.usage_completion, "usage"
-        if self.timings is not None and isinstance(self.timings.get("predicted_n"), int):
-            return int(self.timings["predicted_n"]), "timings"
+        predicted = count(self.timings.get("predicted_n")) if self.timings is not None else None
+        if predicted is not None:
+            return predicted, "timings"
         if self.http_status is None or self.http_status >= 400:
             return (0 if self.http_status else None), "none"
         return self.n_chunks, "chunks"
@@ -210,19 +256,47 @@ class RequestState:
                     self.finish_raw = str(reason)
         usage = obj.get("usage")
         if isinstance(usage, dict):
-            if isinstance(usage.get("completion_tokens"), int):
-                self.usage_completion = usage["completion_tokens"]
-            if isinstance(usage.get("prompt_tokens"), int):
-                self.usage_prompt = usage["prompt_tokens"]
+            if "completion_tokens" in usage:
+                self.usage_completion = self._count(usage, "completion_tokens", "usage")
+            if "prompt_tokens" in usage:
+                self.usage_prompt = self._count(usage, "prompt_tokens", "usage")
             details = usage.get("prompt_tokens_details")
-            if isinstance(details, dict) and isinstance(details.get("cached_tokens"), int):
-                self.cached_tokens = details["cached_tokens"]
+            if isinstance(details, dict) and "cached_tokens" in details:
+                self.cached_tokens = self._count(
+                    details, "cached_tokens", "usage.prompt_tokens_details"
+                )
         timings = obj.get("timings")
         if isinstance(timings, dict):
-            self.timings = {k: v for k, v in timings.items() if isinstance(v, int | float)}
-            if self.usage_prompt is None and isinstance(timings.get("prompt_n"), int):
-                cache = timings.get("cache_n")
-                self.usage_prompt = timings["prompt_n"] + (cache if isinstance(cache, int) else 0)
+            self.timings = _timings(timings)
+            for name in ("prompt_n", "predicted_n", "cache_n"):
+                if name in timings:
+                    self._count(timings, name, "timings")
+            prompt_n = count(timings.get("prompt_n"))
+            if self.usage_prompt is None and prompt_n is not None:
+                self.usage_prompt = prompt_n + (count(timings.get("cache_n")) or 0)
+
+    def _count(self, obj: dict[str, Any], key: str, where: str) -> int | None:
+        """obj[key] as a count; a bad one is named in `bad_counts` and recorded as None."""
+        value = count(obj[key])
+        if value is None and obj[key] is not None:
+            shown = repr(obj[key])
+            shown = shown if len(shown) <= 40 else shown[:40] + "…"
+            self.bad_counts.append(f"{where}.{key} = {shown}")
+        return value
+
+
+def _timings(timings: dict[str, Any]) -> dict[str, Any]:
+    """The server's timings kept for the trace: finite numbers ≥ 0 under short names."""
+    kept: dict[str, Any] = {}
+    for key, value in timings.items():
+        if len(kept) >= MAX_TIMINGS:
+            break
+        if not isinstance(key, str) or len(key) > 64 or type(value) not in (int, float):
+            continue
+        if not (math.isfinite(value) and 0 <= value <= MAX_COUNT):
+            continue
+        kept[key] = value
+    return kept
 
 
 async def send(
@@ -246,13 +320,18 @@ async def send(
             async with client.stream("POST", url, json=body, headers=headers) as resp:
                 state.http_status = resp.status_code
                 if resp.status_code >= 400:
-                    text = (await resp.aread()).decode("utf-8", "replace")
+                    raw, _ = await read_capped(resp, MAX_ERROR_BODY_BYTES)
+                    text = raw.decode("utf-8", "replace")
                     state.refused = refused_params(resp.status_code, text, body)
                     state.error = f"HTTP {resp.status_code}: {text[:MAX_ERROR_CHARS]}"
                     return
                 if "text/event-stream" not in resp.headers.get("content-type", ""):
-                    raw = await resp.aread()
+                    raw, cut = await read_capped(resp, MAX_BODY_BYTES)
                     now = clock() - t0
+                    if cut:
+                        state.t_end = now
+                        state.error = f"an answer of more than {MAX_BODY_BYTES:,} bytes"
+                        return
                     _whole_response(state, raw, now)
                     return
                 await _read_events(resp, state, t0)
@@ -268,23 +347,44 @@ async def send(
 
 
 async def _read_events(resp: httpx.Response, state: RequestState, t0: float) -> None:
+    """The SSE lines of a stream, in time linear in the bytes received.
+
+    The buffer holds only the unfinished line, and a search for its end starts where the last
+    one stopped (`scan`), so a line arriving in many pieces is searched once; a line longer
+    than MAX_EVENT_BYTES is dropped up to its end and counted as a bad event.
+    """
     clock = time.perf_counter
-    buf = b""
+    buf = bytearray()
+    scan = 0  # bytes of buf already searched for a newline
+    skipping = False  # inside a line too long to keep
     async for piece in resp.aiter_bytes():
         now = clock() - t0
         buf += piece
+        start = 0
         while True:
-            cut = buf.find(b"\n")
+            cut = buf.find(b"\n", max(scan, start))
             if cut < 0:
                 break
-            line = buf[:cut].rstrip(b"\r")
-            buf = buf[cut + 1 :]
+            line = bytes(buf[start:cut]).rstrip(b"\r")
+            start = cut + 1
+            if skipping:
+                skipping = False
+                continue
             if line.startswith(b"data:") and state.on_event(line[5:].strip(), now):
                 state.t_end = now
                 return
+        if start:
+            del buf[:start]
+        scan = len(buf)
+        if len(buf) > MAX_EVENT_BYTES:
+            if not skipping:
+                state.bad_events += 1
+            buf.clear()
+            scan = 0
+            skipping = True
     state.t_end = clock() - t0
-    if buf.startswith(b"data:"):
-        state.on_event(buf[5:].strip(), state.t_end)
+    if buf.startswith(b"data:") and not skipping:
+        state.on_event(bytes(buf[5:]).strip(), state.t_end)
     if state.error is None and state.finish_raw is None and not state.saw_done:
         state.error = (
             f"the connection closed mid-stream after {state.n_chunks} chunk(s), "
@@ -295,9 +395,8 @@ async def _read_events(resp: httpx.Response, state: RequestState, t0: float) -> 
 def _whole_response(state: RequestState, raw: bytes, now: float) -> None:
     """A server that ignored ``stream: true``: one body, one 'chunk' at its arrival."""
     state.t_end = now
-    try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError:
+    obj = parse_json(raw)
+    if obj is None:
         state.error = f"not JSON and not a stream: {raw[:200]!r}"
         return
     if isinstance(obj, dict):

@@ -164,6 +164,7 @@ class Recorder:
         self._current: asyncio.Task[int] | None = None
         self._main: asyncio.Task[Any] | None = None
         self._in_sweep = False
+        self._warned_counts = False
 
     # ---- interruption ----------------------------------------------------------------------
 
@@ -344,12 +345,22 @@ class Recorder:
         whole = {k: v for k, v in body.items() if k != "stream_options"} | {"stream": False}
         whole.update({k: 1 for k in ("max_tokens", "min_tokens", "n_predict") if k in whole})
         try:
-            resp = await client.post(self.url, json=whole, timeout=self.cfg.timeout_s)
-            usage = resp.json().get("usage") if resp.status_code == 200 else None
-        except (httpx.HTTPError, ValueError, AttributeError):
+            # --timeout bounds the whole request: a server that trickles bytes forever for
+            # a non-streamed request is cut off, not waited for read after read
+            async with asyncio.timeout(self.cfg.timeout_s):
+                async with client.stream("POST", self.url, json=whole) as resp:
+                    if resp.status_code != 200:
+                        return None
+                    raw, cut = await rc.read_capped(resp, rc.MAX_BODY_BYTES)
+        except (TimeoutError, httpx.HTTPError):
+            self.obs.note(
+                f"the prompt-length request got no answer within {self.cfg.timeout_s:g} s; "
+                "prompt length unknown"
+            )
             return None
-        value = usage.get("prompt_tokens") if isinstance(usage, dict) else None
-        return value if isinstance(value, int) else None
+        answer = None if cut else rc.parse_json(raw)
+        usage = answer.get("usage") if isinstance(answer, dict) else None
+        return rc.count(usage.get("prompt_tokens")) if isinstance(usage, dict) else None
 
     async def _run_one(
         self,
@@ -411,6 +422,7 @@ class Recorder:
                 states.append(state)
                 raise
             writer.write(state.to_record(run_id))
+            self._bad_counts(writer, run_id, state)
             states.append(state)
             self.obs.request_done(run_id, state)
 
@@ -464,6 +476,23 @@ class Recorder:
         }  # fmt: skip
         writer.write(end)
         return self._summary(spec, states, sent, health, interrupted, forced, delta)
+
+    def _bad_counts(self, writer: TraceWriter, run_id: str, state: rc.RequestState) -> None:
+        """A warning in the trace for counts the server sent that are not counts."""
+        if not state.bad_counts:
+            return
+        text = (
+            f"benchreport record: request {state.index}: the server sent "
+            f"{'; '.join(state.bad_counts)}; expected whole numbers ≥ 0, recorded as null"
+        )
+        t = None if state.t_end is None else round(state.t_end, 6)
+        writer.write(
+            {"kind": "log", "run": run_id, "level": "warning", "t": t, "text": text,
+             "source": "recorder"}
+        )  # fmt: skip
+        if not self._warned_counts:
+            self._warned_counts = True
+            self.obs.note(text + " (further ones are in the trace only)")
 
     async def _wait(
         self, task: asyncio.Task[int], states: list[rc.RequestState], total: int

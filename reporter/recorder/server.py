@@ -8,6 +8,7 @@ reasons), so a scrape stays small.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
 from dataclasses import dataclass, field
@@ -15,7 +16,15 @@ from typing import Any
 
 import httpx
 
+from reporter.recorder.client import parse_json, read_capped
+
+#: Seconds one probe may take in all (not per read: a server that trickles bytes is cut off).
 PROBE_TIMEOUT_S = 5.0
+#: Largest probe answer read; a longer one is treated as no answer.
+MAX_PROBE_BYTES = 8 << 20
+#: Models kept from /v1/models, and the longest model name kept.
+MAX_MODELS = 1000
+MAX_MODEL_CHARS = 200
 #: Families kept from /metrics (histogram buckets are dropped, their _sum and _count kept).
 KEEP = re.compile(
     r"generation_tokens|tokens_predicted|prompt_tokens|predicted_tokens|prefix_cache|cache_hit|"
@@ -119,17 +128,23 @@ class ServerInfo:
         }  # fmt: skip
 
 
+async def _get(client: httpx.AsyncClient, url: str) -> bytes | None:
+    """The body of a 200 answer, read within PROBE_TIMEOUT_S in all and MAX_PROBE_BYTES."""
+    try:
+        async with asyncio.timeout(PROBE_TIMEOUT_S):
+            async with client.stream("GET", url, timeout=PROBE_TIMEOUT_S) as resp:
+                if resp.status_code != 200:
+                    return None
+                raw, cut = await read_capped(resp, MAX_PROBE_BYTES)
+    except (TimeoutError, httpx.HTTPError):
+        return None
+    return None if cut else raw
+
+
 async def _get_json(client: httpx.AsyncClient, url: str) -> Any:
-    try:
-        resp = await client.get(url, timeout=PROBE_TIMEOUT_S)
-    except httpx.HTTPError:
-        return None
-    if resp.status_code != 200:
-        return None
-    try:
-        return resp.json()
-    except ValueError:
-        return None
+    """A probe's JSON answer; None when absent, too slow, too big, not JSON or too deep."""
+    raw = await _get(client, url)
+    return None if raw is None else parse_json(raw)
 
 
 _PROPS_KEEP = ("build_info", "total_slots", "model_path", "model_alias", "n_ctx", "is_sleeping")
@@ -142,10 +157,10 @@ async def identify(client: httpx.AsyncClient, base_url: str) -> ServerInfo:
     owners: list[str] = []
     if isinstance(models, dict) and isinstance(models.get("data"), list):
         info.answered.append("/v1/models")
-        for m in models["data"]:
-            if isinstance(m, dict) and m.get("id") is not None:
-                info.models.append(str(m["id"]))
-                owners.append(str(m.get("owned_by") or ""))
+        for m in models["data"][:MAX_MODELS]:
+            if isinstance(m, dict) and isinstance(m.get("id"), str | int | float):
+                info.models.append(str(m["id"])[:MAX_MODEL_CHARS])
+                owners.append(str(m.get("owned_by") or "")[:MAX_MODEL_CHARS])
     props = await _get_json(client, f"{base_url}/props")
     if isinstance(props, dict) and ("build_info" in props or "total_slots" in props):
         info.answered.append("/props")
@@ -194,11 +209,11 @@ async def scrape(client: httpx.AsyncClient, url: str | None) -> dict[str, float]
     """The kept families of one /metrics scrape, or None when there is no such endpoint."""
     if not url:
         return None
-    try:
-        resp = await client.get(url, timeout=PROBE_TIMEOUT_S)
-    except httpx.HTTPError:
+    raw = await _get(client, url)
+    if raw is None:
         return None
-    if resp.status_code != 200 or "<html" in resp.text[:200].lower():
+    text = raw.decode("utf-8", "replace")
+    if "<html" in text[:200].lower():
         return None
-    parsed = parse_prometheus(resp.text)
+    parsed = parse_prometheus(text)
     return parsed or None
