@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from reporter.errors import BenchreportError, UsageError
+from reporter.ingest.limits import require_regular
 from reporter.recorder.client import RequestState
 from reporter.recorder.config import RecordConfig
 from reporter.recorder.prompts import load_prompts
@@ -410,6 +411,8 @@ def _record(
         raise UsageError(f"BASE_URL {base_url!r}; expected http://host:port")
     if json_out and not audit_after:
         raise UsageError("--json writes the audit's verdict; expected --audit with it")
+    if server_log:  # before the server is asked anything: a FIFO would block the tail
+        require_regular(server_log, "server log")
     prompts, implied = load_prompts(prompt, prompt_file, prompt_set)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     cfg = RecordConfig(

@@ -30,6 +30,7 @@ MAX_BYTES = {
     "server log": 512 << 20,
     "mapping": 1 << 20,
     "config": 1 << 20,
+    "prompt file": 64 << 20,
 }
 #: What a file of each kind should be, for "expected ..." in a refusal.
 EXPECTED = {
@@ -37,6 +38,7 @@ EXPECTED = {
     "server log": "a server log file",
     "mapping": "a YAML mapping file",
     "config": "a TOML config file",
+    "prompt file": "a text file of prompts",
 }
 #: The deepest JSON nesting accepted: real records nest 3 or 4 levels.
 MAX_JSON_DEPTH = 64
@@ -77,6 +79,17 @@ def _refuse(path: str, message: str, kind: str, *, capped: bool = False) -> Trac
     if capped:
         expected += f" of at most {size_text(MAX_BYTES[kind])}"
     return TraceError([Problem(path, None, message, expected)])
+
+
+def require_regular(path: str, kind: str) -> None:
+    """Refuse a path that exists and is not a regular file (a file still to be created, such
+    as a server log the server has not written yet, passes)."""
+    try:
+        mode = Path(path).stat().st_mode
+    except OSError:
+        return
+    if not stat.S_ISREG(mode):
+        raise _refuse(path, f"not a regular file ({_kind_of(mode)})", kind)
 
 
 def read_bytes(path: str, kind: str) -> bytes:

@@ -4,9 +4,8 @@ speculative decoding on, code and prose run at different speeds, so a figure nam
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from reporter.errors import UsageError
+from reporter.ingest.limits import read_bytes
 
 PROMPT_SETS: dict[str, tuple[str, ...]] = {
     "code": (
@@ -40,7 +39,7 @@ def load_prompts(
         return (prompt,), "unknown"
     if prompt_file is not None:
         try:
-            text = Path(prompt_file).read_text(encoding="utf-8")
+            text = read_bytes(prompt_file, "prompt file").decode("utf-8")
         except OSError as exc:
             raise UsageError(
                 f"{prompt_file}: cannot read the prompt file: {exc.strerror}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import stat
 import threading
 import time
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ import httpx
 import numpy as np
 
 from reporter.errors import BenchreportError, UsageError
+from reporter.ingest.limits import MAX_BYTES
 from reporter.recorder import client as rc
 from reporter.recorder import schedule
 from reporter.recorder.config import RecordConfig
@@ -95,9 +97,11 @@ class _LogTail:
 
     def read(self) -> list[str]:
         try:
+            if not stat.S_ISREG(self.path.stat().st_mode):  # a FIFO blocks, /dev/zero never ends
+                return []
             with self.path.open("rb") as f:
                 f.seek(self.offset)
-                data = f.read()
+                data = f.read(MAX_BYTES["server log"])  # the rest at the next read
         except OSError:
             return []
         cut = data.rfind(b"\n")

@@ -314,3 +314,46 @@ def test_json_depth_ignores_brackets_in_strings() -> None:
     newlines = np.flatnonzero(np.frombuffer(text, np.uint8) == 10)
     assert deep_lines(text, newlines) == {3: 70}
     assert MAX_JSON_DEPTH == 64
+
+
+def _alias_bomb(levels: int) -> str:
+    """Each level names the previous one nine times: 9**levels nodes once expanded."""
+    lines = ["m0: &m0 {" + ", ".join(f"k{i}: x" for i in range(9)) + "}"]
+    for n in range(1, levels):
+        lines.append(f"m{n}: &m{n} {{" + ", ".join(f"k{i}: *m{n - 1}" for i in range(9)) + "}")
+    return "\n".join(lines) + "\n"
+
+
+def test_a_guidellm_yaml_report_is_bounded_too(tmp_path: Path) -> None:
+    head = "---\nbenchmarks:\n- type_: generative_benchmark\n  x: *m5\n"
+    bomb = tmp_path / "benchmarks.yaml"
+    bomb.write_text(_alias_bomb(6) + head)
+    code, out, err = invoke("audit", str(bomb), "--no-html")
+    assert_refused(code, out + err, "aliases repeat more than 100,000 nodes", "a document")
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("---\nbenchmarks:\n- type_: generative_benchmark\n  x: " + "[" * 70 + "]" * 70)
+    code, out, err = invoke("audit", str(deep), "--no-html")
+    assert_refused(code, out + err, f"{deep}:4: nested more than 64 deep", "at most 64 levels")
+
+
+def test_a_mapping_may_use_a_few_aliases(tmp_path: Path) -> None:
+    # four levels: 16,551 nodes repeated, within the budget
+    mapping = tmp_path / "m.yaml"
+    mapping.write_text(_alias_bomb(4))
+    code, out, err = invoke(
+        "audit", CUSTOM_LOG, "--format", "custom", "--mapping", str(mapping), "--no-html"
+    )
+    assert code == 2
+    assert "alias" not in err and "Traceback" not in out + err  # refused for its content only
+
+
+@pytest.mark.parametrize(
+    "option",
+    ["--server-log", pytest.param("--prompt-file", marks=pytest.mark.slow)],
+)
+def test_the_recorder_refuses_special_files_before_it_starts(fifo: str, option: str) -> None:
+    code, output = run_cli(
+        "record", "http://127.0.0.1:9", "--model", "m", option, fifo, "--out", fifo + ".jsonl"
+    )
+    kind = "a server log file" if option == "--server-log" else "a text file of prompts"
+    assert_refused(code, output, f"{fifo}: not a regular file (a FIFO)", kind)
