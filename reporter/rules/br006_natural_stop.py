@@ -13,9 +13,12 @@ natural-stop figure with a forced one.
 ## How it decides
 A run whose workload says `stop: natural` fires. A run whose stop is unknown fires when its
 requests ended on end-of-sequence (`finish_reason: stop`) or their output lengths vary
-(coefficient of variation above `equal_length_cv`, 5%); it passes when every request wrote
-the same number of tokens (inferred forced). A run that says `stop: forced` passes here (BR007
-checks that the lengths were honoured).
+(coefficient of variation above `equal_length_cv`, 5%); it passes when every completed
+request wrote the same number of tokens, or nearly the same with none short of the requested
+length (inferred forced). Only completed requests are counted, and the message says so when
+some failed (BR019). Nearly equal lengths with some completed requests short of the requested
+length (cut, or stopped early) decide nothing. A run that says `stop: forced` passes here
+(BR007 checks that the lengths were honoured).
 
 ## Worked example
 METHOD.md §4, case B, natural stop, 352-token prompts, max_tokens 256: at N=8 the requests
@@ -109,11 +112,42 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             help=help_text,
             refs=request_refs(rows, 3),
         )
+    # only completed requests have lengths to compare; failed ones are BR019's, and are named
+    completed, total = int(s["ok"]), int(s["requests"])
+    who = (
+        "every request"
+        if completed >= total
+        else f"every completed request ({completed:,} of {total:,})"
+    )
+    if lo == hi:
+        return RULE.finding(
+            run_id,
+            Outcome.PASSED,
+            f"stop mode not stated, but {who} wrote {fmt(lo, 0)} tokens{of_requested} "
+            "(forced length inferred)",
+            numbers=numbers,
+        )
+    ok_rows = rows[rows["ok"].astype(bool)] if len(rows) else rows
+    short = (
+        int((ok_rows["output_tokens"] < requested).sum())
+        if numbers["requested"] and len(ok_rows)
+        else 0
+    )
+    numbers["completed_short_of_requested"] = short
+    if short:
+        return RULE.finding(
+            run_id,
+            Outcome.UNDECIDABLE,
+            f"stop mode not stated; completed requests wrote {lengths}, {short:,} of them fewer "
+            "than requested: neither a forced length nor a natural stop can be inferred "
+            "(workload.stop or ignore_eos would decide)",
+            numbers=numbers,
+        )
     return RULE.finding(
         run_id,
         Outcome.PASSED,
-        f"stop mode not stated, but every request wrote {fmt(mean, 0)} tokens "
-        "(forced length inferred)",
+        f"stop mode not stated, but {who} wrote nearly the same length ({lengths}, CV "
+        f"{fmt(cv * 100, 1)}%): forced length inferred",
         numbers=numbers,
     )
 

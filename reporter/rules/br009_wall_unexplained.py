@@ -24,6 +24,13 @@ rate `output tokens ÷ (t_end − t_first)`, the longest output. The run fires w
 `|measured ÷ predicted − 1|` exceeds `wall_tolerance` (20%). The predicted aggregate
 `Σ output tokens ÷ predicted wall` is shown beside the measured one.
 
+An open-loop run (a request rate is set) lasts as long as its arrival schedule: the prediction
+is then the span of the send times (else `(requests − 1) ÷ rate`) plus one request's TTFT and
+decode, and only a wall longer than that (a queue building up) is unexplained. When failed
+requests were the only ones in flight for more than `wall_tolerance` of the wall (timeouts in
+a serial run), the finding says so, and how much of the wall they took, instead of calling
+that time unexplained.
+
 ## Worked example
 METHOD.md §4, case B, forced 512 tokens at N=8: TTFT 0.23 s, median decode 79.45 tok/s;
 predicted wall `0.23 + 512 ÷ 79.45 = 6.67 s`, predicted aggregate `8 × 512 ÷ 6.67 = 614`;
@@ -45,9 +52,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from reporter.config import threshold
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
-from reporter.types import Outcome, Severity, fmt
+from reporter.types import Outcome, Severity, fmt, number
 
 WALL_TOLERANCE = threshold(
     "wall_tolerance",
@@ -93,12 +102,18 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     first_term, term_name = ttft, "median TTFT of the first wave"
     if not math.isnan(prefill) and prefill > ttft:
         first_term, term_name = prefill, "Σ prompt ÷ prefill rate"
-    # closed loop with more requests than slots: requests ÷ N waves, one after another
-    n = data.concurrency(run_id)
-    waves = math.ceil(int(s["requests"]) / n) if not math.isnan(n) and n >= 1 else 1
-    # the last wave ends with the longest request; the waves before it take a typical one
-    typical = float(s["out_mean"]) if waves > 1 else longest
-    predicted = (waves - 1) * (first_term + typical / rate) + first_term + longest / rate
+    schedule = _schedule(data, run_id)
+    if schedule is not None:
+        # open loop: the last request is sent when the schedule says, then takes one request's time
+        waves, typical = 1, longest
+        predicted = schedule[0] + first_term + longest / rate
+    else:
+        # closed loop with more requests than slots: requests ÷ N waves, one after another
+        n = data.concurrency(run_id)
+        waves = math.ceil(int(s["requests"]) / n) if not math.isnan(n) and n >= 1 else 1
+        # the last wave ends with the longest request; the waves before it take a typical one
+        typical = float(s["out_mean"]) if waves > 1 else longest
+        predicted = (waves - 1) * (first_term + typical / rate) + first_term + longest / rate
     total = float(s["output_tokens"])
     off = wall / predicted - 1
     numbers = {
@@ -115,6 +130,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     arithmetic = [
         (
             "predicted wall = "
+            + (f"{schedule[1]} + " if schedule is not None else "")
             + (
                 f"{waves - 1} waves × ({fmt(first_term, 2)} + mean output {fmt(typical, 0)} ÷ "
                 f"{fmt(rate, 2)}) + "
@@ -125,17 +141,42 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             f"decode {fmt(rate, 2)} = {fmt(predicted, 2)} s"
         ),
         f"predicted aggregate = {fmt(total, 0)} ÷ {fmt(predicted, 2)} = "
-        f"{fmt(total / predicted, 0)} tok/s; measured {fmt(total, 0)} ÷ {fmt(wall, 2)} = "
-        f"{fmt(total / wall, 0)} tok/s ({fmt(abs(off) * 100, 1)}% apart)",
+        f"{_rate(total / predicted)} tok/s; measured {fmt(total, 0)} ÷ {fmt(wall, 2)} = "
+        f"{_rate(total / wall)} tok/s ({fmt(abs(off) * 100, 1)}% apart)",
     ]
     limit = data.config[WALL_TOLERANCE]
-    if abs(off) > limit:
-        where = "longer" if off > 0 else "shorter"
+    failed = _failed_only(data, run_id)
+    if abs(off) > limit and failed is not None and failed[0] > limit * wall:
+        failed_s, count, low, high = failed
+        what = _failure_kind(data, run_id)
+        arithmetic.append(
+            f"time with only failed requests in flight: {fmt(failed_s, 2)} s of {fmt(wall, 2)} s "
+            f"({fmt(failed_s / wall * 100, 1)}%); {count} failed requests ({what}) lasted "
+            f"{fmt(low, 2)}–{fmt(high, 2)} s each"
+        )
+        numbers["failed_only_s"] = failed_s
         return RULE.finding(
             run_id,
             Outcome.FIRED,
-            f"measured wall {fmt(wall, 2)} s is {fmt(abs(off) * 100, 0)}% {where} than TTFT + "
-            f"decode predict ({fmt(predicted, 2)} s)",
+            f"the wall is mostly failed requests: {count} failed ({what}, "
+            + (fmt(low, 1) if fmt(low, 1) == fmt(high, 1) else f"{fmt(low, 1)}–{fmt(high, 1)}")
+            + f" s each) were the only requests in flight for {fmt(failed_s, 2)} s "
+            f"of the {fmt(wall, 2)} s wall; the successful requests account for the other "
+            f"{fmt(wall - failed_s, 2)} s",
+            arithmetic=arithmetic,
+            numbers=numbers,
+            refs=run_ref(data, run_id),
+            help="quote the aggregate over the successful requests' time and say how many "
+            "failed, or remove the cause of the failures (BR019)",
+        )
+    if abs(off) > limit:
+        where = "longer" if off > 0 else "shorter"
+        basis = "the arrival schedule, TTFT and decode" if schedule is not None else "TTFT + decode"
+        return RULE.finding(
+            run_id,
+            Outcome.FIRED,
+            f"measured wall {fmt(wall, 2)} s is {fmt(abs(off) * 100, 0)}% {where} than {basis} "
+            f"predict ({fmt(predicted, 2)} s)",
             arithmetic=arithmetic,
             numbers=numbers,
             refs=run_ref(data, run_id),
@@ -145,11 +186,71 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     return RULE.finding(
         run_id,
         Outcome.PASSED,
-        f"TTFT + decode explain the wall: predicted {fmt(predicted, 2)} s, "
+        ("the arrival schedule, TTFT and decode" if schedule is not None else "TTFT + decode")
+        + f" explain the wall: predicted {fmt(predicted, 2)} s, "
         f"measured {fmt(wall, 2)} s ({fmt(abs(off) * 100, 1)}% apart)",
         arithmetic=arithmetic,
         numbers=numbers,
     )
+
+
+def _rate(value: float) -> str:
+    """Whole tok/s, except below 10 where that would print 0.52 as 1."""
+    return fmt(value, 0 if value >= 10 else 2)
+
+
+def _schedule(data: AuditData, run_id: str) -> tuple[float, str] | None:
+    """An open-loop run's arrival schedule: how long after the first request the last one was
+    sent (from the send times, else requests ÷ rate), and its wording. None for a closed loop."""
+    rate = number(data.run_field(run_id, "request_rate"))
+    if rate is None or not 0 < rate < math.inf:
+        return None
+    rows = data.requests_of(run_id)
+    sends = rows["t_send"].dropna()
+    count = int(data.figures(run_id)["requests"])
+    if len(sends) == len(rows) and len(rows) > 1:
+        span = float(sends.max() - sends.min())
+        return span, (
+            f"last send {fmt(span, 2)} s after the first ({count:,} requests at {rate:g} req/s)"
+        )
+    if count < 2:
+        return None
+    span = (count - 1) / rate
+    return span, f"arrival schedule ({count:,} − 1) ÷ {rate:g} req/s {fmt(span, 2)}"
+
+
+def _failed_only(data: AuditData, run_id: str) -> tuple[float, int, float, float] | None:
+    """How long failed requests were the only ones in flight, with their count and the range
+    of their durations; None without send and end times for every request."""
+    rows = data.requests_of(run_id)
+    bad = rows[~rows["ok"].astype(bool)]
+    if bad.empty or rows[["t_send", "t_end"]].isna().any().any():
+        return None
+    starts, ends = rows["t_send"].to_numpy(float), rows["t_end"].to_numpy(float)
+    ok = rows["ok"].astype(bool).to_numpy()
+    times = np.concatenate((starts, ends))
+    order = np.argsort(times, kind="stable")
+    ok_delta = np.concatenate((ok.astype(float), -ok.astype(float)))[order]
+    bad_delta = np.concatenate(((~ok).astype(float), -(~ok).astype(float)))[order]
+    spans = np.diff(times[order])
+    ok_level, bad_level = np.cumsum(ok_delta)[:-1], np.cumsum(bad_delta)[:-1]
+    failed_s = float(spans[(ok_level <= 0) & (bad_level > 0)].sum())
+    durations = (bad["t_end"] - bad["t_send"]).to_numpy(float)
+    return failed_s, len(bad), float(durations.min()), float(durations.max())
+
+
+def _failure_kind(data: AuditData, run_id: str) -> str:
+    """The most common error of the run's failed requests ("TimeoutError"), else their
+    finish reason."""
+    req = data.tables.requests
+    bad = req[(req["run"].astype(str) == run_id) & ~req["ok"].astype(bool)]
+    for column in ("error", "finish_reason"):
+        values = bad[column].dropna().astype(str)
+        values = values[values != ""]
+        if len(values):
+            text = str(values.mode().iloc[0])
+            return text.split("(")[0].strip() or text
+    return "no error recorded"
 
 
 RULE = Rule(

@@ -1,0 +1,73 @@
+"""Statements the real files would contradict: a constant first-token delay is no queue, an
+arrival schedule or timeouts are no unexplained wall, failed requests wrote no tokens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reporter import api
+from tests.adapters.conftest import REAL
+
+RSEVILLA = "guidellm/rsevilla87-guidellm-qwen3-06b-constant-10rps.json"
+DATABLOOM = "aiperf/databloom-aiperf-llama32-3b-gguf-c1-dualhost-half-timeouts-profile_export.jsonl"
+BEDROCK = "llmperf/leaderboard-bedrock_70b_individual_responses.json"
+GROQ = "llmperf/leaderboard-groq_70b_individual_responses.json"
+
+
+def _finding(name: str, code: str) -> Any:
+    path = REAL / name
+    if not path.is_file():
+        pytest.skip("../shared/real-traces is absent")
+    verdict = api.audit([Path(path)], select=[code, "BR019"])
+    (finding,) = [f for f in verdict.findings if f.code == code]
+    return finding
+
+
+def test_a_constant_first_token_delay_is_not_a_queue() -> None:
+    # TTFT 1.005–1.044 s for every request, the first (nothing in flight) included.
+    f = _finding(RSEVILLA, "BR004")
+    assert str(f.outcome) == "passed"
+    assert f.message == (
+        "no queue: every request, the first included (sent with nothing in flight, 1.020 s), "
+        "got its first token after 1.005–1.044 s: a constant first-token delay, not waiting "
+        "for a slot"
+    )
+
+
+def test_an_open_loop_wall_is_its_arrival_schedule() -> None:
+    # 609 requests sent over 59.90 s at 10 req/s, + TTFT 1.01 + 128 ÷ 96.67: 62.24 vs 60.01 s.
+    f = _finding(RSEVILLA, "BR009")
+    assert str(f.outcome) == "passed"
+    assert f.message.startswith("the arrival schedule, TTFT and decode explain the wall")
+    assert f.arithmetic[0].startswith(
+        "predicted wall = last send 59.90 s after the first (609 requests at 10 req/s) + "
+    )
+    assert f.numbers["predicted_wall_s"] == pytest.approx(62.24, abs=0.01)
+
+
+def test_a_wall_that_is_mostly_timeouts_says_so() -> None:
+    # 10 TimeoutErrors of 20.3–20.8 s, serial, alone in flight for 205.0 s of 211.64 s.
+    f = _finding(DATABLOOM, "BR009")
+    assert str(f.outcome) == "fired"
+    assert f.message == (
+        "the wall is mostly failed requests: 10 failed (TimeoutError, 20.3–20.8 s each) were the "
+        "only requests in flight for 205.02 s of the 211.64 s wall; the successful requests "
+        "account for the other 6.62 s"
+    )
+    assert "unexplained" not in f.message and "longer than" not in f.message
+
+
+def test_lengths_are_counted_over_completed_requests_and_short_ones_are_not_hidden() -> None:
+    # 101 completed of 150: 120–152 tokens for 150 requested, 9 of them short (BR019: cut).
+    f = _finding(BEDROCK, "BR006")
+    assert str(f.outcome) == "undecidable"
+    assert "every request" not in f.message
+    assert "outputs 120–152 tokens" in f.message and "9 of them fewer than requested" in f.message
+    assert _finding(RSEVILLA, "BR006").message == (
+        "stop mode not stated, but every completed request (586 of 609) wrote 128 tokens of 128 "
+        "requested (forced length inferred)"
+    )
+    assert "every request wrote 150 tokens of 150 requested" in _finding(GROQ, "BR006").message
