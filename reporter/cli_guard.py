@@ -40,8 +40,14 @@ _VERBS = {
     "compare": "comparing runs of",
     "record": "recording",
 }
-#: The parameters that name input files, in the order they are worth naming.
-_PATH_PARAMS = ("files", "file", "traces", "config_path", "mapping", "server_logs", "out")
+#: The parameters that name what a command works on (the recorder: the trace it writes).
+_SUBJECTS = ("files", "file", "traces", "out")
+#: Other files a command reads, named with their option.
+_OPTION_FILES = (
+    ("config_path", "--config"),
+    ("mapping", "--mapping"),
+    ("server_logs", "--server-log"),
+)
 
 
 def one_line(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
@@ -52,23 +58,24 @@ def one_line(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     return shown if len(flat) <= limit else shown[:limit] + "…"
 
 
-def _paths(params: dict[str, Any]) -> list[str]:
-    found: list[str] = []
-    for name in _PATH_PARAMS:
-        value = params.get(name)
-        values: Iterable[Any] = value if isinstance(value, list | tuple) else [value]
-        found += [str(v) for v in values if v is not None and str(v) not in found]
-    return found
+def _values(value: Any) -> list[str]:
+    values: Iterable[Any] = value if isinstance(value, list | tuple) else [value]
+    return [str(v) for v in values if v is not None]
 
 
 def _subject(cmd_name: str | None, params: dict[str, Any]) -> str:
-    """`auditing a.jsonl (claim "aggregate=40")`: what was being done when it failed."""
+    """`auditing a.jsonl (--mapping m.yaml, --claim 'aggregate=40')`: what was being done."""
     verb = _VERBS.get(cmd_name or "", f"running {cmd_name}" if cmd_name else "starting")
-    paths = _paths(params)
-    text = verb + (" " + ", ".join(paths) if paths else "")
-    claims = params.get("claim_texts") or ()
-    if claims:
-        text += " (" + ", ".join(f"claim {c!r}" for c in claims) + ")"
+    names = (
+        _values(params.get("out"))
+        if cmd_name == "record"
+        else [v for name in _SUBJECTS[:-1] for v in _values(params.get(name))]
+    )
+    extras = [f"{option} {v}" for name, option in _OPTION_FILES for v in _values(params.get(name))]
+    extras += [f"--claim {c!r}" for c in _values(params.get("claim_texts"))]
+    text = verb + "".join(f" {n}" if i == 0 else f", {n}" for i, n in enumerate(names))
+    if extras:
+        text += " (" + ", ".join(extras) + ")"
     return one_line(text)
 
 

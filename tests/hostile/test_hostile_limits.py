@@ -43,14 +43,22 @@ def _explode(*args: object, **kwargs: object) -> None:
     raise RuntimeError("unexpected\nstate \x1b[2J")
 
 
-def test_an_unexpected_error_is_exit_2_on_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unexpected_error_is_exit_2_on_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setattr(api, "audit", _explode)
-    code, out, err = invoke("audit", "--no-html", LADDER, "--claim", "aggregate=40 N=2")
+    config = tmp_path / "t.toml"
+    config.write_text("[thresholds]\n", encoding="utf-8")
+    code, out, err = invoke(
+        "audit", "--no-html", LADDER, "--claim", "aggregate=40 N=2", "--config", str(config)
+    )
     assert code == 2  # never 1, which means "audited, and a finding fired"
     assert "Traceback" not in out + err
     assert err.count("\n") == 1
-    assert err.startswith(f"benchreport: internal error while auditing {LADDER}")
-    assert "claim 'aggregate=40 N=2'" in err
+    assert err.startswith(
+        f"benchreport: internal error while auditing {LADDER} "
+        f"(--config {config}, --claim 'aggregate=40 N=2'): "
+    )
     assert "RuntimeError: unexpected state \\x1b[2J" in err  # one line, no raw escape
     assert "--debug" in err
 
