@@ -18,7 +18,8 @@ request wrote the same number of tokens, or nearly the same with none short of t
 length (inferred forced). Only completed requests are counted, and the message says so when
 some failed (BR019). Nearly equal lengths with some completed requests short of the requested
 length (cut, or stopped early) decide nothing. A run that says `stop: forced` passes here
-(BR007 checks that the lengths were honoured).
+(BR007 checks that the lengths were honoured). A prompt-processing test (llama-bench `pp512`)
+writes no output: not applicable.
 
 ## Worked example
 METHOD.md §4, case B, natural stop, 352-token prompts, max_tokens 256: at N=8 the requests
@@ -51,6 +52,12 @@ def check(data: AuditData) -> list[Finding]:
 
 def _check_run(data: AuditData, run_id: str) -> Finding:
     s = data.figures(run_id)
+    if data.run_field(run_id, "phase") == "prompt":
+        return RULE.finding(
+            run_id,
+            Outcome.NOT_APPLICABLE,
+            "a prompt-processing test (no output tokens): how outputs stop does not arise",
+        )
     stop = str(data.run_field(run_id, "stop") or "unknown")
     requested = data.run_field(run_id, "output_tokens_requested")
     rows = data.requests_of(run_id)

@@ -71,3 +71,12 @@ def test_lengths_are_counted_over_completed_requests_and_short_ones_are_not_hidd
         "requested (forced length inferred)"
     )
     assert "every request wrote 150 tokens of 150 requested" in _finding(GROQ, "BR006").message
+
+
+def test_a_prompt_processing_test_has_no_stop_mode() -> None:
+    path = REAL / "llama-bench/lhl-8060s-rocm-llama32-1b-default-hip-depth-sweep.jsonl"
+    if not path.is_file():
+        pytest.skip("../shared/real-traces is absent")
+    findings = {f.subject: f for f in api.audit([path], select=["BR006"]).findings}
+    assert str(findings["pp512"].outcome) == "not-applicable"
+    assert str(findings["tg128"].outcome) == "passed"
