@@ -25,9 +25,12 @@ def read_file(
     options: dict[str, Any] | None = None,
 ) -> Partial:
     """One file through its adapter (detected, or named by `fmt`)."""
-    source = Source.read(os.fspath(path))
+    source, skipped = adapters.without_leading_log(Source.read(os.fspath(path)))
     module = adapters.detect(source) if fmt == "auto" else adapters.get(fmt)
-    return module.read(source, lenient=lenient, **(options or {}))  # type: ignore[no-any-return]
+    partial: Partial = module.read(source, lenient=lenient, **(options or {}))
+    if skipped is not None and partial.input is not None:
+        partial.input.notes.insert(0, skipped)
+    return partial
 
 
 def read_files(

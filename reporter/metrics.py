@@ -201,7 +201,8 @@ def run_stats(tables: Tables) -> pd.DataFrame:
         stats["prefill_share"] = stats["prefill_s"] / stats["wall_s"]
     with np.errstate(invalid="ignore", divide="ignore"):
         # prompt tokens ÷ wall: a prompt-processing test's own figure (llama-bench pp512)
-        stats["prompt_tps"] = stats["prompt_tokens_total"] / stats["wall_s"]
+        prompt = stats["prompt_tokens_total"]
+        stats["prompt_tps"] = (prompt / stats["wall_s"]).where(prompt > 0)
     _prompt_only_runs_have_no_output_rate(tables, stats)
     stats.loc[
         stats["wall_s"] <= 0, ["aggregate_tps", "prefill_share", "in_flight", "prompt_tps"]

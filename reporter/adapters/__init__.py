@@ -14,6 +14,9 @@ and never the custom format (it needs a mapping file).
 
 from __future__ import annotations
 
+import csv
+import re
+from concurrent.futures import Future
 from types import ModuleType
 from typing import Any
 
@@ -100,8 +103,56 @@ def _unreadable_json(source: Source) -> TraceError:
     return TraceError([Problem(source.path, 1, "no JSON object in the file", "JSON objects")])
 
 
+#: At most this many lines of log output before JSON Lines are skipped (a tool's stderr
+#: captured with its output: llama-bench's device lines before `-o jsonl`); more is not a
+#: JSON Lines file with a preamble.
+MAX_LEADING_LOG_LINES = 20
+
+
+def without_leading_log(source: Source) -> tuple[Source, str | None]:
+    """JSON Lines preceded by a few non-JSON lines: the same file with those lines blanked
+    (line numbers stay true, the digest stays the file's), and a note saying which lines
+    were skipped; the file itself, and None, otherwise."""
+    data = source.data
+    if data.lstrip(b"\xef\xbb\xbf").lstrip()[:1] in (b"{", b"[", b""):
+        return source, None
+    skipped: list[int] = []
+    first_json = None
+    for number, line in iter_lines(data):
+        if line.startswith(b"{"):
+            record, problem = parse_value(source.path, number, line)
+            if problem is None and isinstance(record, dict):
+                first_json = number
+            break
+        skipped.append(number)
+        if len(skipped) > MAX_LEADING_LOG_LINES:
+            return source, None
+    if first_json is None or not skipped:
+        return source, None
+    # the lines after the first JSON one must be JSON too (a log with JSON interleaved, as
+    # llama-batched-bench writes, is its adapter's business)
+    for number, line in iter_lines(data):
+        if number > first_json + 50:
+            break
+        if number > first_json and not line.startswith(b"{"):
+            return source, None
+    cut = 0
+    for _ in range(first_json - 1):
+        cut = data.index(b"\n", cut) + 1
+    blanked = b"\n" * (first_json - 1) + data[cut:]
+    digest: Future[str] = Future()
+    digest.set_result(source.sha256)
+    lines = f"line {skipped[0]}" if len(skipped) == 1 else f"lines {skipped[0]}–{skipped[-1]}"
+    note = (
+        f"{len(skipped)} line(s) of log output before the JSON Lines skipped ({lines}); "
+        f"the records start at line {first_json}"
+    )
+    return Source(source.path, blanked, digest), note
+
+
 def detect(source: Source) -> ModuleType:
     """Pick the adapter whose format the file has; 'could not tell' names the candidates."""
+    source = without_leading_log(source)[0]
     records = first_records(source)
     if not records and source.data.lstrip(b"\xef\xbb\xbf").lstrip()[:1] in (b"{", b"["):
         raise _unreadable_json(source)  # say where the JSON breaks, not "unknown format"
@@ -111,6 +162,9 @@ def detect(source: Source) -> ModuleType:
         if ok:
             return module
         missing[name] = lacks
+    hint = _looks_like(source)
+    if hint is not None:
+        raise UnknownFormat([Problem(source.path, hint[0], hint[1], hint[2])])
     scores = {n: _score(m, records, source) for n, m in ADAPTERS.items() if n != custom.NAME}
     ranked = sorted((n for n in scores if scores[n] > 0), key=lambda n: (-scores[n], n))
     if not records and not _looks_like_csv(source):
@@ -132,6 +186,65 @@ def detect(source: Source) -> ModuleType:
             )
         ]
     )
+
+
+def _looks_like(source: Source) -> tuple[int | None, str, str] | None:
+    """(line, what the file looks like, how to get a readable one) for files close to a
+    known tool's output that no adapter reads; None when it looks like nothing known."""
+    text = source.head(1 << 16).decode("utf-8", "replace")
+    lines = text.splitlines()
+    for number, line in enumerate(lines[:400], 1):
+        if "Serving Benchmark Result" in line:
+            return (
+                number,
+                "this is the summary that vLLM's or SGLang's benchmark prints on the console, "
+                "not its result file",
+                "the JSON result: re-run with --save-result (vLLM bench serve) or "
+                "--output-file (SGLang bench_serving)",
+            )
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.lstrip().startswith("|") and {"PP", "TG", "B", "N_KV"} <= set(cells):
+            return (
+                number,
+                "this is llama-batched-bench's Markdown table",
+                "its JSON Lines: re-run with --output-format jsonl",
+            )
+        if line.lstrip().startswith("|") and "t/s" in cells:
+            return (
+                number,
+                "this looks like a llama-bench Markdown table, but not as llama-bench prints "
+                "it (a header with test and t/s columns, then a | --- | line)",
+                "llama-bench's own output: re-run with -o json",
+            )
+    first = next((line for line in lines if line.strip()), "")
+    cells = next(csv.reader([first]), []) if first else []
+    if (
+        len(cells) >= 20
+        and re.fullmatch(r"[0-9a-f]{7,12}", cells[0].strip())
+        and cells[1].strip().isdigit()
+    ):
+        return (
+            1,
+            "this looks like llama-bench's CSV without its header row",
+            "re-run with -o json (or keep the header line of -o csv)",
+        )
+    json_at = next(
+        (
+            n
+            for n, line in enumerate(lines, 1)
+            if line.startswith("{") and line.rstrip().endswith("}")
+        ),
+        None,
+    )
+    if json_at is not None and json_at - 1 > MAX_LEADING_LOG_LINES:
+        return (
+            json_at,
+            f"JSON Lines after {json_at - 1} lines of log output (at most "
+            f"{MAX_LEADING_LOG_LINES} are skipped)",
+            "the tool's output alone: write it to a file (-o jsonl > FILE, --output-file), "
+            "or delete the log lines",
+        )
+    return None
 
 
 def _score(module: ModuleType, records: list[Any], source: Source) -> int:

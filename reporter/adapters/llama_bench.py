@@ -1,4 +1,5 @@
-"""llama.cpp `llama-bench` (`-o json`, `-o jsonl`, `-o csv`) and `llama-batched-bench -jsonl`.
+"""llama.cpp `llama-bench` (`-o json`, `-o jsonl`, `-o csv`, `-o sql`, and the default `-o md`
+Markdown table, also inside a log) and `llama-batched-bench -jsonl`.
 
 llama-bench runs one sequence at a time: a test (`pp512`, `tg128`, `pp512+tg128`, optionally
 `@ d4096` of context already in the cache) is repeated `-r` times after an untimed warm-up, and
@@ -6,7 +7,16 @@ llama-bench runs one sequence at a time: a test (`pp512`, `tg128`, `pp512+tg128`
 becomes a run of concurrency 1 whose "requests" are its repetitions; the repetitions ran one
 after another, but their start times are not written, so their wall clock is the sum of
 their times (said in `derived`). `avg_ts` is the mean of the repetitions' rates, which mixes
-prompt and generated tokens for `pp+tg` tests; it is kept as the tool's figure.
+prompt and generated tokens for `pp+tg` tests; it is kept as the tool's figure. A `pp` test
+generates nothing: its run is a prompt-processing run (phase "prompt") whose figure is prompt
+tokens ÷ time.
+
+The Markdown table shows only the columns whose settings differ from the defaults, the test
+name (`pp512`, `tg128`, `pp512+tg128`, `pp2048 @ d32768`) and `t/s` as "mean ± stddev"
+rounded; it has no times and no repetition count, so each test's time is its tokens ÷ its
+rate. Log lines around it (device lines, which contain ` | ` too, and the `build:` trailer)
+are left aside, the trailer read for the build. The SQL output is one `INSERT INTO
+llama_bench (fields) VALUES ('…', …);` per test, with the CSV's fields quoted as text.
 
 llama-batched-bench prints one JSON object per (pp, tg, pl) point through its logger, between
 ordinary log lines; each point is a run of `pl` sequences decoded together in one process.
@@ -14,6 +24,7 @@ ordinary log lines; each point is a run of `pl` sequences decoded together in on
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePath
 from typing import Any
 
@@ -31,7 +42,7 @@ from reporter.adapters._common import (
     new_run,
     unique_ids,
 )
-from reporter.ingest.lines import Source
+from reporter.ingest.lines import Source, iter_lines
 from reporter.table import Partial
 
 NAME = "llama-bench"
@@ -104,8 +115,9 @@ def _batched_line(line: bytes) -> bool:
 
 
 def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
-    """llama-bench tests (build_commit, n_prompt, n_gen, avg_ts), as JSON or CSV, or
-    llama-batched-bench points (pl, speed_tg, n_kv_max) among log lines."""
+    """llama-bench tests (build_commit, n_prompt, n_gen, avg_ts), as JSON, CSV or SQL, its
+    Markdown table (a `test` and a `t/s` column), or llama-batched-bench points (pl, speed_tg,
+    n_kv_max) among log lines."""
     dicts = [r for r in records if isinstance(r, dict)]
     if dicts and all(_is_test(r) for r in dicts):
         return True, []
@@ -116,6 +128,8 @@ def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
         if all(k in head for k in DECISIVE):
             return True, []
         if any(_batched_line(line) for line in source.head(65536).split(b"\n")[:200]):
+            return True, []
+        if _is_sql(source) or _markdown_header(source) is not None:
             return True, []
     sample = dicts[0] if dicts else {}
     return False, [f'"{k}"' for k in DECISIVE if k not in sample]
@@ -139,6 +153,21 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
         else:
             records = [(1, doc)]
         shape = "a JSON array (-o json)"
+    elif _is_sql(source):
+        records = _sql_records(source, problems)
+        shape = "SQL INSERT statements (-o sql: no per-repetition samples)"
+    elif _markdown_header(source) is not None:
+        records, others = _markdown_records(source, problems)
+        shape = (
+            "llama-bench's Markdown table (the default -o md): rates rounded as printed, no "
+            "times and no repetition count; -o json keeps them"
+        )
+        if others:
+            notes.append(
+                f"llama-bench: {len(others)} line(s) around the table left aside "
+                f"(line{'s' if len(others) > 1 else ''} {_spans(others)}: log output, "
+                "device lines, the build trailer)"
+            )
     else:
         records, shape = _csv_records(source, problems), "CSV (-o csv: no per-repetition samples)"
     tests = [(line, r) for line, r in records if isinstance(r, dict)]
@@ -155,9 +184,14 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
             runs.append(run)
             rows.extend(run_rows)
     problems.raise_unless(lenient)
+    with_samples = any(isinstance(r.get("samples_ns"), list) for _, r in tests)
     notes.append(
-        f"llama-bench: {len(runs)} test(s) from {shape}; each repetition is one "
-        "request of a single-sequence run"
+        f"llama-bench: {len(runs)} test(s) from {shape}; "
+        + (
+            "each repetition is one request of a single-sequence run"
+            if with_samples
+            else "each test is one single-sequence run"
+        )
     )
     return finish(source, NAME, runs, rows, records=len(records), notes=notes, problems=problems)
 
@@ -182,6 +216,211 @@ def _csv_records(source: Source, problems: Problems) -> list[tuple[int, Any]]:
     return out
 
 
+_SQL_INSERT = re.compile(
+    r"INSERT\s+INTO\s+llama_bench\s*\(([^)]*)\)\s*VALUES\s*\((.*)\)\s*;?\s*$", re.I
+)
+_SQL_VALUE = re.compile(r"'((?:[^']|'')*)'|([^,\s][^,]*)")
+
+
+def _is_sql(source: Source) -> bool:
+    head = source.head(65536)
+    return b"INSERT INTO llama_bench" in head or b"CREATE TABLE IF NOT EXISTS llama_bench" in head
+
+
+def _sql_records(source: Source, problems: Problems) -> list[tuple[int, Any]]:
+    """One record per `INSERT INTO llama_bench (fields) VALUES ('v', ...);` line; the CREATE
+    TABLE statement and blank lines are skipped."""
+    out: list[tuple[int, Any]] = []
+    for number, raw in iter_lines(source.data):
+        line = raw.decode("utf-8", "replace")
+        if not line.upper().startswith("INSERT"):
+            continue
+        match = _SQL_INSERT.match(line)
+        if match is None:
+            problems.add(
+                number,
+                "the INSERT statement cannot be read",
+                "INSERT INTO llama_bench (fields) VALUES ('value', ...); on one line",
+            )
+            continue
+        keys = [k.strip() for k in match.group(1).split(",")]
+        values = [
+            quoted.replace("''", "'") if quoted is not None else bare.strip()
+            for quoted, bare in _SQL_VALUE.findall(match.group(2))
+        ]
+        if len(values) != len(keys):
+            problems.add(
+                number,
+                f"the INSERT has {len(values)} values for {len(keys)} fields",
+                "one value per field",
+            )
+            continue
+        out.append((number, {k: _typed(k, v) for k, v in zip(keys, values, strict=True)}))
+    return out
+
+
+#: Markdown column names → llama-bench field names (get_field_display_name, and "threads"
+#: of older builds).
+_MD_FIELDS = {
+    "model": "model_type",
+    "backend": "backends",
+    "ngl": "n_gpu_layers",
+    "sm": "split_mode",
+    "th": "n_threads",
+    "threads": "n_threads",
+    "nkvo": "no_kv_offload",
+    "fa": "flash_attn",
+    "mmap": "use_mmap",
+    "dio": "use_direct_io",
+    "embd": "embeddings",
+    "nopo": "no_op_offload",
+    "noh": "no_host",
+    "dev": "devices",
+    "ts": "tensor_split",
+    "ot": "tensor_buft_overrides",
+}
+_MD_TEST = re.compile(
+    r"^(?:pp\s*(?P<pp>\d+))?\s*\+?\s*(?:tg\s*(?P<tg>\d+))?\s*(?:@\s*d\s*(?P<depth>\d+))?"
+)
+_MD_RATE = re.compile(r"^([0-9]*\.?[0-9]+)\s*(?:±|\+/-)\s*([0-9]*\.?[0-9]+)")
+_BYTES: dict[str, float] = {
+    "": 1,
+    "B": 1,
+    "K": 1 << 10,
+    "M": 1 << 20,
+    "G": 1 << 30,
+    "T": 1 << 40,
+    "P": 1 << 50,
+}
+_COUNT: dict[str, float] = {"": 1, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _is_separator(line: str) -> bool:
+    cells = _cells(line)
+    return bool(cells) and all(re.fullmatch(r":?-+:?", c) for c in cells)
+
+
+def _markdown_header(source: Source) -> int | None:
+    """Index (0-based) of the table's header line: a line that starts with `|`, names `test`
+    and `t/s`, and is followed by a `| --- |` line. Device lines hold ` | ` but do not start
+    with one."""
+    lines = source.head(1 << 20).decode("utf-8", "replace").splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if line.lstrip().startswith("|") and _is_separator(lines[i + 1]):
+            cells = _cells(line)
+            if "test" in cells and "t/s" in cells:
+                return i
+    return None
+
+
+def _markdown_records(
+    source: Source, problems: Problems
+) -> tuple[list[tuple[int, Any]], list[int]]:
+    """The rows of every llama-bench table in the file, and the numbers of the other lines."""
+    lines = source.text().splitlines()
+    build_commit, build_number, gpus = None, None, []
+    for line in lines:
+        trailer = re.match(r"^build:\s*(\S+)\s*\((\d+)\)", line.strip())
+        if trailer:
+            build_commit, build_number = trailer.group(1), int(trailer.group(2))
+        device = re.match(r"^\s*(?:ggml_\w+:\s*\d+\s*=|Device\s+\d+:)\s*(.+?)(?:\s\(|,|$)", line)
+        if device and device.group(1) not in gpus:
+            gpus.append(device.group(1).strip())
+    out: list[tuple[int, Any]] = []
+    others: list[int] = []
+    header: list[str] | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        starts_table = (
+            line.lstrip().startswith("|")
+            and i + 1 < len(lines)
+            and _is_separator(lines[i + 1])
+            and {"test", "t/s"} <= set(_cells(line))
+        )
+        if starts_table:
+            header = _cells(line)
+            i += 2
+            continue
+        if header is not None and line.lstrip().startswith("|"):
+            record = _markdown_row(header, _cells(line), i + 1, problems)
+            if record is not None:
+                record.update(
+                    {
+                        "build_commit": build_commit,
+                        "build_number": build_number,
+                        "gpu_info": ", ".join(gpus) or None,
+                    }
+                )
+                out.append((i + 1, record))
+        else:
+            header = None
+            if line.strip():
+                others.append(i + 1)
+        i += 1
+    return out, others
+
+
+def _markdown_row(
+    header: list[str], cells: list[str], line: int, problems: Problems
+) -> dict[str, Any] | None:
+    if len(cells) != len(header):
+        problems.add(
+            line, f"the table row has {len(cells)} cells", f"{len(header)}, one per column"
+        )
+        return None
+    record: dict[str, Any] = {}
+    for name, text in zip(header, cells, strict=True):
+        if name == "test":
+            test = _MD_TEST.match(text)
+            if test is None or not (test.group("pp") or test.group("tg")):
+                problems.add(line, f'test "{text}" cannot be read', "pp512, tg128, pp512 @ d4096")
+                return None
+            record["n_prompt"] = int(test.group("pp") or 0)
+            record["n_gen"] = int(test.group("tg") or 0)
+            record["n_depth"] = int(test.group("depth") or 0)
+        elif name == "t/s":
+            rate = _MD_RATE.match(text)
+            if rate is None:
+                problems.add(line, f't/s "{text}" cannot be read', 'a rate "mean ± stddev"')
+                return None
+            record["avg_ts"], record["stddev_ts"] = float(rate.group(1)), float(rate.group(2))
+        elif name == "size":
+            record["model_size"] = _scaled(text, _BYTES, binary=True)
+        elif name == "params":
+            record["model_n_params"] = _scaled(text, _COUNT, binary=False)
+        elif name not in ("cycles", "ipc"):
+            key = _MD_FIELDS.get(name, name)
+            record[key] = _typed(key, text)
+    return record
+
+
+def _scaled(text: str, units: dict[str, float], *, binary: bool) -> int | None:
+    """'32.70 GiB' → bytes, '29.94 B' → a count (as rounded by the table)."""
+    match = re.fullmatch(r"([0-9]*\.?[0-9]+)\s*([KMGTPB]?)(i?B)?", text.strip())
+    if match is None:
+        return None
+    unit = match.group(2)
+    if binary and unit == "B":
+        unit = ""
+    return round(float(match.group(1)) * units.get(unit, 1))
+
+
+def _spans(numbers: list[int]) -> str:
+    """1, 2, 3, 7 → '1–3, 7'."""
+    spans: list[list[int]] = []
+    for n in numbers:
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(f"{a}–{b}" if b > a else f"{a}" for a, b in spans)
+
+
 def _typed(key: str, text: str) -> Any:
     """A CSV cell as llama-bench's JSON output would type it (numbers, 0/1 booleans)."""
     try:
@@ -204,6 +443,21 @@ def _test_name(n_prompt: int, n_gen: int, depth: int) -> str:
         parts.append(f"tg{n_gen}")
     name = "+".join(parts) or "empty"
     return f"{name}@d{depth}" if depth else name
+
+
+def _active_params(model_type: Any, derived: list[str]) -> float | None:
+    """The active parameters a mixture-of-experts type names ("deepseek2 30B.A3B Q8_0": 3 B
+    of 30 B), which bound the bytes read per generated token; None for other names."""
+    if not isinstance(model_type, str):
+        return None
+    match = re.search(r"\b(\d+(?:\.\d+)?)B\.A(\d+(?:\.\d+)?)B\b", model_type)
+    if match is None:
+        return None
+    derived.append(
+        f"active parameters {match.group(2)} B of {match.group(1)} B, from the model type "
+        f"{model_type!r} (a mixture of experts)"
+    )
+    return float(match.group(2)) * 1e9
 
 
 def _phase(n_prompt: int, n_gen: int) -> str | None:
@@ -325,6 +579,7 @@ def _test_run(
         model={
             "name": model_type if isinstance(model_type, str) else None,
             "params_total": f.number("model_n_params"),
+            "params_active": _active_params(model_type, derived),
             "quant": quant,
             "working_set_bytes": f.number("model_size"),
         },

@@ -52,6 +52,9 @@ REAL_FILES = {
     "sglang/bowenwan6-sglang-oai-c1-two-lines-same-settings.jsonl": "sglang",
     "llama-bench/lhl-8060s-rocm-llama32-1b-default-hip-depth-sweep.jsonl": "llama-bench",
     "llama-bench/lhl-8060s-rocm-llama32-1b-default-rocwmma-depth-sweep.jsonl": "llama-bench",
+    "llama-bench/lhl-8060s-rocm-quick-test-jsonl-with-stderr-lines.jsonl": "llama-bench",
+    "llama-bench/kyuz0-8060s-vulkan-radv-glm47flash-q8-markdown.log": "llama-bench",
+    "llama-bench/kyuz0-8060s-vulkan-radv-glm47flash-q8-longctx32768-markdown.log": "llama-bench",
     "llmperf/leaderboard-bedrock_70b_summary.json": "llmperf",
     "llmperf/leaderboard-bedrock_70b_individual_responses.json": "llmperf",
 }
@@ -61,6 +64,9 @@ FIXTURES = {
     "llama-bench.csv": "llama-bench",
     "llama-bench.jsonl": "llama-bench",
     "llama-batched-bench.log": "llama-bench",
+    "llama-bench.sql": "llama-bench",
+    "llama-bench-markdown-cuda.log": "llama-bench",
+    "llama-bench-markdown-old.md": "llama-bench",
     "genai-perf-profile_export.json": "genai-perf",
 }
 
@@ -169,3 +175,59 @@ def test_unparsable_json_lines_are_worded_per_line(tmp_path):
         f"{path}:2:9: not valid JSON: Expecting property name enclosed in double quotes; "
         "expected one JSON object per line",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "what", "expected"),
+    [
+        (
+            "============ Serving Benchmark Result ============\n"
+            "Successful requests:                     100\n"
+            "Benchmark duration (s):                  12.31\n",
+            1,
+            "this is the summary that vLLM's or SGLang's benchmark prints on the console, not "
+            "its result file",
+            "the JSON result: re-run with --save-result (vLLM bench serve) or --output-file "
+            "(SGLang bench_serving)",
+        ),
+        (
+            "main: n_kv_max = 16384, n_batch = 2048, n_ubatch = 512\n\n"
+            "|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |\n"
+            "|-------|--------|------|--------|----------|----------|----------|----------|\n"
+            "|   512 |    128 |    1 |    640 |    0.090 |  5683.51 |    0.983 |   130.21 |\n",
+            3,
+            "this is llama-batched-bench's Markdown table",
+            "its JSON Lines: re-run with --output-format jsonl",
+        ),
+        (
+            '"8cf427ff","5163","AMD Ryzen 7 7800X3D 8-Core Processor","NVIDIA GeForce RTX 4080",'
+            '"CUDA","models/q.gguf","qwen2 7B Q4_K - Medium","4677120000","7615616512","2048",'
+            '"512","8","0x0","0","50","f16","f16","-1","0","layer","0","0","-1","auto","0.00",'
+            '"none","1","0","0","0","0","0","0","512","0","0","2025-04-24T11:57:09Z","70285660",'
+            '"982040","7285.676949","100.064434"\n',
+            1,
+            "this looks like llama-bench's CSV without its header row",
+            "re-run with -o json (or keep the header line of -o csv)",
+        ),
+        (
+            "| model | backend | t/s |\n| llama 7B | CUDA | 120.5 |\n",
+            1,
+            "this looks like a llama-bench Markdown table, but not as llama-bench prints it (a "
+            "header with test and t/s columns, then a | --- | line)",
+            "llama-bench's own output: re-run with -o json",
+        ),
+        (
+            "log line\n" * 25 + '{"a": 1}\n',
+            26,
+            "JSON Lines after 25 lines of log output (at most 20 are skipped)",
+            "the tool's output alone: write it to a file (-o jsonl > FILE, --output-file), or "
+            "delete the log lines",
+        ),
+    ],
+)
+def test_near_formats_say_what_they_look_like(tmp_path, text, line, what, expected):
+    path = tmp_path / "result.txt"
+    path.write_text(text)
+    with pytest.raises(TraceError) as err:
+        api.load([path])
+    assert str(err.value) == f"{path}:{line}: {what}; expected {expected}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import statistics
 
@@ -154,3 +155,105 @@ def test_a_claim_naming_a_prompt_test_does_not_crash(real):
         "prompt", "supported", 4703.28,
     )  # fmt: skip
     assert pp.aggregate_tps is None
+
+
+KYUZ0 = "llama-bench/kyuz0-8060s-vulkan-radv-glm47flash-q8-markdown.log"
+KYUZ0_LONG = "llama-bench/kyuz0-8060s-vulkan-radv-glm47flash-q8-longctx32768-markdown.log"
+QUICK = "llama-bench/lhl-8060s-rocm-quick-test-jsonl-with-stderr-lines.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("name", "pp", "tg"),
+    [
+        # SOURCES.md: pp512 1,092.07 ± 1.21, tg128 41.17 ± 0.01; pp2048 @ d32768 136.78 ± 0.02,
+        # tg32 @ d32768 22.55 ± 0.01 t/s (single stream)
+        (KYUZ0, ("pp512", 1092.07, 0), ("tg128", 41.17, 0)),
+        (KYUZ0_LONG, ("pp2048@d32768", 136.78, 32768), ("tg32@d32768", 22.55, 32768)),
+    ],
+)
+def test_default_markdown_output_inside_a_log(real, name, pp, tg):
+    tables = load(real(name))
+    assert tables.inputs[0].format == "llama-bench"
+    assert list(tables.runs["run"]) == [pp[0], tg[0]]
+    # the two ggml_vulkan lines (the second holds " | ") and the build trailer are not rows
+    assert tables.inputs[0].notes[0] == (
+        "llama-bench: 3 line(s) around the table left aside (lines 1–2, 8: log output, device "
+        "lines, the build trailer)"
+    )
+    assert list(tables.runs["source_line"]) == [5, 6]
+    s = stats_of(tables)
+    assert round(s.loc[pp[0], "prompt_tps"], 2) == pp[1]
+    assert round(s.loc[tg[0], "aggregate_tps"], 2) == tg[1]
+    r = run(tables, tg[0])
+    assert (r["concurrency"], r["phase"], r["extra"]["n_depth"]) == (1, "generation", tg[2])
+    assert (r["engine_version"], r["hardware_name"]) == (
+        "b9187 (0253fb21f)",
+        "AMD Radeon 8060S Graphics",
+    )
+    assert (r["model_name"], r["quant"]) == ("deepseek2 30B.A3B Q8_0", "Q8_0")
+    # a mixture of experts: 3 B of 30 B parameters are read per token, not the 32.70 GiB
+    assert (r["params_active"], r["params_total"]) == (3e9, 29.94e9)
+    assert r["working_set_bytes"] == round(32.70 * 2**30)
+    assert run(tables, pp[0])["phase"] == "prompt"
+
+
+def test_markdown_with_cuda_device_lines_and_varying_batch():
+    tables = load(HERE / "llama-bench-markdown-cuda.log")
+    assert list(tables.runs["run"]) == [
+        "pp512 n_batch=512", "tg128 n_batch=512", "pp512+tg128 n_batch=512",
+        "pp512 n_batch=2048", "tg128 n_batch=2048", "pp512+tg128 n_batch=2048",
+    ]  # fmt: skip
+    assert set(tables.runs["hardware_name"]) == {"NVIDIA GeForce RTX 3090"}
+    assert list(tables.runs["phase"])[:3] == ["prompt", "generation", "prompt+generation"]
+    s = stats_of(tables)
+    # no times in the table: each test's time is its tokens ÷ its printed rate
+    assert round(s.loc["pp512+tg128 n_batch=512", "wall_s"], 4) == round(640 / 565.14, 4)
+    assert round(s.loc["tg128 n_batch=2048", "aggregate_tps"], 2) == 133.02
+
+
+def test_markdown_of_older_builds_spaced_test_names():
+    tables = load(HERE / "llama-bench-markdown-old.md")
+    assert list(tables.runs["run"]) == ["pp64", "tg16"]
+    r = run(tables, "tg16")
+    assert r["engine_version"] == "b1055 (8e4b0db)"
+    assert "n_threads=8" in r["engine_flags"]
+    assert (
+        tables.inputs[0]
+        .notes[0]
+        .startswith("llama-bench: 1 line(s) around the table left aside (line 6:")
+    )
+
+
+def test_sql_output():
+    tables = load(HERE / "llama-bench.sql")
+    assert tables.inputs[0].format == "llama-bench"
+    assert list(tables.runs["run"]) == ["pp512", "tg128"]
+    assert list(tables.runs["source_line"]) == [45, 46]  # the INSERT lines
+    r = run(tables, "tg128")
+    assert (r["engine_version"], r["hardware_name"], r["working_set_bytes"]) == (
+        "b5163 (8cf427ff)", "NVIDIA GeForce RTX 4080", 4677120000,
+    )  # fmt: skip
+    s = stats_of(tables)
+    assert round(s.loc["tg128", "aggregate_tps"], 2) == round(128 / 1.0674316, 2)
+    assert round(s.loc["pp512", "prompt_tps"], 1) == round(512 / 0.07028566, 1)
+
+
+def test_json_lines_after_stderr_lines(real):
+    tables = load(real(QUICK))
+    assert tables.inputs[0].notes[0] == (
+        "4 line(s) of log output before the JSON Lines skipped (lines 1–4); the records start "
+        "at line 5"
+    )
+    assert list(tables.runs["source_line"]) == [5, 6, 7, 8, 9, 10]
+    s = stats_of(tables)
+    # SOURCES.md: pp512 5,007.64, tg128 192.59, pp512@d1024 4,558.86, tg128@d1024 182.12,
+    # pp512@d4096 3,794.01, tg128@d4096 142.84 t/s
+    assert [round(s.loc[r, "prompt_tps"], 2) for r in ("pp512", "pp512@d1024", "pp512@d4096")] == [
+        5007.64, 4558.86, 3794.01,
+    ]  # fmt: skip
+    assert [
+        round(s.loc[r, "aggregate_tps"], 2) for r in ("tg128", "tg128@d1024", "tg128@d4096")
+    ] == [192.59, 182.12, 142.84]
+    assert set(tables.runs["concurrency"]) == {1}
+    # the digest is the file's, not the one with its log lines blanked
+    assert tables.inputs[0].sha256 == hashlib.sha256(real(QUICK).read_bytes()).hexdigest()
