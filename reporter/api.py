@@ -54,6 +54,7 @@ def read_files(
             total += exc.count
     if problems:
         raise TraceError(problems, total=total)
+    adapters.join(partials)
     return partials
 
 

@@ -55,6 +55,15 @@ def _int(value: Any) -> int | float | None:
     return v if isinstance(v, int | float) else None
 
 
+def _raw_number(value: Any) -> float | None:
+    """A number cell as float, infinities kept (None for null, NaN and text)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        return None
+    return float(value)
+
+
 def _num(value: Any) -> float | int | None:
     v = _plain(value)
     return v if isinstance(v, int | float) and not isinstance(v, bool) else None
@@ -88,7 +97,9 @@ def run_record(row: dict[str, Any]) -> dict[str, Any]:
             "temperature": _num(row.get("temperature")),
             "prompt_tokens": _int(row.get("prompt_tokens")),
             "context_tokens": _int(row.get("context_tokens")),
-            "request_rate": _num(row.get("request_rate")),
+            "request_rate": "inf"
+            if _raw_number(row.get("request_rate")) == math.inf
+            else _num(row.get("request_rate")),
             "dataset": _str(row.get("dataset")),
             "output_tokens_min": _int(row.get("output_tokens_requested_min")),
             "phase": _str(row.get("phase")),

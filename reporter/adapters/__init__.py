@@ -34,6 +34,7 @@ from reporter.adapters import (
 from reporter.adapters._common import Problems, csv_head, document, json_lines, parse_value
 from reporter.errors import Problem, TraceError, UnknownFormat
 from reporter.ingest.lines import Source, iter_lines
+from reporter.table import Partial
 
 ADAPTERS: dict[str, ModuleType] = {native.NAME: native}
 for _module in (guidellm, aiperf, genai_perf, llmperf, sglang, vllm, llama_bench, custom):
@@ -260,6 +261,15 @@ def _looks_like_csv(source: Source) -> bool:
     head = source.head(4096).lstrip(b"\xef\xbb\xbf")
     first = head.split(b"\n", 1)[0]
     return b"," in first and b"\x00" not in head
+
+
+def join(partials: list[Partial]) -> None:
+    """Files a tool writes beside each other for one run (a summary and its per-request
+    list), passed together, become one run: each adapter's `join`, when it has one."""
+    for module in ADAPTERS.values():
+        joiner = getattr(module, "join", None)
+        if joiner is not None:
+            joiner(partials)
 
 
 def get(name: str) -> ModuleType:

@@ -8,11 +8,23 @@ summary lets it be recovered exactly (completed ÷ completed-per-minute × 60), 
 responses file takes it from its sibling summary when that file sits next to it.
 Token counts are always Llama-2 tokenizer counts, whatever the model; before llmperf PR #45
 (April 2024) the per-request rate counted SSE events, not tokens, over the end-to-end time.
+
+A summary and the individual responses of the same run, passed together, are one run (`join`):
+they are matched by the run name (or the sibling file name), the model, the concurrency and
+the request counts (started, completed) and the completed requests' output tokens. Summaries
+wrapped in a dict keyed by concurrency (`{"1": {...summary...}, "2": {...}}`, as sweep
+scripts collect them) are one run per key.
+
+Error code -100 ("Output too few tokens N") is LLMPerf's own check on a finished answer that
+came back shorter than asked for: the request completed with tokens, the client flagged it
+and left its tokens out of the aggregate. Such requests are "too_short" (named by that cause
+in BR019 at info), not server failures.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from pathlib import Path
 from typing import Any
@@ -27,6 +39,7 @@ from reporter.adapters._common import (
     line_of,
     new_run,
     num,
+    unique_ids,
 )
 from reporter.errors import TraceError
 from reporter.ingest.limits import read_bytes
@@ -59,11 +72,27 @@ DETECT_KEYS = (
 )
 
 
+#: LLMPerf's error code for an answer shorter than asked for (token_benchmark_ray.py:
+#: "Output too few tokens"): set by the client on a request that finished.
+TOO_SHORT_CODE = -100
+
+
+def _is_wrapper(doc: Any) -> bool:
+    """Summaries wrapped in a dict keyed by concurrency (or any label)."""
+    return (
+        isinstance(doc, dict)
+        and bool(doc)
+        and SUMMARY_KEY not in doc
+        and all(isinstance(v, dict) and SUMMARY_KEY in v for v in doc.values())
+    )
+
+
 def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
-    """A summary with results_mean_output_throughput_token_per_s, or a list of responses with
-    request_output_throughput_token_per_s and end_to_end_latency_s."""
+    """A summary with results_mean_output_throughput_token_per_s (alone, or several in a dict
+    keyed by concurrency), or a list of responses with request_output_throughput_token_per_s
+    and end_to_end_latency_s."""
     dicts = [r for r in records if isinstance(r, dict)]
-    if dicts and SUMMARY_KEY in dicts[0]:
+    if dicts and (SUMMARY_KEY in dicts[0] or _is_wrapper(dicts[0])):
         return True, []
     if dicts and all(all(k in r for k in INDIVIDUAL_KEYS) for r in dicts):
         return True, []
@@ -74,6 +103,8 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     doc = document(source)
     if isinstance(doc, dict) and SUMMARY_KEY in doc:
         return _read_summary(source, doc, lenient)
+    if _is_wrapper(doc):
+        return _read_wrapper(source, doc, lenient)
     if not isinstance(doc, list):
         raise fail(
             source.path,
@@ -102,9 +133,11 @@ def _summary_figures(doc: dict[str, Any], f: Fields) -> tuple[dict[str, Any], li
     )
     errors = _n(doc.get("results_number_errors"))
     started = _n(doc.get("results_num_requests_started"))
+    too_short = _error_codes(doc.get("results_error_code_frequency")).get(TOO_SHORT_CODE)
     summary = {
         "requests": started if started is not None else completed + (errors or 0),
         "failed": errors,
+        "too_short": too_short,
         "wall_s": wall,
         "output_tokens": mean_out * completed if mean_out is not None else None,
         "prompt_tokens": mean_in * completed if mean_in is not None else None,
@@ -120,9 +153,29 @@ def _summary_figures(doc: dict[str, Any], f: Fields) -> tuple[dict[str, Any], li
         "min_output_tokens": _n(doc.get("results_number_output_tokens_min")),
         "max_output_tokens": _n(doc.get("results_number_output_tokens_max")),
     }
+    if too_short:
+        derived.append(
+            f"{too_short:g} of the {errors or 0:g} errors are code {TOO_SHORT_CODE} ('Output too "
+            "few tokens'): answers that finished shorter than asked for, flagged by the client"
+        )
     derived.append("output tokens = mean number_output_tokens × completed requests")
     derived.append("Σ latency = mean end_to_end_latency_s × completed requests")
     return summary, derived
+
+
+def _error_codes(value: Any) -> dict[int, float]:
+    """results_error_code_frequency, a dict or its Python repr as a string ("{-100.0: 49}")."""
+    if isinstance(value, str):
+        pairs = re.findall(r"(-?\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)", value)
+        return {int(float(k)): float(v) for k, v in pairs}
+    if isinstance(value, dict):
+        out: dict[int, float] = {}
+        for k, v in value.items():
+            code, count = _n(k), _n(v)
+            if code is not None and count is not None:
+                out[int(code)] = count
+        return out
+    return {}
 
 
 def _n(value: Any) -> float | None:
@@ -165,17 +218,52 @@ def _run_name(doc: dict[str, Any], fallback: str) -> str:
 
 def _read_summary(source: Source, doc: dict[str, Any], lenient: bool) -> Partial:
     problems = Problems(source.path)
-    f = Fields(doc, 1, problems, "LLMPerf summary")
-    summary, derived = _summary_figures(doc, f)
+    run = _summary_run(
+        doc, _run_name(doc, Path(source.path).stem.removesuffix("_summary")), source.path, 1,
+        problems,
+    )  # fmt: skip
     problems.raise_unless(lenient)
+    return finish(
+        source, NAME, [run], [], records=1, notes=["LLMPerf: summary only"], problems=problems
+    )
+
+
+def _read_wrapper(source: Source, doc: dict[str, Any], lenient: bool) -> Partial:
+    """Summaries keyed by concurrency (or another label): one run per key."""
+    problems = Problems(source.path)
+    lines = container_lines(source.data, 1)
+    names = unique_ids(
+        [f"{_run_name(v, 'llmperf')}:{'c' if k.isdigit() else ''}{k}" for k, v in doc.items()]
+    )
+    runs = [
+        _summary_run(value, name, source.path, line_of(lines, key), problems)
+        for (key, value), name in zip(doc.items(), names, strict=True)
+    ]
+    for run, key in zip(runs, doc, strict=True):
+        stated = run["concurrency"]
+        if stated is not None and str(key) not in (str(stated), f"{stated:g}"):
+            run["derived"].append(
+                f"the wrapper's key {key!r} is not the summary's num_concurrent_requests "
+                f"{stated:g}; the summary's value is used"
+            )
+    problems.raise_unless(lenient)
+    notes = [f"LLMPerf: {len(runs)} summaries in one object keyed by {', '.join(map(str, doc))}"]
+    return finish(source, NAME, runs, [], records=len(runs), notes=notes, problems=problems)
+
+
+def _summary_run(
+    doc: dict[str, Any], run_id: str, path: str, line: int, problems: Problems
+) -> dict[str, Any]:
+    f = Fields(doc, line, problems, "LLMPerf summary")
+    summary, derived = _summary_figures(doc, f)
     derived.append(
         "no per-request records: the ladder question is undecidable; effective "
         "concurrency from Little's law (Σ latency ÷ wall)"
     )
-    run = new_run(
-        _run_name(doc, Path(source.path).stem.removesuffix("_summary")),
-        source.path,
-        1,
+    return new_run(
+        run_id,
+        path,
+        line,
         NAME,
         tool=("llmperf", str(doc.get("version")) if doc.get("version") else None),
         model={"name": doc.get("model")},
@@ -187,10 +275,9 @@ def _read_summary(source: Source, doc: dict[str, Any], lenient: bool) -> Partial
             "timestamp": doc.get("timestamp"),
             "mean_inter_token_latency_s": doc.get("results_inter_token_latency_s_mean"),
             "error_code_frequency": doc.get("results_error_code_frequency"),
+            "kind": "summary",
+            "name": doc.get("name"),
         },
-    )
-    return finish(
-        source, NAME, [run], [], records=1, notes=["LLMPerf: summary only"], problems=problems
     )
 
 
@@ -239,6 +326,7 @@ def _read_individual(source: Source, doc: list[Any], lenient: bool) -> Partial:
         error = None
         if code is not None or (isinstance(message, str) and message):
             error = str(message or f"error code {code}")
+        too_short = error is not None and _n(code) == TOO_SHORT_CODE
         if error is None and e2e is not None:
             latencies.append(e2e)
         if error is None and ttft is not None:
@@ -251,7 +339,7 @@ def _read_individual(source: Source, doc: list[Any], lenient: bool) -> Partial:
                 "prompt_tokens": prompt,
                 "reported_tps": rate,
                 "error": error,
-                "finish_reason": "error" if error else None,
+                "finish_reason": "too_short" if too_short else "error" if error else None,
                 "source_line": line,
             }
         )
@@ -261,6 +349,13 @@ def _read_individual(source: Source, doc: list[Any], lenient: bool) -> Partial:
         "concurrency from Little's law (Σ latency ÷ wall)",
         "Σ latency = Σ end_to_end_latency_s of the successful requests",
     ]
+    flagged = sum(1 for r in rows if r["finish_reason"] == "too_short")
+    if flagged:
+        derived.append(
+            f"{flagged} response(s) with error code {TOO_SHORT_CODE} ('Output too few tokens'): "
+            "answers that finished shorter than asked for, flagged by the client; their "
+            "tokens are outside LLMPerf's aggregate and this one"
+        )
     summary: dict[str, Any] = {
         "requests": len(rows),
         "failed": sum(1 for r in rows if r["error"]),
@@ -304,6 +399,103 @@ def _read_individual(source: Source, doc: list[Any], lenient: bool) -> Partial:
         workload=workload,
         summary=summary,
         derived=derived + _CAVEATS,
-        extra={"summary_file": sibling},
+        extra={"summary_file": sibling, "kind": "individual_responses"},
     )
     return finish(source, NAME, [run], rows, records=len(doc), notes=notes, problems=problems)
+
+
+#: Run-table fields the summary states and the individual responses do not.
+_FROM_SUMMARY = ("concurrency", "output_tokens_requested", "prompt_tokens", "model_name")
+
+
+def join(partials: list[Partial]) -> None:
+    """A summary and the individual responses of one run, passed together, become one run:
+    the responses' run takes what only the summary holds (wall clock, settings), and the
+    summary's own run is dropped; both files' notes say so."""
+    summaries = [
+        (p, r)
+        for p in partials
+        for r in p.runs
+        if p.input is not None and p.input.format == NAME and _kind(r) == "summary"
+    ]
+    used: set[int] = set()
+    for part in partials:
+        if part.input is None or part.input.format != NAME:
+            continue
+        for run in part.runs:
+            if _kind(run) != "individual_responses":
+                continue
+            for spart, srun in summaries:
+                if id(srun) in used or spart is part:
+                    continue
+                why = _same_run(part, run, spart, srun)
+                if why is None:
+                    continue
+                used.add(id(srun))
+                _merge(run, srun, spart, why)
+                spart.runs.remove(srun)
+                assert spart.input is not None
+                here, there = Path(part.input.path).name, Path(spart.input.path).name
+                spart.input.notes.append(f"LLMPerf: read with {here} as one run ({why})")
+                part.input.notes.append(f"LLMPerf: read with {there} as one run ({why})")
+                break
+
+
+def _kind(run: dict[str, Any]) -> Any:
+    return (run.get("extra") or {}).get("kind")
+
+
+def _same_run(
+    part: Partial, run: dict[str, Any], spart: Partial, srun: dict[str, Any]
+) -> str | None:
+    """Why the two are one run, or None when anything they both state differs."""
+    assert spart.input is not None
+    mine, theirs = run.get("summary") or {}, srun.get("summary") or {}
+    if (run.get("extra") or {}).get("summary_file") == Path(spart.input.path).name:
+        return "its sibling summary file"
+    for key in ("model_name", "concurrency"):
+        if run.get(key) is not None and srun.get(key) is not None and run[key] != srun[key]:
+            return None
+    if mine.get("requests") != theirs.get("requests") or mine.get("failed") != theirs.get("failed"):
+        return None
+    reasons = [f"{theirs.get('requests'):g} requests started, {theirs.get('failed'):g} with errors"]
+    tokens = theirs.get("output_tokens")
+    rows = part.requests
+    if tokens is not None and rows is not None and len(rows):
+        ok = rows[(rows["run"].astype(str) == str(run["run"])) & rows["ok"]]
+        total = float(ok["output_tokens"].sum())
+        if abs(total - float(tokens)) >= 0.5:
+            return None
+        reasons.append(f"{total:,.0f} output tokens of the completed requests")
+    if run["run"] == srun["run"]:
+        reasons.insert(0, f"name {run['run']}")
+    if srun.get("model_name") is not None:
+        reasons.append(f"model {srun['model_name']}")
+    return "same " + ", ".join(reasons)
+
+
+def _merge(run: dict[str, Any], srun: dict[str, Any], spart: Partial, why: str) -> None:
+    assert spart.input is not None
+    summary = dict(run.get("summary") or {})
+    theirs = srun.get("summary") or {}
+    for key in ("wall_s", "tool_aggregate_tps"):
+        if summary.get(key) is None and theirs.get(key) is not None:
+            summary[key] = theirs[key]
+    run["summary"] = summary
+    for key in _FROM_SUMMARY:
+        if run.get(key) is None and srun.get(key) is not None:
+            run[key] = srun[key]
+    if run.get("tool_version") is None:
+        run["tool_version"] = srun.get("tool_version")
+    name = Path(spart.input.path).name
+    run["derived"] = [
+        d
+        for d in run.get("derived") or []
+        if not d.startswith("wall clock unknown: the responses hold no timestamps")
+    ] + [
+        f"one run with the summary {name} ({why}): wall clock and settings from the summary",
+        *(d for d in srun.get("derived") or [] if d.startswith("wall clock =")),
+    ]
+    extra = dict(run.get("extra") or {})
+    extra["summary_file"] = name
+    run["extra"] = extra

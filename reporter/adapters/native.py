@@ -9,6 +9,7 @@ is reported with its line.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import numpy as np
@@ -360,7 +361,7 @@ def run_row(record: dict[str, Any], path: str, line: int | None, fmt: str) -> di
         "temperature": wl.get("temperature"),
         "prompt_tokens": wl.get("prompt_tokens"),
         "context_tokens": wl.get("context_tokens"),
-        "request_rate": wl.get("request_rate"),
+        "request_rate": math.inf if wl.get("request_rate") == "inf" else wl.get("request_rate"),
         "dataset": wl.get("dataset"),
         "output_tokens_requested_min": wl.get("output_tokens_min"),
         "phase": wl.get("phase"),

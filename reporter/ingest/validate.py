@@ -35,7 +35,7 @@ _NUMBER_FIELDS: dict[str, tuple[str, float | None]] = {
 }
 _STRING_FIELDS = ("prompt_sha256", "error")
 _ID_FIELDS = ("run", "id")
-FINISH_REASONS = ("length", "stop", "error", "abort", "cancelled", "time_limit")
+FINISH_REASONS = ("length", "stop", "error", "abort", "cancelled", "time_limit", "too_short")
 
 
 @cache

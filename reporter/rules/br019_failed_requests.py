@@ -12,7 +12,9 @@ requests' tokens, reports throughput that was never delivered.
 
 ## How it decides
 Per run: failed = `finish_reason` error or abort, or an `error` field; empty = successful with
-0 output tokens; cut = no finish reason and fewer tokens than requested. Any of them fires:
+0 output tokens; cut = no finish reason and fewer tokens than requested, when the length was
+forced or the file records finish reasons for other requests (a tool that writes none, such as
+LLMPerf, cannot tell a short natural answer from a cut stream). Any of them fires:
 errors at `error` severity when they exceed `failed_share` (10%) of the requests, else
 `warning`. benchreport's own aggregate counts only the tokens of successful requests; the
 finding says how many tokens that leaves out. For summary-only files, the tool's failed count,
@@ -23,7 +25,10 @@ server: `finish_reason` `cancelled` (AIPerf `--request-cancellation-rate`, `was_
 "cancelled by the client", `time_limit` (GuideLLM's incomplete requests when the benchmark's
 duration ran out) is "cut by the time limit". They are reported at `info` whatever form of the
 file is read (per-request records, or a summary's `cancelled` / `time_limited` counts); their
-tokens stay outside the aggregate. Timeouts and server errors stay failures.
+tokens stay outside the aggregate. Timeouts and server errors stay failures. So is `too_short`
+(LLMPerf's error -100, "Output too few tokens"): an answer that finished with tokens and that
+the client flagged as shorter than asked for, not a server failure; a summary counts them as
+`too_short`.
 
 ## Worked example
 The LambdaLabs vLLM file (FORMATS.md §11b): three "successful" requests with 0 output tokens
@@ -64,9 +69,28 @@ def check(data: AuditData) -> list[Finding]:
 
 
 #: finish_reason of a request the client ended on purpose → how the finding names it.
-DELIBERATE = {"cancelled": "cancelled by the client", "time_limit": "cut by the time limit"}
+DELIBERATE = {
+    "cancelled": "cancelled by the client",
+    "time_limit": "cut by the time limit",
+    "too_short": "finished but flagged too short by the client",
+}
 #: The same causes as counted in a tool's summary (run summary keys).
-SUMMARY_CAUSES = {"cancelled": "cancelled by the client", "time_limited": "cut by the time limit"}
+SUMMARY_CAUSES = {
+    "cancelled": "cancelled by the client",
+    "time_limited": "cut by the time limit",
+    "too_short": "finished but flagged too short by the client",
+}
+
+
+def _not_server(counts: dict[str, int]) -> str:
+    """The parenthesis after the causes: requests ended on purpose, or (LLMPerf's too-short
+    flag) answers that finished and that the client left out."""
+    flagged = counts.get(DELIBERATE["too_short"], 0)
+    if flagged and flagged == sum(counts.values()):
+        return " (finished answers the client left out, not server failures)"
+    if flagged:
+        return " (the client's doing, not server failures)"
+    return " (ended by the client on purpose, not server failures)"
 
 
 def _deliberate_parts(counts: dict[str, int]) -> list[str]:
@@ -107,7 +131,7 @@ def _check_summary(data: AuditData, run_id: str) -> Finding:
         run_id,
         Outcome.FIRED,
         f"of {n} requests the tool counted {'; '.join(parts)}"
-        + ("" if real else " (ended by the client on purpose, not server failures)"),
+        + ("" if real else _not_server(causes)),
         severity=severity,
         numbers=numbers,
         refs=run_ref(data, run_id),
@@ -131,7 +155,10 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     empty = ok[ok["output_tokens"] == 0]
     cut = ok.iloc[0:0]
     requested = number(requested)
-    if requested is not None:
+    # a missing finish reason tells of a cut stream only when the length was forced or the
+    # tool writes finish reasons; otherwise (LLMPerf, vLLM lists) a short answer is natural
+    telling = data.run_field(run_id, "stop") == "forced" or ok["finish_reason"].notna().any()
+    if requested is not None and telling:
         cut = ok[
             ok["finish_reason"].isna()
             & (ok["output_tokens"] < requested)
@@ -174,9 +201,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         severity = Severity.INFO
     evidence = failed if len(failed) else (empty if len(empty) else (cut if len(cut) else ended))
     if sum(causes.values()):
-        message = f"of {n} requests: {'; '.join(parts)}" + (
-            "" if bad else " (ended by the client on purpose, not server failures)"
-        )
+        message = f"of {n} requests: {'; '.join(parts)}" + ("" if bad else _not_server(causes))
     else:
         message = f"{'; '.join(parts)} of {n} requests"
     return RULE.finding(

@@ -67,6 +67,7 @@ FIXTURES = {
     "llama-bench.sql": "llama-bench",
     "llama-bench-markdown-cuda.log": "llama-bench",
     "llama-bench-markdown-old.md": "llama-bench",
+    "llmperf-summaries-by-concurrency.json": "llmperf",
     "genai-perf-profile_export.json": "genai-perf",
 }
 

@@ -12,7 +12,7 @@ import pytest
 
 from reporter import api
 from reporter.errors import TraceError
-from tests.adapters.conftest import load, run, stats_of
+from tests.adapters.conftest import HERE, load, run, stats_of
 
 SUMMARY = "llmperf/leaderboard-groq_70b_summary.json"
 INDIVIDUAL = "llmperf/leaderboard-groq_70b_individual_responses.json"
@@ -114,3 +114,95 @@ def test_bad_element(tmp_path):
         f'{path}:13: "end_to_end_latency_s" is -1.0; expected a number of seconds ≥ 0 (LLMPerf '
         "individual response)"
     )
+
+
+BEDROCK = "llmperf/leaderboard-bedrock_70b_summary.json"
+BEDROCK_INDIVIDUAL = "llmperf/leaderboard-bedrock_70b_individual_responses.json"
+
+
+def test_bedrock_summary(real):
+    tables = load(real(BEDROCK))
+    r = run(tables)
+    s = stats_of(tables).iloc[0]
+    # SOURCES.md round 2: 15,125 tokens of the 101 completed; wall 240.6 s → 62.87 tok/s;
+    # Little over completed requests 712.9 s ÷ 240.6 s = 2.96 of 5
+    assert (s["requests"], s["failed"], r["concurrency"]) == (150, 49, 5)
+    assert round(s["output_tokens"]) == 15125
+    assert round(s["wall_s"], 1) == 240.6
+    assert round(s["aggregate_tps"], 2) == 62.87
+    assert round(r["summary"]["sum_latency_s"], 1) == 712.9
+    assert round(s["in_flight"], 2) == 2.96
+    assert (s["out_min"], s["out_max"], round(s["out_mean"], 2)) == (120, 152, 149.75)
+    # the 49 errors are all code -100: finished answers flagged short by the client
+    assert r["summary"]["too_short"] == 49
+
+
+def test_bedrock_too_short_responses_are_not_server_failures(real):
+    tables = load(real(BEDROCK_INDIVIDUAL))
+    req = tables.requests
+    flagged = req[req["finish_reason"] == "too_short"]
+    assert len(flagged) == 49 and not flagged["ok"].any()
+    # they finished with 13–119 tokens; their 3,515 tokens are outside the 62.87
+    assert (flagged["output_tokens"].min(), flagged["output_tokens"].max()) == (13, 119)
+    assert flagged["output_tokens"].sum() == 3515
+    assert req["output_tokens"].sum() == 18640
+    s = stats_of(tables).iloc[0]
+    assert (s["ok"], s["output_tokens"]) == (101, 15125)
+    assert round(s["aggregate_tps"], 2) == 62.87  # the wall from the sibling summary
+    verdict = api.audit([real(BEDROCK_INDIVIDUAL)])
+    (br019,) = [f for f in verdict.findings if f.code == "BR019"]
+    assert str(br019.severity) == "info"
+    assert br019.message.startswith(
+        "of 150 requests: 49 finished but flagged too short by the client (finished answers "
+        "the client left out, not server failures)"
+    )
+
+
+@pytest.mark.parametrize("order", [(BEDROCK, BEDROCK_INDIVIDUAL), (BEDROCK_INDIVIDUAL, BEDROCK)])
+def test_summary_and_its_responses_are_one_run(real, order):
+    verdict = api.audit([real(name) for name in order])
+    assert [r.id for r in verdict.runs] == ["meta-llama2-70b-chat-v1_550_150"]
+    (r,) = verdict.runs
+    assert (r.requests, round(r.aggregate_tps or 0, 2), round(r.wall_s or 0, 1)) == (
+        150, 62.87, 240.6,
+    )  # fmt: skip
+    for code in ("BR001", "BR019"):
+        assert len([f for f in verdict.findings if f.code == code and f.fired]) == 1
+    notes = [n for i in verdict.inputs for n in i.notes if "as one run" in n]
+    assert len(notes) == 2
+
+
+def test_summary_and_responses_under_other_names_are_joined_by_their_counts(real, tmp_path):
+    shutil.copyfile(real(BEDROCK), tmp_path / "summary-a.json")
+    shutil.copyfile(real(BEDROCK_INDIVIDUAL), tmp_path / "responses-a.json")
+    shutil.copyfile(real(SUMMARY), tmp_path / "summary-b.json")
+    tables = load(tmp_path / "responses-a.json")  # no sibling: no wall clock
+    assert math.isnan(stats_of(tables).iloc[0]["aggregate_tps"])
+    tables = api.load(
+        [tmp_path / "summary-b.json", tmp_path / "responses-a.json", tmp_path / "summary-a.json"]
+    )
+    # the groq summary (150 requests, 0 errors) is another run; the bedrock one joins
+    assert len(tables.runs) == 2
+    s = stats_of(tables)
+    joined = run(tables, "responses-a")
+    assert joined["model_name"] == "meta.llama2-70b-chat-v1" and joined["concurrency"] == 5
+    assert round(s.loc["responses-a", "aggregate_tps"], 2) == 62.87
+    assert any(
+        d.startswith(
+            "one run with the summary summary-a.json (same 150 requests started, 49 "
+            "with errors, 15,125 output tokens of the completed requests"
+        )
+        for d in joined["derived"]
+    )
+
+
+def test_summaries_keyed_by_concurrency():
+    tables = load(HERE / "llmperf-summaries-by-concurrency.json")
+    assert tables.inputs[0].format == "llmperf"
+    assert list(tables.runs["run"]) == ["llama2-70b-4096_550_150:c1", "llama2-70b-4096_550_150:c4"]
+    assert list(tables.runs["concurrency"]) == [1, 4]
+    s = stats_of(tables)
+    # 20 completed × 150 tokens ÷ (20 ÷ per-minute × 60)
+    assert list(s["wall_s"]) == [20.0, 6.0]
+    assert list(s["aggregate_tps"]) == [150.0, 500.0]
+    assert list(s["in_flight"]) == pytest.approx([1.0, 4.0])

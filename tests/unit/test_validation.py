@@ -74,7 +74,8 @@ def test_every_problem_of_a_file_at_once(tmp_path: Path) -> None:
                 f"{p}:6:45: not valid JSON: NaN is not a JSON number; expected a finite number or null",
                 f'{p}:7: "run" is missing; expected a "run" field (schema benchreport/1, $)',
                 f'{p}:7: "finish_reason" is "done"; expected one of "length", "stop", "error", '
-                '"abort", "cancelled", "time_limit", null (schema benchreport/1, $.finish_reason)',
+                '"abort", "cancelled", "time_limit", "too_short", null (schema benchreport/1, '
+                "$.finish_reason)",
                 f'{p}:7: "output_tokens" is 10.5; expected a whole number or null (schema '
                 "benchreport/1, $.output_tokens)",
                 f'{p}:8: the line holds a JSON list; expected a JSON object with a "kind"',
