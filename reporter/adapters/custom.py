@@ -118,6 +118,20 @@ class Mapping:
             raise TraceError(
                 [Problem(path, line, f"not valid YAML: {reason}", "a YAML mapping file")]
             ) from None
+        except (ValueError, OverflowError) as exc:  # a tagged value that cannot be built
+            reason = "a number too long to read" if "digits" in str(exc) else str(exc)
+            raise TraceError(
+                [Problem(path, None, f"a value cannot be read: {reason}", "a YAML mapping file")]
+            ) from None
+        surrogate = _lone_surrogate(data)
+        if surrogate is not None:
+            raise TraceError(
+                [
+                    Problem(
+                        path, None, f"a string holds {surrogate}", "UTF-8 text (no lone surrogate)"
+                    )
+                ]
+            )
         self._lines = _key_lines(node)
         if not isinstance(data, dict):
             raise TraceError(
@@ -192,7 +206,7 @@ class Mapping:
                     f'"units.{field}" is not a time field',
                     "one of " + ", ".join(TIME_FIELDS),
                 )
-            elif unit not in UNITS:
+            elif not isinstance(unit, str) or unit not in UNITS:
                 self._bad(("units", field), f'"units.{field}" is {unit!r}', "s, ms, us or ns")
             else:
                 self.units[field] = UNITS[unit]
@@ -217,11 +231,19 @@ class Mapping:
             if value is not None and (
                 not isinstance(value, int)
                 or isinstance(value, bool)
-                or value < (1 if key == "concurrency" else 0)
+                or not (1 if key == "concurrency" else 0) <= value <= MAX_RUN_NUMBER
             ):
-                self._bad(("run", key), f'"run.{key}" is {value!r}', "a whole number")
-        if run.get("duration_s") is not None and not (
-            isinstance(run["duration_s"], int | float) and run["duration_s"] > 0
+                shown = (
+                    repr(value) if len(str(value)) <= 40 else f"a {len(str(value))}-digit number"
+                )
+                self._bad(
+                    ("run", key), f'"run.{key}" is {shown}', f"a whole number ≤ {MAX_RUN_NUMBER:,}"
+                )
+        duration = run.get("duration_s")
+        if duration is not None and not (
+            isinstance(duration, int | float)
+            and not isinstance(duration, bool)
+            and 0 < duration < math.inf
         ):
             self._bad(
                 ("run", "duration_s"),
@@ -243,6 +265,27 @@ class Mapping:
 
     def unit_word(self, field: str) -> str:
         return UNIT_WORDS[self.unit_names.get(field, "s")]
+
+
+#: The largest count a mapping's `run` may state (tokens, concurrency, repeats).
+MAX_RUN_NUMBER = 10**12
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """The first lone surrogate (a YAML "\\ud800" escape) in the strings of `value`, shown."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            for ch in item:
+                if "\ud800" <= ch <= "\udfff":
+                    return f"a lone surrogate \\u{ord(ch):04x}"
+    return None
 
 
 def _key_lines(node: Any, prefix: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], int]:

@@ -98,6 +98,10 @@ def _yaml_document(source: Source) -> tuple[Any, dict[tuple[Any, ...], int]]:
             f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
             "a GuideLLM benchmarks.yaml report",
         ) from None
+    except (ValueError, OverflowError) as exc:  # a tagged value that cannot be built
+        raise fail(
+            source.path, None, f"a value cannot be read: {exc}", "a GuideLLM benchmarks.yaml report"
+        ) from None
     starts = [
         m.start() for m in re.finditer(rb"(?m)^\s*(- )?type_: generative_benchmark", source.data)
     ]

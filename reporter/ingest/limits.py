@@ -231,6 +231,9 @@ def check_yaml(text: str, path: str, loader_class: Any = yaml.SafeLoader) -> Non
             elif isinstance(event, yaml.ScalarEvent):
                 size, anchor = 1, event.anchor
             elif isinstance(event, yaml.AliasEvent):
+                if any(open_anchor == event.anchor for _, open_anchor in stack):
+                    cycle = f"the alias *{event.anchor} is inside its own anchor (a cycle)"
+                    raise _yaml_problem(path, event, cycle, "a document without recursive aliases")
                 size, anchor = sizes.get(event.anchor or "", 1), None
                 repeated += size
                 if repeated > MAX_YAML_ALIAS_NODES:

@@ -365,3 +365,35 @@ def test_the_recorder_refuses_special_files_before_it_starts(fifo: str, option: 
     )
     kind = "a server log file" if option == "--server-log" else "a text file of prompts"
     assert_refused(code, output, f"{fifo}: not a regular file (a FIFO)", kind)
+
+
+MAPPING = FIXTURES / "adapters" / "bench-log.yaml"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("a: x", "a: x", None),  # unchanged: audited
+        ("concurrency: 4", "concurrency: 1" + "0" * 5000, ": a value cannot be read: a number"),
+        ("concurrency: 4", "concurrency: 1" + "0" * 400, ':17: "run.concurrency" is a 401-digit'),
+        ("output_tokens: 512", "output_tokens: 99999999999999999999999", ':19: "run.output_tok'),
+        ("id: laptop-n4", "id: !!timestamp 2020-99-99", ": a value cannot be read: month must"),
+        ("id: laptop-n4", 'id: "\\ud800"', ": a string holds a lone surrogate \\ud800"),
+        ("t_send: ms", "t_send: [ms]", ":12: \"units.t_send\" is ['ms']"),
+        ("columns:\n", "columns: &c\n  x: *c\n", ":5: the alias *c is inside its own anchor"),
+    ],
+)
+def test_a_hostile_mapping_is_refused_cleanly(
+    tmp_path: Path, old: str, new: str, message: str | None
+) -> None:
+    text = MAPPING.read_text(encoding="utf-8")
+    assert old in text or message is None
+    mapping = tmp_path / "m.yaml"
+    mapping.write_text(text.replace(old, new, 1), encoding="utf-8")
+    code, out, err = invoke(
+        "audit", CUSTOM_LOG, "--format", "custom", "--mapping", str(mapping), "--no-html"
+    )
+    if message is None:
+        assert code in (0, 1) and err == ""
+        return
+    assert_refused(code, out + err, f"{mapping}{message}", "")
