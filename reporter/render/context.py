@@ -66,13 +66,16 @@ METRIC_TEXT = {
 
 
 def shown(value: object, limit: int = MAX_SHOWN) -> str:
-    """A trace string made safe to look at: visible controls, one line, at most `limit` chars."""
+    """A trace string made safe to look at: visible controls, one line, at most `limit` chars.
+
+    The string is cut before anything is replaced in it, so that a 1 MiB id costs no more
+    than a short one; a cut string says how many characters it had.
+    """
     text = "" if value is None else str(value)
-    text = _SPACES.sub(" ", text)
-    text = _INVISIBLE.sub(lambda m: f"<U+{ord(m.group(0)):04X}>", text)
     if len(text) > limit:
         text = f"{text[: limit - 1]}… ({len(text):,} characters)"
-    return text
+    text = _SPACES.sub(" ", text)
+    return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group(0)):04X}>", text)
 
 
 def num(value: float | None, digits: int = 1, unit: str = "") -> str:
