@@ -33,6 +33,8 @@ _METRICS = {
 #: The largest N a --claim may state (no server runs a million requests at once).
 MAX_CLAIM_N = 1_000_000
 _UNITS = {"tok/s", "tokens/s", "t/s", "x", "×"}
+#: A claimed figure, with a unit written against it or not ("195.65t/s", "2.65x").
+_FIGURE = re.compile(r"^([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)(x|×|tok/s|tokens/s|t/s)?$")
 
 
 def parse_claim_option(text: str, index: int) -> dict[str, Any]:
@@ -54,7 +56,7 @@ def parse_claim_option(text: str, index: int) -> dict[str, Any]:
         key, _, value = token.partition("=")
         key = key.strip().lower()
         if key in _METRICS:
-            number = re.match(r"^([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)(x|×|tok/s)?$", value)
+            number = _FIGURE.match(value)
             if not number:
                 raise UsageError(f"--claim {text!r}: {key}={value!r} is not a number; {expected}")
             figure = float(number.group(1))

@@ -104,3 +104,10 @@ def test_a_speedup_claim_with_runs_is_judged_end_to_end() -> None:
     assert fig["runs"] == ["b-natural-n8", "b-natural-n1"]
     assert fig["recomputed"] == pytest.approx(171.2 / 60.3, rel=0.01)  # METHOD §4: 2.84×
     assert fig["verdict"] == "supported"
+
+
+@pytest.mark.parametrize(
+    "text", ["aggregate=195.65t/s", "aggregate=195.65 t/s", "aggregate=195.65tokens/s"]
+)
+def test_the_units_llama_bench_and_others_print_are_read(text: str) -> None:
+    assert parse_claim_option(text, 1)["value"] == 195.65
