@@ -27,7 +27,7 @@ from reporter.errors import Problem, TraceError
 #: The largest file of each kind that is read (whole, into memory).
 MAX_BYTES = {
     "trace": 2 << 30,
-    "server log": 512 << 20,
+    "server log": 64 << 20,  # each line becomes a row of Python objects: ~10× its bytes
     "mapping": 1 << 20,
     "config": 1 << 20,
     "prompt file": 64 << 20,
@@ -98,6 +98,8 @@ def read_bytes(path: str, kind: str) -> bytes:
     OSError (no such file, permission) is left to the caller, which words it for its file.
     """
     limit = MAX_BYTES[kind]
+    if not path:  # Path("") is the current directory
+        raise _refuse("''", "the path is empty", kind)
     mode = Path(path).stat().st_mode  # before open: opening a FIFO for reading blocks
     if not stat.S_ISREG(mode):
         raise _refuse(path, f"not a regular file ({_kind_of(mode)})", kind)

@@ -397,3 +397,8 @@ def test_a_hostile_mapping_is_refused_cleanly(
         assert code in (0, 1) and err == ""
         return
     assert_refused(code, out + err, f"{mapping}{message}", "")
+
+
+def test_an_empty_path_is_not_the_current_directory() -> None:
+    code, out, err = invoke("audit", "", "--no-html")
+    assert_refused(code, out + err, "'': the path is empty", "a trace file")
