@@ -125,6 +125,9 @@ class Partial:
     logs: list[dict[str, Any]] = field(default_factory=list)
     run_ends: list[dict[str, Any]] = field(default_factory=list)
     input: InputFile | None = None
+    #: what a file states for runs read from other files (AIPerf's request inputs), for
+    #: reporter.adapters.join
+    context: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

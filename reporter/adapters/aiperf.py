@@ -36,8 +36,11 @@ from reporter.adapters._common import (
     new_run,
     num,
     obj,
+    parse_value,
     stop_mode,
+    unique_ids,
 )
+from reporter.errors import Problem, TraceError
 from reporter.ingest.lines import Source
 from reporter.table import Partial
 
@@ -92,8 +95,31 @@ def _is_record(r: Any) -> bool:
     )
 
 
-def _is_summary(r: Any) -> bool:
+def _is_aggregate(r: Any) -> bool:
+    """`profile_export_aiperf_aggregate.json` (statistics across the profile runs of one
+    setting) or `profile_export_aiperf_sweep.json` (one entry per swept setting)."""
     if not isinstance(r, dict):
+        return False
+    kind = r.get("aggregation_type") or get(r, "metadata", "aggregation_type")
+    return isinstance(kind, str) and (
+        isinstance(r.get("metrics"), dict) or isinstance(r.get("per_combination_metrics"), list)
+    )
+
+
+def _is_inputs(r: Any) -> bool:
+    """`inputs.json`: the payloads AIPerf sent, `{"data": [{"session_id", "payloads"}]}`."""
+    data = r.get("data") if isinstance(r, dict) else None
+    return (
+        isinstance(data, list)
+        and bool(data)
+        and isinstance(data[0], dict)
+        and isinstance(data[0].get("payloads"), list)
+        and "session_id" in data[0]
+    )
+
+
+def _is_summary(r: Any) -> bool:
+    if not isinstance(r, dict) or _is_aggregate(r):
         return False
     if "aiperf_version" in r or (
         "schema_version" in r and isinstance(r.get("output_token_throughput"), dict)
@@ -110,7 +136,22 @@ def _is_summary(r: Any) -> bool:
 
 def _is_csv(source: Source) -> bool:
     head = csv_head(source)
-    return head[:4] == ["Metric", "avg", "min", "max"]
+    return head[:4] == ["Metric", "avg", "min", "max"] or _csv_kind(head) is not None
+
+
+#: Header of `profile_export_aiperf_aggregate.csv` (statistics across profile runs).
+AGGREGATE_CSV_HEADER = ["metric", "mean", "std", "min", "max", "cv", "se", "ci_low", "ci_high"]
+_SWEEP_CELL = re.compile(r"^[a-z0-9_]+_(?:avg|min|max|std|sum|count|p\d+)_mean$")
+
+
+def _csv_kind(head: list[str]) -> str | None:
+    """'aggregate' or 'sweep' for AIPerf's multi-run CSV exports, else None."""
+    cells = [c.strip() for c in head]
+    if cells[: len(AGGREGATE_CSV_HEADER)] == AGGREGATE_CSV_HEADER:
+        return "aggregate"
+    if any(_SWEEP_CELL.match(c) for c in cells):
+        return "sweep"
+    return None
 
 
 def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
@@ -119,7 +160,7 @@ def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
     dicts = [r for r in records if isinstance(r, dict)]
     if dicts and all(_is_record(r) for r in dicts):
         return True, []
-    if dicts and _is_summary(dicts[0]):
+    if dicts and (_is_summary(dicts[0]) or _is_aggregate(dicts[0]) or _is_inputs(dicts[0])):
         return True, []
     if not dicts and _is_csv(source):
         return True, []
@@ -132,10 +173,16 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     if head[:1] not in (b"{", b"["):
         return _read_csv(source, lenient)
     first = head.split(b"\n", 1)[0].strip()
-    if first == b"{" or b'"aiperf_version"' in head[:4096] or b'"schema_version"' in first:
+    value, problem = parse_value(source.path, 1, first)
+    one_document = first == b"{" if problem is not None else not _is_record(value)
+    if one_document:  # a summary, an aggregate or inputs.json, not JSON Lines
         doc = document(source)
+        if _is_aggregate(doc):
+            return _read_aggregate(source, doc, lenient)
         if _is_summary(doc):
             return _read_summary(source, doc, lenient)
+        if _is_inputs(doc):
+            return _read_inputs(source, doc)
     return _read_records(source, lenient)
 
 
@@ -509,6 +556,9 @@ def _read_summary(source: Source, doc: dict[str, Any], lenient: bool) -> Partial
 def _read_csv(source: Source, lenient: bool) -> Partial:
     problems = Problems(source.path)
     header, rows = csv_rows(source, problems)
+    kind = _csv_kind(header)
+    if kind is not None:
+        return _read_aggregate_csv(source, kind, header, rows, problems, lenient)
     if header[:2] != ["Metric", "avg"]:
         raise fail(
             source.path,
@@ -529,10 +579,12 @@ def _read_csv(source: Source, lenient: bool) -> Partial:
         name, unit = _display_name(cells[0])
         entry: dict[str, Any] = {"unit": unit}
         for key, text in zip(columns[1:], cells[1:], strict=False):
+            if not text.strip():
+                continue  # a statistic AIPerf does not compute for this metric (0.13 rows)
             try:
-                entry[key if key != "Value" else "avg"] = float(text)
+                entry[key if key != "Value" else "avg"] = float(text.replace(",", ""))
             except ValueError:
-                problems.add(line, f'"{cells[0]}" {key} is {text!r}', "a number")
+                problems.add(line, f'"{cells[0]}" {key} is {text!r}', "a number or empty")
         stats[name] = entry
     if "benchmark_duration" not in stats:
         problems.add(
@@ -567,6 +619,7 @@ def _display_name(text: str) -> tuple[str, str | None]:
         "tokens/sec",
         "tokens/sec/user",
         "requests/sec",
+        "requests",
         "ratio",
         "KB",
         "%",
@@ -747,3 +800,279 @@ def _load(config: dict[str, Any]) -> tuple[int | None, float | None]:
 def _int(value: Any) -> int | None:
     v = num(value)
     return int(v) if v is not None and v == int(v) else None
+
+
+# --------------------------------------------------------------------------- several profile runs
+
+#: Statistic names AIPerf appends to a metric tag in its multi-run exports
+#: (`time_to_first_token_avg`, `request_latency_p99`; orchestrator/aggregation).
+STAT_KEYS = ("avg", "min", "max", "std", "sum", "count", *(f"p{n}" for n in range(1, 100)))
+
+
+def _unflatten(metrics: dict[str, Any]) -> dict[str, Any]:
+    """`{"request_latency_avg": {"mean": m, "unit": u}}` → `{"request_latency": {"avg": m,
+    "unit": u}}`: each statistic is its mean across the profile runs."""
+    stats: dict[str, Any] = {}
+    for key, value in metrics.items():
+        tag, _, stat = str(key).rpartition("_")
+        if not tag or stat not in STAT_KEYS or not isinstance(value, dict):
+            continue
+        mean = num(value.get("mean"))
+        if mean is None:
+            continue
+        tag = OLD_TAGS.get(tag, tag)
+        entry = stats.setdefault(tag, {})
+        entry[stat] = mean
+        if isinstance(value.get("unit"), str) and value["unit"]:
+            entry["unit"] = value["unit"]
+        elif "unit" not in entry and _display_unit(tag):
+            entry["unit"] = _display_unit(tag)  # the sweep CSV writes no units
+    return stats
+
+
+def _display_unit(tag: str) -> str | None:
+    """The unit AIPerf exports a metric in: seconds for the benchmark duration, milliseconds
+    for per-request times."""
+    if tag == "benchmark_duration":
+        return "sec"
+    if tag.startswith(("time_to_", "http_req_")) or tag in (
+        "request_latency",
+        "inter_token_latency",
+        "inter_chunk_latency",
+    ):
+        return "ms"
+    return None
+
+
+def _aggregate_run(
+    source: Source,
+    metrics: dict[str, Any],
+    parameters: dict[str, Any],
+    runs_counted: str,
+    version: str | None,
+    problems: Problems,
+    shape: str,
+) -> dict[str, Any] | None:
+    """One run from the mean statistics of one setting; None when it holds no duration."""
+    stats = _unflatten(metrics)
+    if "benchmark_duration" not in stats:
+        return None
+    phase = {"name": "profiling", **parameters}
+    partial = _summary_partial(source, stats, {"phases": [phase]}, {}, version, problems, shape)
+    run = partial.runs[0]
+    run["derived"].insert(
+        0,
+        f"figures are AIPerf's means across {runs_counted} of this setting "
+        "(its multi-run aggregate), not one run's",
+    )
+    run["derived"] = [
+        d for d in run["derived"] if d != "concurrency not recorded in the summary CSV"
+    ]
+    return run
+
+
+def _read_aggregate(source: Source, doc: dict[str, Any], lenient: bool) -> Partial:
+    """`profile_export_aiperf_aggregate.json` → one run (the mean of its profile runs);
+    `profile_export_aiperf_sweep.json` → one run per swept setting, one group."""
+    problems = Problems(source.path)
+    version = str(doc.get("aiperf_version") or "") or None
+    meta = obj(doc.get("metadata"))
+    count = doc.get("num_successful_runs", meta.get("num_successful_runs"))
+    runs_counted = f"{count} profile run(s)" if count is not None else "its profile runs"
+    combos = doc.get("per_combination_metrics")
+    runs: list[dict[str, Any]] = []
+    if isinstance(combos, list):
+        shape = "profile_export_aiperf_sweep.json"
+        for i, combo in enumerate(combos):
+            parameters = obj(obj(combo).get("parameters"))
+            run = _aggregate_run(
+                source, obj(obj(combo).get("metrics")), parameters, runs_counted, version,
+                problems, shape,
+            )  # fmt: skip
+            if run is None:
+                problems.add(
+                    None,
+                    f"sweep entry {i} ({parameters}) has no benchmark_duration_avg",
+                    "a duration for every swept setting (AIPerf sweep export)",
+                )
+                continue
+            runs.append(run)
+    else:
+        shape = "profile_export_aiperf_aggregate.json"
+        run = _aggregate_run(
+            source, obj(doc.get("metrics")), {}, runs_counted, version, problems, shape
+        )
+        if run is None:
+            problems.add(
+                None,
+                '"benchmark_duration_avg" is missing',
+                "the benchmark duration among the metrics (AIPerf aggregate export)",
+            )
+        else:
+            runs.append(run)
+    problems.raise_unless(lenient)
+    return _aggregate_partial(source, runs, shape, problems)
+
+
+def _aggregate_partial(
+    source: Source, runs: list[dict[str, Any]], shape: str, problems: Problems
+) -> Partial:
+    ids = unique_ids([str(r["run"]) for r in runs])
+    for run, run_id in zip(runs, ids, strict=True):
+        run["run"] = run_id
+        if len(runs) > 1:
+            run["group"] = f"aiperf sweep {Path(source.path).name}"
+    notes = [f"AIPerf: {len(runs)} setting(s) from the multi-run export ({shape})"]
+    return finish(source, NAME, runs, [], records=len(runs), notes=notes, problems=problems)
+
+
+def _read_aggregate_csv(
+    source: Source,
+    kind: str,
+    header: list[str],
+    rows: list[tuple[int, list[str]]],
+    problems: Problems,
+    lenient: bool,
+) -> Partial:
+    """The CSV twins of the multi-run exports: the metrics table ends at the first row that
+    is not one (AIPerf writes a blank line, then other sections)."""
+    columns = [c.strip() for c in header]
+    table: list[tuple[int, dict[str, str]]] = []
+    last = None
+    for line, cells in rows:
+        if last is not None and line > last + 1:
+            break  # a blank line: the metrics table is over
+        if len(cells) < 2 or (kind == "aggregate" and len(cells) < len(AGGREGATE_CSV_HEADER)):
+            break
+        table.append((line, dict(zip(columns, (c.strip() for c in cells), strict=False))))
+        last = line
+    runs: list[dict[str, Any]] = []
+    if kind == "aggregate":
+        metrics: dict[str, Any] = {}
+        for line, row in table:
+            mean = _cell(row.get("mean"), line, "mean", problems)
+            if mean is not None:
+                metrics[row["metric"]] = {"mean": mean, "unit": row.get("unit")}
+        run = _aggregate_run(
+            source, metrics, {}, "its profile runs", None, problems,
+            "profile_export_aiperf_aggregate.csv",
+        )  # fmt: skip
+        if run is not None:
+            runs.append(run)
+        else:
+            problems.add(None, '"benchmark_duration_avg" is missing', "a benchmark duration row")
+    else:
+        params = [c for c in columns if not c.endswith(("_mean", "_std", "_min", "_max", "_cv"))]
+        for line, row in table:
+            parameters = {p: _cell(row.get(p), line, p, problems) for p in params}
+            metrics = {
+                c[: -len("_mean")]: {"mean": _cell(v, line, c, problems)}
+                for c, v in row.items()
+                if c.endswith("_mean")
+            }
+            run = _aggregate_run(
+                source, metrics, {k: v for k, v in parameters.items() if v is not None},
+                "its profile runs", None, problems, "profile_export_aiperf_sweep.csv",
+            )  # fmt: skip
+            if run is None:
+                problems.add(line, "no benchmark_duration_avg_mean", "a duration for the setting")
+                continue
+            runs.append(run)
+    problems.raise_unless(lenient)
+    return _aggregate_partial(source, runs, f"profile_export_aiperf_{kind}.csv", problems)
+
+
+def _cell(text: str | None, line: int, column: str, problems: Problems) -> float | None:
+    if text is None or not text.strip():
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        problems.add(line, f'"{column}" is {text!r}', "a number or empty")
+        return None
+
+
+# --------------------------------------------------------------------------- request inputs
+
+
+def _read_inputs(source: Source, doc: dict[str, Any]) -> Partial:
+    """`inputs.json` holds no results: what it states (max_tokens, ignore_eos) is kept for
+    the records file of the same run (see join)."""
+    partial = finish(
+        source,
+        NAME,
+        [],
+        [],
+        records=len(doc["data"]),
+        notes=["AIPerf: request inputs (the payloads sent), no results of their own"],
+    )
+    partial.context = {"aiperf_inputs": inputs_context(doc)}
+    return partial
+
+
+def join(partials: list[Partial]) -> None:
+    """Files of one AIPerf run passed together become one run: a summary or an inputs.json
+    completes the records file in the same folder (or the only records file of the audit);
+    the summary's own run is then dropped and its file's notes say where it went."""
+    records = [p for p in partials if _kind(p) == "records"]
+    for p in partials:
+        kind = _kind(p)
+        if kind not in ("summary", "inputs"):
+            continue
+        assert p.input is not None
+        folder = Path(p.input.path).parent
+        mates = [r for r in records if r.input is not None and Path(r.input.path).parent == folder]
+        if not mates and len(records) == 1:
+            mates = records
+        if len(mates) != 1:
+            if kind == "inputs":
+                p.input.notes.append(
+                    "AIPerf: no records file of the same run to join these inputs to"
+                )
+            continue
+        target = mates[0].runs[0]
+        lengths = [float(x) for x in _ok_lengths(mates[0])]
+        if kind == "summary":
+            summary_run = p.runs[0]
+            if (target.get("extra") or {}).get("joined_summary") != p.input.path:
+                context = {c: summary_run.get(c) for c in CONTEXT_COLUMNS}
+                apply_context(target, context, f"the summary {p.input.path}", lengths)
+            p.runs = []
+            p.input.notes.append(f"AIPerf: joined to run {target['run']} (the same run's records)")
+        else:
+            context = p.context.get("aiperf_inputs") or {}
+            if (target.get("extra") or {}).get("joined_inputs") != p.input.path:
+                apply_context(target, context, f"the request inputs {p.input.path}", lengths)
+            p.input.notes.append(f"AIPerf: joined to run {target['run']} (its request inputs)")
+
+    lone = [p for p in partials if _kind(p) == "inputs"]
+    if lone and not any(p.runs for p in partials):
+        raise TraceError(
+            [
+                Problem(
+                    p.input.path,
+                    None,
+                    "AIPerf's inputs.json holds the requests sent, no results",
+                    "the run's profile_export.jsonl (or its summary) audited with it",
+                )
+                for p in lone
+                if p.input is not None
+            ]
+        )
+
+
+def _kind(partial: Partial) -> str | None:
+    if partial.input is None or partial.input.format != NAME:
+        return None
+    if "aiperf_inputs" in partial.context:
+        return "inputs"
+    if len(partial.runs) != 1:
+        return None
+    return str((partial.runs[0].get("extra") or {}).get("aiperf_file") or "") or None
+
+
+def _ok_lengths(partial: Partial) -> list[float]:
+    req = partial.requests
+    if req is None or not len(req):
+        return []
+    return [float(x) for x in req.loc[req["ok"], "output_tokens"].dropna()]

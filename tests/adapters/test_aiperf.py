@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from reporter import api
+from reporter import adapters, api
 from reporter.errors import TraceError
+from reporter.ingest.lines import Source
 from tests.adapters.conftest import HERE, load, run, stats_of
 from tests.conftest import finding
 
@@ -262,3 +263,100 @@ def test_records_read_their_summary_and_inputs_beside_them(tmp_path, real):
     derived = " ".join(r["derived"])
     assert "from the summary beside it" in derived and "from the request inputs" in derived
     assert any("profile_export_aiperf.json" in n for n in tables.inputs[0].notes)
+
+
+# Multi-run exports of AIPerf 0.13, written by tests/fixtures/adapters from the layouts in its
+# source (src/aiperf/exporters/aggregate/): the confidence aggregate of one setting
+# (`{schema_version "1.0", aiperf_version, metadata {aggregation_type "confidence",
+# num_profile_runs, …}, metrics {"<tag>_<stat>": {mean, std, min, max, cv, se, ci_low,
+# ci_high, t_critical, unit}}}` and its CSV `metric,mean,…,unit` then a metadata block), and
+# the sweep (`per_combination_metrics [{parameters {concurrency}, metrics {…}}]` and its CSV:
+# parameter columns then `<key>_mean/_std/_min/_max/_cv`, then Best Configurations, Pareto and
+# Metadata sections). The 0.13 summary CSV adds rows whose statistics AIPerf leaves empty (the
+# row names there are stand-ins; the exporter writes "" for a statistic it does not compute).
+AGGREGATE = HERE / "aiperf-0.13-concurrency2-profile_export_aiperf_aggregate.json"
+AGGREGATE_CSV = HERE / "aiperf-0.13-concurrency2-profile_export_aiperf_aggregate.csv"
+SWEEP = HERE / "aiperf-0.13-profile_export_aiperf_sweep.json"
+SWEEP_CSV = HERE / "aiperf-0.13-profile_export_aiperf_sweep.csv"
+CSV_013 = HERE / "aiperf-0.13-concurrency2-profile_export_aiperf.csv"
+
+
+def test_013_summary_csv_with_empty_cells_is_read():
+    tables = load(CSV_013)
+    s = stats_of(tables).iloc[0]
+    assert (s["requests"], s["output_tokens"], s["wall_s"]) == (60.0, 7680.0, 39.05)
+    assert round(s["aggregate_tps"], 1) == 196.7  # 7 680 ÷ 39.05
+    assert round(s["in_flight"], 2) == 1.97  # Σ latency 76.926 s ÷ 39.05 s
+    assert tables.inputs[0].skipped == 0
+
+
+@pytest.mark.parametrize("path", [AGGREGATE, AGGREGATE_CSV], ids=["json", "csv"])
+def test_confidence_aggregate_is_one_run_of_means(path):
+    assert adapters.detect(Source.read(str(path))).NAME == "aiperf"
+    tables = load(path)
+    r = run(tables)
+    s = stats_of(tables).iloc[0]
+    assert (s["requests"], s["output_tokens"], s["wall_s"]) == (54.0, 6912.0, 60.0)
+    assert round(s["aggregate_tps"], 1) == 115.2
+    assert round(s["in_flight"], 2) == 1.98  # 54 × 2.2 s ÷ 60 s
+    assert r["derived"][0].startswith("figures are AIPerf's means across")
+    if path == AGGREGATE:
+        assert "3 profile run(s)" in r["derived"][0] and r["tool_version"] == "0.13.0"
+
+
+@pytest.mark.parametrize("path", [SWEEP, SWEEP_CSV], ids=["json", "csv"])
+def test_sweep_export_is_one_run_per_setting(path):
+    assert adapters.detect(Source.read(str(path))).NAME == "aiperf"
+    tables = load(path)
+    runs = tables.runs
+    assert list(runs["run"]) == ["aiperf:c1", "aiperf:c2", "aiperf:c4"]
+    assert list(runs["concurrency"]) == [1, 2, 4]
+    assert runs["group"].nunique() == 1
+    s = stats_of(tables)
+    assert [round(x, 1) for x in s["aggregate_tps"]] == [64.0, 115.2, 196.3]
+    assert [round(x, 2) for x in s["in_flight"]] == [1.0, 1.98, 3.99]
+
+
+def test_records_and_summary_passed_together_are_one_run(tmp_path, real):
+    records = tmp_path / "records.jsonl"
+    records.write_bytes(real(RECORDS).read_bytes())
+    summary = tmp_path / "elsewhere" / "summary.json"
+    summary.parent.mkdir()
+    summary.write_text(json.dumps(_summary_doc(2)))
+    inputs = tmp_path / "inputs-of-the-run.json"
+    payload = {"model": "m", "max_completion_tokens": 512, "stream": True}
+    inputs.write_text(json.dumps({"data": [{"session_id": "s0", "payloads": [payload]}]}))
+    tables = api.load([records, summary, inputs])
+    assert len(tables.runs) == 1  # not a records run and a summary run
+    r = run(tables)
+    assert (r["run"], r["concurrency"], r["output_tokens_requested"]) == ("aiperf:records", 2, 512)
+    # the payloads carry no ignore_eos: the server stops at EOS; the lengths vary (284, 292)
+    assert (r["tool_version"], r["ignore_eos"], r["stop"]) == ("0.13.0", False, "natural")
+    notes = {i.path: i.notes for i in tables.inputs}
+    assert "AIPerf: joined to run aiperf:records (the same run's records)" in notes[str(summary)]
+    assert "AIPerf: joined to run aiperf:records (its request inputs)" in notes[str(inputs)]
+    verdict = api.audit([records, summary, inputs])
+    assert [x.id for x in verdict.runs] == ["aiperf:records"]
+
+
+def test_a_sweep_of_records_and_summaries_pairs_by_folder(tmp_path, real):
+    paths = []
+    for n in (1, 2):
+        path = _sweep_folder(tmp_path, real, n)
+        summary = path.parent / "profile_export_aiperf.json"
+        summary.write_text(json.dumps({**_summary_doc(n), "aiperf_version": f"0.13.{n}"}))
+        paths += [path, summary]
+    tables = api.load(paths)
+    assert list(tables.runs["concurrency"]) == [1, 2]
+    assert list(tables.runs["tool_version"]) == ["0.13.1", "0.13.2"]
+
+
+def test_inputs_alone_are_not_results(tmp_path):
+    path = tmp_path / "inputs.json"
+    path.write_text(json.dumps({"data": [{"session_id": "s", "payloads": [{"max_tokens": 5}]}]}))
+    with pytest.raises(TraceError) as err:
+        api.load([path])
+    assert str(err.value) == (
+        f"{path}: AIPerf's inputs.json holds the requests sent, no results; expected the run's "
+        "profile_export.jsonl (or its summary) audited with it"
+    )
