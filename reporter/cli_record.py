@@ -56,6 +56,10 @@ def _params(items: tuple[str, ...]) -> dict[str, Any]:
             out[key.strip()] = json.loads(value)
         except ValueError:
             out[key.strip()] = value
+        except RecursionError:
+            raise UsageError(
+                f"--param {key.strip()}: nested too deeply; expected a JSON value or text"
+            ) from None
     return out
 
 

@@ -202,7 +202,7 @@ def _experiment(
                     continue
                 try:
                     payload = json.loads(data)
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: nested too deeply
                     continue
                 if not isinstance(payload, dict):
                     continue
@@ -309,7 +309,7 @@ def _payload(req: dict[str, Any]) -> dict[str, Any]:
     if isinstance(raw, str):
         try:
             body = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             return {}
         if isinstance(body, dict):
             return body

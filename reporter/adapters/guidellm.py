@@ -589,7 +589,7 @@ def _body(item: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
         return None, prompt
     try:
         parsed = json.loads(args)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply
         return None, prompt
     body = (
         parsed.get("body")

@@ -7,6 +7,7 @@ run); the tests skip when the folder is absent.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import subprocess
@@ -402,3 +403,19 @@ def test_a_hostile_mapping_is_refused_cleanly(
 def test_an_empty_path_is_not_the_current_directory() -> None:
     code, out, err = invoke("audit", "", "--no-html")
     assert_refused(code, out + err, "'': the path is empty", "a trace file")
+
+
+def test_deep_json_inside_a_json_string_is_not_an_internal_error(tmp_path: Path) -> None:
+    doc = json.loads((FIXTURES / "adapters" / "genai-perf-profile_export.json").read_text())
+    requests = doc["experiments"][0]["requests"]
+    requests[0]["request_inputs"]["payload"] = "[" * 100_000  # the request body, a JSON string
+    requests[1]["response_outputs"][0]["response"] = "data: " + "[" * 100_000 + "\n\n"
+    path = tmp_path / "profile_export.json"
+    path.write_text(json.dumps(doc))
+    code, out, err = invoke("audit", str(path), "--no-html")
+    assert code in (0, 1, 2)
+    assert "internal error" not in err and "Traceback" not in out + err
+    code, out, err = invoke(
+        "record", "http://127.0.0.1:9", "--model", "m", "--param", "x=" + "[" * 100_000
+    )
+    assert_refused(code, out + err, "--param x: nested too deeply", "a JSON value or text")
