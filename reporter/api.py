@@ -64,9 +64,11 @@ def load(
     *,
     lenient: bool = False,
     options: dict[str, Any] | None = None,
+    group_by: str = "settings",
 ) -> Tables:
-    """The canonical tables of every file (see `read_files`)."""
-    return build(read_files(paths, fmt, lenient=lenient, options=options))
+    """The canonical tables of every file (see `read_files`); runs grouped into sweeps by
+    `group_by` (reporter.grouping: settings, file or run)."""
+    return build(read_files(paths, fmt, lenient=lenient, options=options), group_by)
 
 
 def validate(
@@ -87,11 +89,16 @@ def audit(
     config: Config | None = None,
     server_logs: Sequence[PathLike] = (),
     options: dict[str, Any] | None = None,
+    group_by: str = "settings",
 ) -> Verdict:
     """Read, recompute, run the rules, and return the verdict."""
+    from reporter.grouping import GROUP_BY
+
+    if group_by not in GROUP_BY:
+        raise UsageError(f"group_by {group_by!r}; expected one of {', '.join(GROUP_BY)}")
     chosen = rules.select(select, ignore)
     extra_claims = [claims.parse_claim_option(t, i + 1) for i, t in enumerate(claim_texts)]
-    tables = load(paths, fmt, lenient=lenient, options=options)
+    tables = load(paths, fmt, lenient=lenient, options=options, group_by=group_by)
     if extra_claims:
         import pandas as pd
 

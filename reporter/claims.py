@@ -350,6 +350,13 @@ def _scaling(check: ClaimCheck, tables: Tables, stats: pd.DataFrame) -> None:
     group = str(runs.at[check.runs[0], "group"])
     members = runs[runs["group"].astype(str) == group]
     base = members[members["concurrency"] == members["concurrency"].min()]
+    if set(map(str, base["run"])) & set(check.runs):
+        # a run divided by itself is 1×, whatever the claim: that is no scaling figure
+        check.problem = (
+            f"the claimed runs are the lowest N of their sweep ({group}): no lower-N run to "
+            "scale from (name the sweep's files together, or --group-by settings)"
+        )
+        return
     base_value, base_lines = _aggregate(stats, [str(r) for r in base["run"]])
     top, top_lines = _aggregate(stats, check.runs)
     if base_value is None or top is None:

@@ -65,6 +65,15 @@ def _severity_at(fail_on: str) -> Severity | None:
     type=click.Path(dir_okay=False),
     help="An engine's log, searched for refused features.",
 )
+@click.option(
+    "--group-by",
+    type=click.Choice(["settings", "file", "run"]),
+    default="settings",
+    show_default=True,
+    help="How runs form sweeps: runs of any file sharing every setting (model, engine, "
+    "hardware, workload) and differing only in concurrency or request rate; only runs "
+    "of one file; or every run alone.",
+)
 @click.option("--select", "select_", multiple=True, help="Only rules with these code prefixes.")
 @click.option("--ignore", multiple=True, help="Skip rules with these code prefixes.")
 @click.option(
@@ -94,6 +103,7 @@ def audit(
     mapping: str | None,
     claim_texts: tuple[str, ...],
     server_logs: tuple[str, ...],
+    group_by: str,
     select_: tuple[str, ...],
     ignore: tuple[str, ...],
     fail_on: str,
@@ -126,6 +136,7 @@ def audit(
         config=Config.load(config_path),
         server_logs=server_logs,
         options=options,
+        group_by=group_by,
     )
     for inp in verdict.inputs:
         if inp.skipped:

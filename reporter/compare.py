@@ -101,6 +101,33 @@ def _bpt(run: pd.Series, _: pd.Series | None) -> float | None:
     return number(run.get("bytes_per_token"))
 
 
+def _rate(run: pd.Series, _: pd.Series | None) -> str | None:
+    """The open-loop request rate ("inf": every request sent at once, paced by N only)."""
+    rate = number(run.get("request_rate"))
+    if rate is not None and math.isfinite(rate):
+        return f"{rate:g} req/s"
+    extra = run.get("extra")
+    if isinstance(extra, dict) and str(extra.get("request_rate")).lower() in ("inf", "infinity"):
+        return "inf"
+    return None
+
+
+def _extra(name: str) -> Callable[[pd.Series, pd.Series | None], str | None]:
+    def get(run: pd.Series, _: pd.Series | None) -> str | None:
+        extra = run.get("extra")
+        return _str(extra.get(name)) if isinstance(extra, dict) else None
+
+    return get
+
+
+def _deployment(run: pd.Series, _: pd.Series | None) -> str | None:
+    """Settings a tool recorded beside the run (vLLM --metadata pairs: deployment, gpu, …)."""
+    from reporter.grouping import tool_settings
+
+    items = tool_settings(run.to_dict())
+    return "; ".join(f"{k}={v}" for k, v in items) if items else None
+
+
 FACTORS: tuple[Factor, ...] = (
     Factor("stop", "stop mode", CONDITION, "stop", lambda r, s: _str(r.get("stop"))),
     Factor("prompt_tokens", "prompt length", CONDITION, "prompt", _prompt, numeric=True),
@@ -128,8 +155,12 @@ FACTORS: tuple[Factor, ...] = (
         "sampling",
         lambda r, s: number(r.get("temperature")),
     ),
+    Factor("dataset", "dataset", CONDITION, "prompt", _extra("dataset_name")),
+    Factor("range_ratio", "length range ratio", CONDITION, "output", _extra("random_range_ratio")),
     Factor("speculation", "speculation", SETUP, "speculation", _spec),
     Factor("concurrency", "N", SETUP, "concurrency", lambda r, s: number(r.get("concurrency"))),
+    Factor("request_rate", "request rate", SETUP, "concurrency", _rate),
+    Factor("deployment", "deployment settings", SETUP, "deployment", _deployment),
     Factor("hardware", "hardware", SETUP, "hardware", lambda r, s: _str(r.get("hardware_name"))),
     Factor("model", "model", SETUP, "model", lambda r, s: _str(r.get("model_name"))),
     Factor("engine", "engine", SETUP, "engine", lambda r, s: _str(r.get("engine_name"))),
@@ -145,6 +176,9 @@ FACTORS: tuple[Factor, ...] = (
     Factor("bytes_per_token", "bytes per token", SETUP, "engine", _bpt, numeric=True),
 )
 FACTOR_BY_KEY = {f.key: f for f in FACTORS}
+#: Factors only some tools record (a dataset name, a length range, an open-loop rate, the
+#: deployment pairs of vLLM --metadata): compared when known, never listed as undisclosed.
+OPTIONAL_FACTORS = frozenset({"dataset", "range_ratio", "request_rate", "deployment"})
 
 SAME, DIFFERS, ONE_SIDED, UNKNOWN = "same", "differs", "one-sided", "unknown"
 
@@ -648,7 +682,7 @@ def text_lines(c: Comparison) -> list[str]:
     same = [d for d in c.factors if d.state == SAME]
     if same:
         lines.append("They agree in: " + "; ".join(f"{d.label} {show(d.a, d.key)}" for d in same))
-    unknown = [d for d in c.factors if d.state == UNKNOWN]
+    unknown = [d for d in c.factors if d.state == UNKNOWN and d.key not in OPTIONAL_FACTORS]
     if unknown:
         lines.append("Undisclosed for both: " + ", ".join(d.label for d in unknown))
     verdict = {True: "comparable", False: "not comparable", None: "cannot tell"}

@@ -155,6 +155,7 @@ def _rate_slope(data: AuditData, runs: list[str], facts: dict[str, RunFacts]) ->
                 "in_flight": f.in_flight.value if f.in_flight is not None else math.nan,
                 "approx": f.in_flight is not None and not f.in_flight.exact,
                 "decode": f.decode.value if f.decode is not None else math.nan,
+                "decode_approx": f.decode is not None and not f.decode.exact,
             }
         )
     frame = pd.DataFrame(rows)
@@ -166,6 +167,7 @@ def _rate_slope(data: AuditData, runs: list[str], facts: dict[str, RunFacts]) ->
         )
     table = frame.groupby("rate").median(numeric_only=True).sort_index()
     table["approx"] = frame.groupby("rate")["approx"].any()
+    table["decode_approx"] = frame.groupby("rate")["decode_approx"].any()
     labels = [_rate_label(float(x)) for x in table.index]
     series = " / ".join(fmt(v) for v in table["agg"])
     lines = [f"aggregate at {'/'.join(labels)} req/s: {series} tok/s"]

@@ -334,27 +334,6 @@ def _distinct_names(paths: list[str]) -> list[str]:
     return out
 
 
-def _auto_group_key(row: dict[str, Any]) -> tuple[Any, ...]:
-    """Runs that differ only in concurrency or repeat: the same everything else."""
-    keys = (
-        "source_path",
-        "engine_name",
-        "engine_version",
-        "model_name",
-        "hardware_name",
-        "stop",
-        "content",
-        "spec_enabled",
-        "output_tokens_requested",
-        "prompt_tokens",
-        "context_tokens",
-        "tool_name",
-        "format",
-    )
-    flags = row.get("engine_flags") or []
-    return (*(str(row.get(k)) for k in keys), tuple(sorted(map(str, flags))))
-
-
 def _complete_runs(partials: list[Partial], requests: pd.DataFrame) -> list[dict[str, Any]]:
     from reporter.adapters.native import run_row  # the one flattening of a run record
 
@@ -391,20 +370,14 @@ def _complete_runs(partials: list[Partial], requests: pd.DataFrame) -> list[dict
             row["derived"] = ["run record absent: every run field unknown"]
             runs.append(row)
             by_id[str(run_id)] = row
-    groups: dict[tuple[Any, ...], str] = {}
-    for row in runs:
-        if row.get("group") is None:
-            key = _auto_group_key(row)
-            if key not in groups:
-                stem = str(row.get("source_path") or "").rsplit("/", 1)[-1]
-                groups[key] = f"{stem}#{len(groups) + 1}"
-            row["group"] = groups[key]
-            row["group_explicit"] = False
     return runs
 
 
-def build(partials: list[Partial]) -> Tables:
-    """Join the adapters' output into the canonical tables."""
+def build(partials: list[Partial], group_by: str = "settings") -> Tables:
+    """Join the adapters' output into the canonical tables; runs are grouped into sweeps
+    by `group_by` (reporter.grouping)."""
+    from reporter.grouping import assign
+
     _qualify_duplicate_runs(partials)
     frames = [p.requests for p in partials if p.requests is not None and len(p.requests)]
     requests = pd.concat(frames, ignore_index=True) if frames else empty_requests()
@@ -412,6 +385,7 @@ def build(partials: list[Partial]) -> Tables:
         requests["source_path"] = requests["source_path"].astype("category")
         requests["run"] = requests["run"].astype(str).astype("category")
     runs = _complete_runs(partials, requests)
+    reasons = assign(runs, group_by)
     run_frame = pd.DataFrame(runs, columns=list(RUN_COLUMNS))
     return Tables(
         requests=requests,
@@ -420,4 +394,5 @@ def build(partials: list[Partial]) -> Tables:
         probes=_frame([c for p in partials for c in p.probes], PROBE_COLUMNS),
         logs=_frame([c for p in partials for c in p.logs], LOG_COLUMNS),
         inputs=[p.input for p in partials if p.input is not None],
+        group_reasons=reasons,
     )

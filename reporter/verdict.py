@@ -57,6 +57,17 @@ class ClaimSummary:
 
 
 @dataclass
+class GroupSummary:
+    """A sweep (or a single point): its runs, its load axis and why they are together."""
+
+    name: str
+    runs: list[str]
+    axis: str
+    why: str
+    slope: str
+
+
+@dataclass
 class Verdict:
     verdict: VerdictKind
     runs: list[RunSummary]
@@ -66,6 +77,7 @@ class Verdict:
     undisclosed: list[str]
     rules: list[str]
     data: AuditData | None = None
+    groups: list[GroupSummary] = field(default_factory=list)
 
     def fired(self) -> list[Finding]:
         return [f for f in self.findings if f.fired]
@@ -78,6 +90,10 @@ class Verdict:
             "runs": [_run_dict(r) for r in self.runs],
             "claims": [_claim_dict(c) for c in self.claims],
             "findings": [_finding_dict(f) for f in self.findings],
+            "groups": [
+                {"name": g.name, "runs": g.runs, "axis": g.axis, "why": g.why, "slope": g.slope}
+                for g in self.groups
+            ],
             "undisclosed": self.undisclosed,
             "inputs": [
                 {
@@ -254,6 +270,10 @@ def build_verdict(
         undisclosed=undisclosed(data),
         rules=rules,
         data=data,
+        groups=[
+            GroupSummary(g.group, g.runs, g.axis, g.why, g.slope.message)
+            for g in facts.groups.values()
+        ],
     )
 
 

@@ -47,6 +47,12 @@ def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
             for r in prompt_tests:
                 out.append(f"    {r.id}: {fmt(r.prompt_tps)} tok/s")
         out.append("")
+    sweeps = [g for g in verdict.groups if len(g.runs) > 1]
+    if sweeps:
+        out.append("groups (runs compared as one sweep or as repeats)")
+        for g in sweeps:
+            out.append(f"  {v(g.name)} [{g.axis}]: {v(g.why)}")
+        out.append("")
     out.extend(_latency_lines(verdict))
     fired = [f for f in verdict.findings if f.fired]
     for severity in (Severity.ERROR, Severity.WARNING, Severity.INFO):

@@ -97,7 +97,11 @@ def _numbers(c: compare.Comparison) -> dict[str, Any]:
         "ratio": c.ratio,
         "differs": [d.label for d in c.factors if d.state == compare.DIFFERS],
         "one_sided": [d.label for d in c.factors if d.state == compare.ONE_SIDED],
-        "undisclosed": [d.label for d in c.factors if d.state == compare.UNKNOWN],
+        "undisclosed": [
+            d.label
+            for d in c.factors
+            if d.state == compare.UNKNOWN and d.key not in compare.OPTIONAL_FACTORS
+        ],
     }
     if c.chain:
         numbers["chain"] = [
@@ -190,7 +194,8 @@ def _check_claim(data: AuditData, claim: Any) -> Finding:
     unknown = [
         d.label
         for d in j.unknown
-        if d.kind == compare.CONDITION or d.key in ("speculation", "hardware")
+        if (d.kind == compare.CONDITION or d.key in ("speculation", "hardware"))
+        and d.key not in compare.OPTIONAL_FACTORS
     ]
     tail = f" (undisclosed for both: {', '.join(unknown)})" if unknown else ""
     return RULE.finding(

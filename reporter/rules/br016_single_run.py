@@ -10,7 +10,9 @@ runs carries both errors, and a threshold such as "8-way must reach 3× single" 
 fail on noise alone.
 
 ## How it decides
-Per group (a sweep), the number of runs at each concurrency level (`repeat`). With at least
+Per group (a sweep: runs sharing every setting), the number of runs at each load point: the
+same concurrency, the same request rate (open loop) and the same number of prompts. Runs that
+differ in any of them are points of a sweep, not repeats of one point. With at least
 two runs at some level the spread `max ÷ min − 1` of their aggregates is shown; with one run
 at every level the finding fires (informational).
 
@@ -35,23 +37,47 @@ import math
 import pandas as pd
 
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
-from reporter.types import Outcome, Severity, fmt
+from reporter.types import Outcome, Severity, fmt, number_or_nan
 
 
 def check(data: AuditData) -> list[Finding]:
     return [_check_group(data, name, runs) for name, runs in data.groups().items()]
 
 
+def _prompts(data: AuditData, run_id: str) -> float:
+    extra = data.run_field(run_id, "extra")
+    value = extra.get("num_prompts") if isinstance(extra, dict) else None
+    return number_or_nan(value)
+
+
+def _point(n: float, rate: float, prompts: float) -> str:
+    """How a load point reads: N=16, 10 req/s, with its number of prompts when known."""
+    parts = []
+    if not math.isnan(n):
+        parts.append(f"N={n:g}")
+    if not math.isnan(rate):
+        parts.append("rate inf" if math.isinf(rate) else f"{rate:g} req/s")
+    if not math.isnan(prompts):
+        parts.append(f"{prompts:g} prompts")
+    return ", ".join(parts) or "N unknown"
+
+
 def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
+    facts = data.facts.runs
     frame = pd.DataFrame(
         {
             "run": runs,
             "n": [data.concurrency(r) for r in runs],
+            "rate": [facts[r].rate for r in runs],
+            "prompts": [_prompts(data, r) for r in runs],
             "agg": [float(data.figures(r)["aggregate_tps"]) for r in runs],
         }
     )
-    frame["n"] = frame["n"].fillna(-1)
-    counts = frame.groupby("n")["run"].count()
+    frame["point"] = [
+        _point(n, rate, p)
+        for n, rate, p in zip(frame["n"], frame["rate"], frame["prompts"], strict=True)
+    ]
+    counts = frame.groupby("point")["run"].count()
     if counts.max() < 2:
         return RULE.finding(
             group,
@@ -63,15 +89,14 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
         )
     spreads = []
     lines = []
-    for n, sub in frame.groupby("n"):
+    for point, sub in frame.groupby("point", sort=False):
         values = sub["agg"].dropna()
         if len(values) < 2 or values.min() <= 0:
             continue
         spread = float(values.max() / values.min() - 1)
         spreads.append(spread)
-        label = "N unknown" if n == -1 else f"N={n:g}"
         lines.append(
-            f"{label}: {len(values)} repeats, {fmt(values.min())}–{fmt(values.max())} "
+            f"{point}: {len(values)} repeats, {fmt(values.min())}–{fmt(values.max())} "
             f"tok/s, spread {fmt(spread * 100, 1)}%"
         )
     if not spreads:

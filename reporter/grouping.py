@@ -1,0 +1,202 @@
+"""Which runs form one sweep: the same model, engine, hardware and workload, whatever file
+each came from, differing only in their load (concurrency or request rate) or repeat.
+
+Tools write one file per point (vLLM `--save-result`), or append every point to one file
+(SGLang); either way, the runs of one sweep are the ones that share every setting. Runs
+taken in sessions far apart (the `date` a tool records) are separate series even when the
+file records no difference: a server may have been reconfigured in between, and the file
+would not say so.
+
+`group_by` chooses: "settings" (the default, across files), "file" (one file's runs only,
+the behaviour before sweeps across files), "run" (every run alone).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+#: How runs may be grouped (the CLI's --group-by choices).
+GROUP_BY = ("settings", "file", "run")
+
+#: Run fields that describe the setting a run was measured under, with how they read.
+SETTING_FIELDS = (
+    ("model_name", "model"),
+    ("engine_name", "engine"),
+    ("engine_version", "engine version"),
+    ("hardware_name", "hardware"),
+    ("quant", "quantization"),
+    ("stop", "stop mode"),
+    ("content", "content"),
+    ("spec_enabled", "speculation"),
+    ("output_tokens_requested", "output length"),
+    ("prompt_tokens", "prompt length"),
+    ("context_tokens", "context length"),
+    ("temperature", "temperature"),
+    ("tool_name", "tool"),
+    ("format", "format"),
+)
+#: Tool fields kept in a run's `extra` that name its workload or deployment, for every tool.
+SETTING_EXTRA = (
+    "dataset_name",
+    "random_range_ratio",
+    "random_input_len",
+    "random_output_len",
+    "backend",
+    "endpoint_type",
+    "tokenizer_id",
+    "burstiness",
+    "label",
+)
+#: vLLM `extra` keys that vary per point or say nothing of the setting (every other key a
+#: vLLM file carries in `extra` is a `--metadata` pair or a swept parameter: a setting).
+VLLM_PER_POINT = {
+    "date",
+    "num_prompts",
+    "request_rate",
+    "max_concurrency",
+    "run_number",
+    "per_request_lists",
+    "max_output_tokens_per_s",
+    "request_goodput:",
+}
+#: Runs further apart than this (by the date the tool wrote) are separate series.
+SESSION_GAP_H = 6.0
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+#: Tool fields compared as their own factors (reporter.compare), not as deployment settings.
+_OWN_FACTORS = {"dataset_name", "random_range_ratio"}
+
+
+def tool_settings(row: Mapping[Any, Any]) -> list[tuple[str, str]]:
+    """(key, value) of the settings a tool recorded beside a run, beyond the run fields."""
+    extra = row.get("extra") or {}
+    if not isinstance(extra, dict):
+        return []
+    keys = set(SETTING_EXTRA) & set(extra)
+    if row.get("format") == "vllm":
+        keys |= {k for k, v in extra.items() if k not in VLLM_PER_POINT and _scalar(v)}
+    return [
+        (k, str(extra[k]))
+        for k in sorted(keys)
+        if _scalar(extra[k]) and extra[k] is not None and k not in _OWN_FACTORS
+    ]
+
+
+def setting_items(row: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) of every setting of a run, the ones two runs of a sweep share."""
+    items = [(label, str(row.get(key))) for key, label in SETTING_FIELDS]
+    flags = row.get("engine_flags") or []
+    items.append(("engine flags", ",".join(sorted(map(str, flags)))))
+    extra = row.get("extra") or {}
+    if isinstance(extra, dict):
+        items += [(k, str(extra.get(k))) for k in sorted(_OWN_FACTORS)]
+    return items + tool_settings(row)
+
+
+def _when(row: dict[str, Any]) -> dt.datetime | None:
+    extra = row.get("extra") or {}
+    text = extra.get("date") if isinstance(extra, dict) else None
+    if not isinstance(text, str):
+        return None
+    for form in ("%Y%m%d-%H%M%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S"):
+        try:
+            return dt.datetime.strptime(text[:19], form)
+        except ValueError:
+            continue
+    return None
+
+
+def _file(row: dict[str, Any]) -> str:
+    return str(row.get("source_path") or "")
+
+
+def _stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def assign(runs: list[dict[str, Any]], group_by: str = "settings") -> dict[str, str]:
+    """Set `group` on every run without one; returns group name → why its runs are together."""
+    reasons: dict[str, str] = {}
+    pending = [r for r in runs if r.get("group") is None]
+    for row in runs:
+        if row.get("group") is not None:
+            reasons.setdefault(str(row["group"]), "named by the file")
+    buckets: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for row in pending:
+        items = tuple(setting_items(row))
+        if group_by == "file":
+            key: tuple[Any, ...] = (_file(row), items)
+        elif group_by == "run":
+            key = (str(row.get("run")),)
+        else:
+            key = items
+        buckets.setdefault(key, []).append(row)
+    series: list[tuple[list[dict[str, Any]], str]] = []
+    for rows in buckets.values():
+        for part, split in _sessions(rows):
+            series.append((part, split))
+    # numbered by first appearance, as the files were given
+    order = {id(r): i for i, r in enumerate(pending)}
+    series.sort(key=lambda s: min(order[id(r)] for r in s[0]))
+    for k, (rows, split) in enumerate(series, start=1):
+        files = sorted({_file(r) for r in rows})
+        first = _stem(_file(rows[0]))
+        name = f"{first}#{k}" if len(files) == 1 else f"{len(files)} files from {first}#{k}"
+        for row in rows:
+            row["group"] = name
+            row["group_explicit"] = False
+        reasons[name] = _reason(rows, files, group_by, split)
+    return reasons
+
+
+def _sessions(rows: list[dict[str, Any]]) -> list[tuple[list[dict[str, Any]], str]]:
+    """Split runs whose dates lie more than SESSION_GAP_H apart into separate series."""
+    dated = [(w, r) for r in rows if (w := _when(r)) is not None]
+    if len(dated) != len(rows) or len(rows) < 2:
+        return [(rows, "")]
+    dated.sort(key=lambda x: x[0])
+    parts: list[list[tuple[dt.datetime, dict[str, Any]]]] = [[dated[0]]]
+    for when, row in dated[1:]:
+        if (when - parts[-1][-1][0]).total_seconds() > SESSION_GAP_H * 3600:
+            parts.append([])
+        parts[-1].append((when, row))
+    if len(parts) == 1:
+        return [(rows, "")]
+    out = []
+    for part in parts:
+        start, end = part[0][0], part[-1][0]
+        out.append(
+            (
+                [r for _, r in part],
+                f"one session ({start:%Y-%m-%d %H:%M} – {end:%H:%M}); runs more than "
+                f"{SESSION_GAP_H:g} h apart are separate series (the server may have been "
+                "reconfigured between them, which the files do not record)",
+            )
+        )
+    return out
+
+
+def _reason(rows: list[dict[str, Any]], files: list[str], group_by: str, split: str) -> str:
+    if group_by == "run":
+        return "--group-by run: every run alone"
+    shared = [
+        f"{label} {value}"
+        for label, value in setting_items(rows[0])
+        if value not in ("None", "", "unknown", "nan")
+    ]
+    where = "one file" if len(files) == 1 else f"{len(files)} files"
+    text = f"{len(rows)} run(s) from {where} sharing every setting"
+    if shared:
+        text += " (" + "; ".join(shared) + ")"
+    text += ", differing only in load or repeat"
+    if group_by == "file":
+        text += "; --group-by file: runs of other files kept apart"
+    if split:
+        text += f"; {split}"
+    return text

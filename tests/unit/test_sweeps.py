@@ -1,0 +1,130 @@
+"""Sweeps across files, the load axis (concurrency or request rate), repeats and saturation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reporter import api
+from tests.conftest import finding
+
+ROOT = Path(__file__).resolve().parents[2]
+REAL = ROOT / ".." / "shared" / "real-traces"
+YANG = "vllm/yangligt2-llama4scout-fp8-2node-maxconc-sweep"
+NERD_AUTO = "vllm/nerdalert-automation-llama32-3b-l40s-mixed-deployments-rate-sweep.jsonl"
+NERD_H100 = "vllm/nerdalert-h100-llama31-8b-rate-sweep.jsonl"
+BOWEN = "sglang/bowenwan6-benchserving-vllm-backend-c16-repeats"
+
+
+@pytest.fixture
+def real() -> Any:
+    if not REAL.is_dir():
+        pytest.skip("../shared/real-traces is absent")
+    return lambda name: REAL / name
+
+
+def _groups(verdict: Any) -> dict[str, Any]:
+    return {g.name: g for g in verdict.groups}
+
+
+def _file_of(verdict: Any, run_id: str) -> str:
+    run = next(r for r in verdict.runs if r.id == run_id)
+    return str(run.source).rsplit("/", 1)[-1].split(":")[0]
+
+
+def test_yangligt2_forms_two_series_across_files(real: Any) -> None:
+    verdict = api.audit([str(p) for p in sorted(real(YANG).glob("*.json"))])
+    series = {frozenset(_file_of(verdict, r) for r in g.runs): g for g in verdict.groups if g.runs}
+    first = frozenset(
+        f"c{n}-{d}.json"
+        for n, d in (
+            (4, "20251022-234422"),
+            (16, "20251022-234745"),
+            (64, "20251022-235048"),
+            (256, "20251022-235601"),
+        )
+    )
+    second = frozenset(
+        {"c256-20251023-185002-other-config.json", "c1024-20251023-200539-other-config.json"}
+    )
+    assert set(series) == {first, second}
+    sweep = series[first]
+    assert sweep.axis == "concurrency"
+    assert "4 files" in sweep.why and "model nvidia/Llama-4-Scout-17B-16E-Instruct-FP8" in sweep.why
+    assert "6 h apart" in sweep.why
+    slope = finding(verdict, "BR005", sweep.name)
+    assert slope["outcome"] == "passed"
+    assert slope["numbers"]["growth"] == pytest.approx(11.64, rel=0.01)
+    # the two c256 runs are in different series: never repeats of one point
+    for g in verdict.groups:
+        assert finding(verdict, "BR016", g.name)["outcome"] != "passed"
+    assert {str(r.verdict) for r in verdict.runs} == {"supported"}
+
+
+@pytest.mark.parametrize(("n", "claimed"), [(16, 3.42), (64, 6.91), (256, 11.64)])
+def test_yangligt2_scaling_claims_across_files(real: Any, n: int, claimed: float) -> None:
+    files = sorted(real(YANG).glob("*-20251022-*.json"))
+    verdict = api.audit([str(p) for p in files], claim_texts=[f"scaling={claimed} N={n}"])
+    (claim,) = verdict.claims
+    assert str(claim.verdict) == "supported", claim.reason
+    assert claim.check.recomputed == pytest.approx(claimed, rel=0.01)
+
+
+def test_a_scaling_claim_is_never_a_run_divided_by_itself(real: Any) -> None:
+    files = sorted(real(YANG).glob("*-20251022-*.json"))
+    verdict = api.audit([str(p) for p in files], claim_texts=["scaling=6.91 N=64"], group_by="file")
+    (claim,) = verdict.claims
+    assert str(claim.verdict) == "insufficient-data"
+    assert "no lower-N run to scale from" in claim.reason
+    assert len(verdict.groups) == 4
+    assert all("--group-by file" in g.why for g in verdict.groups)
+
+
+def test_group_by_run_keeps_every_run_alone(real: Any) -> None:
+    verdict = api.audit([str(p) for p in sorted(real(BOWEN).glob("*.json"))], group_by="run")
+    assert [len(g.runs) for g in verdict.groups] == [1, 1, 1]
+
+
+def test_bowenwan6_three_files_are_three_repeats(real: Any) -> None:
+    verdict = api.audit([str(p) for p in sorted(real(BOWEN).glob("*.json"))])
+    (group,) = verdict.groups
+    assert len(group.runs) == 3
+    repeats = finding(verdict, "BR016", group.name)
+    assert repeats["outcome"] == "passed"
+    assert repeats["numbers"]["max_spread"] == pytest.approx(2181.7 / 2161.6 - 1, rel=0.05)
+
+
+def test_nerdalert_automation_is_three_rate_sweeps(real: Any) -> None:
+    verdict = api.audit([str(real(NERD_AUTO))])
+    assert len(verdict.groups) == 3
+    for g in verdict.groups:
+        assert g.axis == "rate" and len(g.runs) == 3
+        # three rates of one deployment: points of a sweep, not repeats
+        assert finding(verdict, "BR016", g.name)["message"].endswith(
+            "none repeated: the error of each figure is unknown"
+        )
+        assert "serial" not in finding(verdict, "BR005", g.name)["message"].replace(
+            "not serial", ""
+        )
+    audit = finding(verdict, "BR012", "audit")
+    assert audit["outcome"] == "fired"
+    assert "request rate" in audit["numbers"]["factors"]
+    assert "deployment settings" in audit["numbers"]["factors"]
+    assert {str(r.verdict) for r in verdict.runs} == {"supported"}
+    facts = verdict.data.facts
+    little = sorted(f.in_flight.value for f in facts.runs.values())
+    assert little[0] == pytest.approx(31, rel=0.03) and 515 <= little[-1] <= 655
+
+
+def test_nerdalert_h100_rate_sweeps_saturate_and_are_not_serial(real: Any) -> None:
+    verdict = api.audit([str(real(NERD_H100))])
+    assert len(verdict.groups) == 2  # the vllm and the sgl framework
+    for g in verdict.groups:
+        slope = finding(verdict, "BR005", g.name)
+        assert slope["outcome"] == "fired" and slope["severity"] == "info"
+        assert "saturates: from 30 to 35 req/s" in slope["message"]
+        assert "not serial service" in slope["message"]
+        assert "decoding at once" in slope["message"]
+    assert "serial" not in {str(r.verdict) for r in verdict.runs}
