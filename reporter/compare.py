@@ -106,10 +106,9 @@ def _rate(run: pd.Series, _: pd.Series | None) -> str | None:
     rate = number(run.get("request_rate"))
     if rate is not None and math.isfinite(rate):
         return f"{rate:g} req/s"
-    extra = run.get("extra")
-    if isinstance(extra, dict) and str(extra.get("request_rate")).lower() in ("inf", "infinity"):
-        return "inf"
-    return None
+    from reporter.facts import unpaced
+
+    return "inf" if unpaced(run.get("extra")) else None
 
 
 def _extra(name: str) -> Callable[[pd.Series, pd.Series | None], str | None]:

@@ -154,6 +154,10 @@ def run_record(row: dict[str, Any]) -> dict[str, Any]:
     for key, value in (row.get("extra") or {}).items():
         if key not in record and key not in _FLAT and key != "kind":
             record[key] = _plain(value)
+        elif key == "request_rate" and str(value).lower() in ("inf", "infinity"):
+            # no JSON number is infinite: an unpaced run (every request sent at once) keeps
+            # its rate as a flag beside the record
+            record["request_rate_inf"] = True
     return _drop_none(record)
 
 

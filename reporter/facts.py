@@ -151,10 +151,17 @@ def request_rate(data: AuditData, run_id: str) -> float:
     rate = number_or_nan(data.run_field(run_id, "request_rate"))
     if not math.isnan(rate):
         return rate
-    extra = data.run_field(run_id, "extra")
-    if isinstance(extra, dict) and str(extra.get("request_rate")).lower() in ("inf", "infinity"):
-        return math.inf
-    return math.nan
+    return math.inf if unpaced(data.run_field(run_id, "extra")) else math.nan
+
+
+def unpaced(extra: Any) -> bool:
+    """The tool sent every request at once (request rate inf), as its `extra` records it."""
+    if not isinstance(extra, dict):
+        return False
+    return extra.get("request_rate_inf") is True or str(extra.get("request_rate")).lower() in (
+        "inf",
+        "infinity",
+    )
 
 
 def load_axis(concurrency: float, rate: float) -> str:

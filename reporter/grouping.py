@@ -60,6 +60,19 @@ VLLM_PER_POINT = {
     "per_request_lists",
     "max_output_tokens_per_s",
     "request_goodput:",
+    "request_rate_inf",
+    "source_format",
+    "concurrency_derived",
+    # names of the native record's own parts: a --metadata pair of that name repeats a run
+    # field (model=...) and a converted file cannot keep it beside the record
+    "model",
+    "engine",
+    "tool",
+    "hardware",
+    "workload",
+    "id",
+    "group",
+    "schema",
 }
 #: Runs further apart than this (by the date the tool wrote) are separate series.
 SESSION_GAP_H = 6.0
@@ -79,7 +92,8 @@ def tool_settings(row: Mapping[Any, Any]) -> list[tuple[str, str]]:
     if not isinstance(extra, dict):
         return []
     keys = set(SETTING_EXTRA) & set(extra)
-    if row.get("format") == "vllm":
+    # a converted file keeps the tool's name beside the run (source_format)
+    if (extra.get("source_format") or row.get("format")) == "vllm":
         keys |= {k for k, v in extra.items() if k not in VLLM_PER_POINT and _scalar(v)}
     return [
         (k, str(extra[k]))
