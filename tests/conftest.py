@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from reporter import api
 from reporter.verdict import Verdict
@@ -14,6 +16,30 @@ ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT / "traces"
 FIXTURES = ROOT / "tests" / "fixtures"
 SHARED = ROOT.parent / "shared"
+
+# Hypothesis profiles. Examples per property: BENCHREPORT_HYPOTHESIS_EXAMPLES, else 60 in CI
+# (reproducible: derandomized, no example database) and hypothesis' 100 elsewhere. Tests that
+# set max_examples themselves keep theirs. HYPOTHESIS_PROFILE=ci|dev|deep picks one by name;
+# `deep` is for a long local hunt (1,000 examples). No deadline: an audit takes tens of
+# milliseconds, more on a loaded machine, and a slow example is not a failing one.
+_EXAMPLES = os.environ.get("BENCHREPORT_HYPOTHESIS_EXAMPLES")
+_SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+settings.register_profile(
+    "ci",
+    parent=settings.get_profile("ci"),
+    max_examples=int(_EXAMPLES or 60),
+    deadline=None,
+    suppress_health_check=_SLOW_OK,
+)
+settings.register_profile(
+    "dev", max_examples=int(_EXAMPLES or 100), deadline=None, suppress_health_check=_SLOW_OK
+)
+settings.register_profile(
+    "deep", max_examples=int(_EXAMPLES or 1000), deadline=None, suppress_health_check=_SLOW_OK
+)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
