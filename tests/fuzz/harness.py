@@ -20,11 +20,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from click.testing import CliRunner, Result
 
 from reporter.cli import main
+from reporter.cli_guard import GuardedGroup
 
 #: Seconds one example may take before it counts as a hang (a loaded two-core machine).
 HANG_S = 60
@@ -106,7 +108,37 @@ class Known:
 
 
 #: The open failure classes (kept in step with test_fuzz_known.py).
-KNOWN: list[Known] = []
+KNOWN: list[Known] = [
+    Known("duplicate-run-id", r"AssertionError at base\.py",
+          "two run records with one id reach the rules as one run twice"),
+    Known("run-without-requests", r"cannot convert float NaN to integer",
+          "a run with no requests (or none left) gives NaN counts that are cast to int"),
+    Known("integer-of-5000-digits", r"Exceeds the limit \(\d+ digits\)",
+          "an integer of more than 4,300 digits: the standard library re-parse raises"),
+    Known("invalid-utf8-in-a-line", r"UnicodeDecodeError|ArrowException",
+          "invalid UTF-8 inside a line reaches a decoder past the line checks"),
+    Known("thresholds-not-a-table", r"at config\.py",
+          "a --config whose thresholds is not a table is read as one"),
+    Known("threshold-not-finite-or-negative", r"threshold was accepted",
+          "thresholds are not checked for finiteness and range"),
+    Known("claim-not-finite", r"claim of a non-finite figure",
+          "a --claim of 1e309 is read as infinity and audited"),
+    Known("integer-too-large-for-a-float", r"OverflowError",
+          "an integer beyond float range is converted to float unchecked"),
+    Known("vllm-request-rate-not-a-number", r"at vllm\.py:\d+ _name\(\)",
+          "vLLM's request_rate as a string other than inf is formatted as a number"),
+    Known("custom-mapping-wrong-type", r"TypeError at custom\.py",
+          "a custom mapping's values are not checked for type (a list as a unit or column)"),
+    Known("time-order-not-checked", r"negative or non-finite time in the verdict",
+          "the native time-order checks (first and end not before send) are not applied to "
+          "every adapter: custom logs and genai-perf give negative latencies and walls"),
+    Known("duplicate-request-counted", r"times was audited",
+          "one request record written twice is counted twice"),
+    Known("recorder-writes-negative-counts", r"the recorder wrote a trace that the audit refuses",
+          "server-reported token counts are written into the trace unchecked"),
+    Known("deep-nesting-crashes-the-reader", r"killed by signal|hang:",
+          "nesting tens of thousands deep overflows the JSON reader's C stack"),
+]  # fmt: skip
 
 _tolerated: list[list[str]] = []
 #: BENCHREPORT_FUZZ_HUNT=1: record every violation by its first line and go on (for a hunt
@@ -163,6 +195,8 @@ def violated(message: str, outcome: Outcome | None = None) -> None:
 class Outcome:
     args: list[str]
     result: Result
+    #: An unexpected exception that the CLI caught and reported as an internal error.
+    internal: BaseException | None = None
 
     @property
     def code(self) -> int:
@@ -176,19 +210,31 @@ class Outcome:
 
 
 def invoke(args: Sequence[str], env: dict[str, str] | None = None) -> Outcome:
-    """Run the CLI in this process as a user would, warnings shown, not raised."""
-    with warnings.catch_warnings():
+    """Run the CLI in this process as a user would, warnings shown, not raised.
+
+    The CLI turns an unexpected exception into one line and exit 2 (cli_guard); the
+    exception is kept here as well, so that a crash behind that line still fails the property.
+    """
+    internal: list[BaseException] = []
+    original = GuardedGroup._fail
+
+    def keep(self: GuardedGroup, ctx: Any, exc: Exception, kind: str | None) -> Any:
+        if kind is not None:
+            internal.append(exc)
+        return original(self, ctx, exc, kind)
+
+    with warnings.catch_warnings(), mock.patch.object(GuardedGroup, "_fail", keep):
         warnings.simplefilter("default")
         with time_limit():
             result = CliRunner().invoke(main, list(args), env=env, catch_exceptions=True)
-    return Outcome(list(args), result)
+    return Outcome(list(args), result, internal[0] if internal else None)
 
 
-def where(result: Result) -> str:
-    """The innermost frame of the project's code in the escaped exception's traceback."""
-    if result.exc_info is None:
+def where(exc: BaseException | None) -> str:
+    """The innermost frame of the project's code in an exception's traceback."""
+    if exc is None or exc.__traceback__ is None:
         return "?"
-    frames = traceback.extract_tb(result.exc_info[2])
+    frames = traceback.extract_tb(exc.__traceback__)
     ours = [f for f in frames if f"{os.sep}reporter{os.sep}" in f.filename]
     last = (ours or frames)[-1]
     return f"{Path(last.filename).name}:{last.lineno} {last.name}()"
@@ -203,7 +249,13 @@ def check(outcome: Outcome, json_stdout: bool = False) -> Any:
         if isinstance(exc, Hang):
             return violated(f"hang: {exc}", outcome)
         return violated(
-            f"an exception escaped the CLI: {type(exc).__name__} at {where(result)}: "
+            f"an exception escaped the CLI: {type(exc).__name__} at {where(exc)}: {str(exc)[:300]}",
+            outcome,
+        )
+    if outcome.internal is not None:
+        exc = outcome.internal
+        return violated(
+            f"internal error (caught by the CLI): {type(exc).__name__} at {where(exc)}: "
             f"{str(exc)[:300]}",
             outcome,
         )

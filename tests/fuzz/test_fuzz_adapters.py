@@ -82,3 +82,41 @@ def test_every_seed_is_valid(seed: Seed) -> None:
         args = seed.lay_out(Path(tmp), seed.files[seed.target].read_bytes())
         if audit(args[:1], *args[1:]) is None:
             pytest.skip(f"{seed.name} is refused unbroken: its format is not read yet")
+
+
+NATIVE = [s for s in SEEDS if s.family == "native"]
+
+
+def duplicated_request(seed: Seed, which: int, copies: int, lenient: bool) -> None:
+    """A request line written more than once is never counted twice: refused (exit 2), or
+    with --lenient audited with the copies skipped and counted."""
+    lines = seed.files[seed.target].read_bytes().splitlines(keepends=True)
+    requests = [i for i, line in enumerate(lines) if b'"kind":"request"' in line.replace(b" ", b"")]
+    at = requests[which % len(requests)]
+    data = b"".join([*lines[: at + 1], *[lines[at]] * copies, *lines[at + 1 :]])
+    with tempfile.TemporaryDirectory(prefix="fuzz-") as tmp:
+        args = seed.lay_out(Path(tmp), data)
+        verdict = audit(args, *(["--lenient"] if lenient else []))
+        if verdict is None:
+            return  # refused, with a message: the property held
+        skipped = sum(inp.get("skipped") or 0 for inp in verdict["inputs"])
+        if not lenient or skipped < copies:
+            violated(
+                f"a request line written {copies + 1} times was audited "
+                f"({'lenient, ' if lenient else ''}{skipped} skipped): {seed.name} line {at + 1}"
+            )
+
+
+@pytest.mark.slow
+def test_duplicated_request_lines_are_never_counted_twice() -> None:
+    @settings(max_examples=20)
+    @given(
+        seed=st.sampled_from(NATIVE),
+        which=st.integers(0, 100),
+        copies=st.integers(1, 3),
+        lenient=st.booleans(),
+    )
+    def prop(seed: Seed, which: int, copies: int, lenient: bool) -> None:
+        duplicated_request(seed, which, copies, lenient)
+
+    run_property(prop)

@@ -1,0 +1,164 @@
+"""Reproducers of the failure classes the fuzz suite found that are still open.
+
+Each is the smallest input of its class and a strict xfail naming the cause: the fix that
+closes a class turns its test into an unexpected pass, and then both the xfail mark and the
+class's entry in harness.KNOWN go (the properties then hold it to the fix).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fuzz.harness import KNOWN, audit, check, invoke
+
+ROOT = Path(__file__).resolve().parents[2]
+LADDER = ROOT / "traces" / "case-a-ladder.jsonl"
+ADAPTERS = ROOT / "tests" / "fixtures" / "adapters"
+
+
+def lines(*records: dict[str, Any] | str) -> str:
+    return "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records)
+
+
+RUN = {"kind": "run", "schema": "benchreport/1", "id": "r", "workload": {"concurrency": 2}}
+
+
+def req(
+    i: int, send: float = 0.0, first: float = 0.5, end: float = 5.0, **kw: Any
+) -> dict[str, Any]:
+    return {"kind": "request", "run": "r", "id": i, "t_send": send, "t_first": first,
+            "t_end": end, "output_tokens": 100, "finish_reason": "length", **kw}  # fmt: skip
+
+
+def known(name: str) -> Any:
+    """The strict xfail of an open class, with its cause as the reason."""
+    found = [k for k in KNOWN if k.name == name]
+    assert found, f"{name} is not in harness.KNOWN"
+    return pytest.mark.xfail(strict=True, reason=f"{name}: {found[0].cause}")
+
+
+def write(tmp: Path, name: str, text: str | bytes) -> Path:
+    path = tmp / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    return path
+
+
+@known("duplicate-run-id")
+def test_two_run_records_with_one_id(tmp_path: Path) -> None:
+    audit([write(tmp_path, "t.jsonl", lines(RUN, RUN, req(1), req(2)))], "--lenient")
+
+
+@known("run-without-requests")
+def test_a_run_with_no_requests(tmp_path: Path) -> None:
+    audit([write(tmp_path, "t.jsonl", lines(RUN))])
+
+
+@known("integer-of-5000-digits")
+def test_an_integer_of_5000_digits(tmp_path: Path) -> None:
+    huge = json.dumps(req(2)).replace('"output_tokens": 100', '"output_tokens": 1' + "0" * 5000)
+    audit([write(tmp_path, "t.jsonl", lines(RUN, req(1), huge))])
+
+
+@known("invalid-utf8-in-a-line")
+def test_invalid_utf8_inside_a_request_line(tmp_path: Path) -> None:
+    text = lines(RUN, req(1), req(2)).encode().replace(b'"length"}\n', b'"len\xffgth"}\n', 1)
+    audit([write(tmp_path, "t.jsonl", text)])
+
+
+@known("thresholds-not-a-table")
+def test_config_whose_thresholds_is_not_a_table(tmp_path: Path) -> None:
+    audit([LADDER], "--config", str(write(tmp_path, "c.toml", "thresholds = 1\n")))
+
+
+@known("threshold-not-finite-or-negative")
+@pytest.mark.parametrize("value", ["inf", "nan", "-1"])
+def test_a_threshold_that_is_not_a_finite_positive_number(tmp_path: Path, value: str) -> None:
+    config = write(tmp_path, "c.toml", f"[thresholds]\nsum_match = {value}\n")
+    outcome = invoke(["audit", str(LADDER), "--no-html", "--config", str(config)])
+    check(outcome)
+    assert outcome.code == 2, f"sum_match = {value} was accepted (exit {outcome.code})"
+
+
+@known("claim-not-finite")
+def test_a_claim_of_1e309() -> None:
+    outcome = invoke(["audit", str(LADDER), "--no-html", "--claim", "aggregate=1e309 N=4"])
+    check(outcome)
+    assert outcome.code == 2, f"a claim of 1e309 was audited (exit {outcome.code})"
+
+
+@known("integer-too-large-for-a-float")
+def test_vllm_summary_with_an_integer_above_float_range(tmp_path: Path) -> None:
+    doc = json.loads((ADAPTERS / "vllm-2026-save-detailed-c2.json").read_text())
+    text = json.dumps(doc).replace('"completed": 4', '"completed": 1' + "0" * 400, 1)
+    assert text != json.dumps(doc)
+    audit([write(tmp_path, "v.json", text)], "--lenient")
+
+
+@known("vllm-request-rate-not-a-number")
+def test_vllm_request_rate_as_a_string(tmp_path: Path) -> None:
+    doc = json.loads((ADAPTERS / "vllm-2026-save-detailed-c2.json").read_text())
+    doc["request_rate"] = "fast"
+    audit([write(tmp_path, "v.json", json.dumps(doc))], "--lenient")
+
+
+@known("custom-mapping-wrong-type")
+def test_custom_mapping_with_a_list_for_a_unit(tmp_path: Path) -> None:
+    mapping = (ADAPTERS / "bench-log.yaml").read_text().replace("t_first: ms", "t_first: [ms]")
+    audit(
+        [ADAPTERS / "bench-log.csv"],
+        "--format", "custom", "--mapping", str(write(tmp_path, "m.yaml", mapping)),
+    )  # fmt: skip
+
+
+@known("time-order-not-checked")
+def test_custom_log_with_the_end_before_the_send(tmp_path: Path) -> None:
+    csv = (ADAPTERS / "bench-log.csv").read_text()
+    broken = csv.replace("1767225622500", "1767225222500")
+    assert broken != csv
+    mapping = str(ADAPTERS / "bench-log.yaml")
+    audit([write(tmp_path, "bench-log.csv", broken)], "--format", "custom", "--mapping", mapping)
+
+
+@known("time-order-not-checked")
+def test_genai_perf_response_before_its_request(tmp_path: Path) -> None:
+    doc = json.loads((ADAPTERS / "genai-perf-profile_export.json").read_text())
+    request = doc["experiments"][0]["requests"][0]
+    request["timestamp"] = max(request["response_timestamps"]) + 10**13
+    audit([write(tmp_path, "profile_export.json", json.dumps(doc))])
+
+
+@known("duplicate-request-counted")
+def test_one_request_line_written_twice(tmp_path: Path) -> None:
+    trace = write(tmp_path, "t.jsonl", lines(RUN, req(1), req(1), req(2)))
+    outcome = invoke(["audit", str(trace), "--no-html", "--json", "-"])
+    check(outcome, json_stdout=True)
+    assert outcome.code == 2, "a request line written twice was audited as two requests"
+
+
+@known("recorder-writes-negative-counts")
+def test_recorder_with_a_server_reporting_minus_five_tokens() -> None:
+    from tests.fuzz.test_fuzz_recorder import Answer, Script, record_against, serving
+
+    usage = {"prompt_tokens": 12, "completion_tokens": -5}
+    events = [
+        b'data: {"choices": [{"index": 0, "text": " w", "finish_reason": null}]}\n\n',
+        b'data: {"choices": [{"index": 0, "text": "", "finish_reason": "length"}]}\n\n',
+        b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n",
+        b"data: [DONE]\n\n",
+    ]
+    with serving() as server:
+        record_against(server, Script({}, Answer(200, "text/event-stream", b"", events)))
+
+
+@known("deep-nesting-crashes-the-reader")
+@pytest.mark.slow
+def test_an_array_nested_20000_deep_in_the_sixth_line(tmp_path: Path) -> None:
+    from tests.fuzz.test_fuzz_subprocess import audit_in_child
+
+    deep = '{"kind":"request","run":"r","id":9,"x":' + "[" * 20_000 + "]" * 20_000 + "}"
+    records = [RUN, req(1), req(2), req(3), req(4), deep]
+    audit_in_child(write(tmp_path, "t.jsonl", lines(*records)))
