@@ -132,6 +132,9 @@ KNOWN: list[Known] = [
     Known("time-order-not-checked", r"negative or non-finite time in the verdict",
           "the native time-order checks (first and end not before send) are not applied to "
           "every adapter: custom logs and genai-perf give negative latencies and walls"),
+    Known("convert-writes-a-refused-trace", r"convert wrote a trace that the audit refuses",
+          "convert writes what an adapter read without the native checks: a custom log whose "
+          "send is after its end converts, and the audit of the converted trace refuses it"),
     Known("duplicate-request-counted", r"times was audited",
           "one request record written twice is counted twice"),
     Known("recorder-writes-negative-counts", r"the recorder wrote a trace that the audit refuses",

@@ -131,6 +131,20 @@ def test_genai_perf_response_before_its_request(tmp_path: Path) -> None:
     audit([write(tmp_path, "profile_export.json", json.dumps(doc))])
 
 
+@known("convert-writes-a-refused-trace")
+def test_convert_of_a_custom_log_sent_after_its_end(tmp_path: Path) -> None:
+    csv = (ADAPTERS / "bench-log.csv").read_text()
+    broken = csv.replace("r1,1767225600000,", "r1,1E20,")
+    assert broken != csv
+    mapping = str(ADAPTERS / "bench-log.yaml")
+    source, out = write(tmp_path, "bench-log.csv", broken), tmp_path / "converted.jsonl"
+    args = ["--format", "custom", "--mapping", mapping, "--to", str(out)]
+    converted = invoke(["convert", str(source), *args])
+    check(converted)
+    if converted.code == 0:
+        assert audit([out]) is not None, "convert wrote a trace that the audit refuses"
+
+
 @known("duplicate-request-counted")
 def test_one_request_line_written_twice(tmp_path: Path) -> None:
     trace = write(tmp_path, "t.jsonl", lines(RUN, req(1), req(1), req(2)))
