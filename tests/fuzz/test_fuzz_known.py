@@ -1,8 +1,8 @@
-"""Reproducers of the failure classes the fuzz suite found that are still open.
+"""Reproducers of the failure classes the fuzz suite found, one small input each.
 
-Each is the smallest input of its class and a strict xfail naming the cause: the fix that
-closes a class turns its test into an unexpected pass, and then both the xfail mark and the
-class's entry in harness.KNOWN go (the properties then hold it to the fix).
+A class still open is a strict xfail naming its cause (harness.KNOWN): the fix that closes it
+turns the test into an unexpected pass, and then both the mark and the KNOWN entry go, the
+test staying as a regression test (the properties then hold the fix too).
 """
 
 from __future__ import annotations
@@ -69,12 +69,10 @@ def test_invalid_utf8_inside_a_request_line(tmp_path: Path) -> None:
     audit([write(tmp_path, "t.jsonl", text)])
 
 
-@known("thresholds-not-a-table")
 def test_config_whose_thresholds_is_not_a_table(tmp_path: Path) -> None:
     audit([LADDER], "--config", str(write(tmp_path, "c.toml", "thresholds = 1\n")))
 
 
-@known("threshold-not-finite-or-negative")
 @pytest.mark.parametrize("value", ["inf", "nan", "-1"])
 def test_a_threshold_that_is_not_a_finite_positive_number(tmp_path: Path, value: str) -> None:
     config = write(tmp_path, "c.toml", f"[thresholds]\nsum_match = {value}\n")
@@ -83,7 +81,6 @@ def test_a_threshold_that_is_not_a_finite_positive_number(tmp_path: Path, value:
     assert outcome.code == 2, f"sum_match = {value} was accepted (exit {outcome.code})"
 
 
-@known("claim-not-finite")
 def test_a_claim_of_1e309() -> None:
     outcome = invoke(["audit", str(LADDER), "--no-html", "--claim", "aggregate=1e309 N=4"])
     check(outcome)
@@ -105,7 +102,6 @@ def test_vllm_request_rate_as_a_string(tmp_path: Path) -> None:
     audit([write(tmp_path, "v.json", json.dumps(doc))], "--lenient")
 
 
-@known("custom-mapping-wrong-type")
 def test_custom_mapping_with_a_list_for_a_unit(tmp_path: Path) -> None:
     mapping = (ADAPTERS / "bench-log.yaml").read_text().replace("t_first: ms", "t_first: [ms]")
     audit(
@@ -153,7 +149,6 @@ def test_one_request_line_written_twice(tmp_path: Path) -> None:
     assert outcome.code == 2, "a request line written twice was audited as two requests"
 
 
-@known("recorder-writes-negative-counts")
 def test_recorder_with_a_server_reporting_minus_five_tokens() -> None:
     from tests.fuzz.test_fuzz_recorder import Answer, Script, record_against, serving
 
@@ -168,7 +163,6 @@ def test_recorder_with_a_server_reporting_minus_five_tokens() -> None:
         record_against(server, Script({}, Answer(200, "text/event-stream", b"", events)))
 
 
-@known("deep-nesting-crashes-the-reader")
 @pytest.mark.slow
 def test_an_array_nested_20000_deep_in_the_sixth_line(tmp_path: Path) -> None:
     from tests.fuzz.test_fuzz_subprocess import audit_in_child
