@@ -33,6 +33,8 @@ _METRICS = {
 #: The largest N a --claim may state (no server runs a million requests at once).
 MAX_CLAIM_N = 1_000_000
 _UNITS = {"tok/s", "tokens/s", "t/s", "x", "×"}
+#: The metrics that are rates (tok/s), as against ratios (speed-up, scaling).
+_RATES = ("aggregate_tps", "stream_tps")
 #: A claimed figure, with a unit written against it or not ("195.65t/s", "2.65x").
 _FIGURE = re.compile(r"^([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)(x|×|tok/s|tokens/s|t/s)?$")
 
@@ -178,11 +180,12 @@ def _target_runs(
         agreeing = _agreeing_runs(pool, stats, tol, str(claim["metric"]))
         if agreeing is None:
             names = ", ".join(sorted(map(str, pool["run"]))[:6])
+            differ = " whose figures differ" if claim["metric"] in _RATES else ""
             return (
                 [],
                 (
-                    f"matches {len(pool)} runs in {pool['group'].nunique()} groups ({names}) whose "
-                    "figures differ; name one with run= or group="
+                    f"matches {len(pool)} runs in {pool['group'].nunique()} groups ({names})"
+                    f"{differ}; name one with run= or group="
                 ),
                 [],
             )
@@ -196,7 +199,7 @@ def _agreeing_runs(pool: pd.DataFrame, stats: pd.DataFrame, tol: float, metric: 
     """Runs of several groups (files) that one claim matches can stand for one figure only when
     their figures agree within the tolerance: then whichever was meant, the verdict is the same.
     Returns the note saying so, or None when they disagree (or the metric is a ratio)."""
-    if metric not in ("aggregate_tps", "stream_tps") or pool["concurrency"].nunique() > 1:
+    if metric not in _RATES or pool["concurrency"].nunique() > 1:
         return None
     column = "aggregate_tps" if metric == "aggregate_tps" else "median_decode_tps"
     ids = [str(r) for r in pool["run"]]
@@ -352,9 +355,13 @@ def _scaling(check: ClaimCheck, tables: Tables, stats: pd.DataFrame) -> None:
     base = members[members["concurrency"] == members["concurrency"].min()]
     if set(map(str, base["run"])) & set(check.runs):
         # a run divided by itself is 1×, whatever the claim: that is no scaling figure
+        lowest = number(members["concurrency"].min())
         check.problem = (
-            f"the claimed runs are the lowest N of their sweep ({group}): no lower-N run to "
-            "scale from (name the sweep's files together, or --group-by settings)"
+            f"run {check.runs[0]} is the lowest N of its sweep ({group}"
+            + (f", N={lowest:g}" if lowest is not None else "")
+            + "): no lower-N run to scale from; name the sweep's files together (or "
+            "--group-by settings), or the base run as a speed-up: "
+            f"speedup={check.value:g} runs={check.runs[0]},BASE"
         )
         return
     base_value, base_lines = _aggregate(stats, [str(r) for r in base["run"]])

@@ -149,3 +149,21 @@ def test_guidellm_output_tokens_per_second_mean_is_supported(real: Any) -> None:
     claim = claims_of(real(RSEVILLA), "--claim", "aggregate=1251.54 tok/s")["cli-1"]
     assert claim["verdict"] == "supported"
     assert claim["recomputed"] == pytest.approx(1249.9, abs=0.05)
+
+
+def test_a_scaling_claim_never_divides_a_run_by_itself(real: Any) -> None:
+    # One file per point: each run is alone in its group, so there is no lower N to scale from
+    # (dividing c64 by itself gave 1.00× and called a true 6.91× "inflated").
+    files = sorted(real(YANGLIGT2).glob("c*-20251022-*.json"))
+    claims = claims_of(
+        *files,
+        "--claim",
+        "scaling=6.91x N=64",
+        "--claim",
+        "speedup=6.91 runs=vllm:infqps:c64,vllm:infqps:c4",
+    )
+    assert claims["cli-1"]["verdict"] == "insufficient-data"
+    assert "no run at a lower N than 64 to scale from" in claims["cli-1"]["reason"]
+    # SOURCES.md: scaling 6.91× (c64) over c4, as a speed-up between the two files' runs
+    assert claims["cli-2"]["verdict"] == "supported"
+    assert claims["cli-2"]["recomputed"] == pytest.approx(6.91, abs=0.005)

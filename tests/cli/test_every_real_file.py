@@ -106,22 +106,28 @@ def _audit(files: list[Path], *claims: str) -> tuple[int, Any]:
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(REAL)) for p in FILES])
 def test_every_real_file_is_audited_or_refused_cleanly(path: Path) -> None:
     code, alone = _audit([path])
-    code_claimed, claimed = _audit([path], GENERIC_CLAIM)
+    runs = [r["id"] for r in alone["runs"]] if alone is not None else []
+    # every metric, and a speed-up between the file's own first two runs when it has two
+    claims = [GENERIC_CLAIM, "stream=50 tok/s N=1", "scaling=2x N=4"]
+    claims.append(
+        f"speedup=1.5 runs={runs[0]},{runs[1]}" if len(runs) > 1 else "speedup=1.5 runs=a,b"
+    )
+    code_claimed, claimed = _audit([path], *claims)
     assert (code == 2) == (code_claimed == 2), "a claim changes whether the file can be read"
     if claimed is not None:
-        assert len(claimed["claims"]) == 1
-        claim = claimed["claims"][0]
-        assert claim["verdict"] in {
-            "supported",
-            "understated",
-            "insufficient-data",
-            "incomparable",
-            "serial",
-            "inflated",
-        }
-        assert claim["reason"], "every claim verdict says why"
-        if claim["verdict"] != "insufficient-data":
-            assert claim["recomputed"] is not None and claim["factor"] is not None
+        assert len(claimed["claims"]) == len(claims)
+        for claim in claimed["claims"]:
+            assert claim["verdict"] in {
+                "supported",
+                "understated",
+                "insufficient-data",
+                "incomparable",
+                "serial",
+                "inflated",
+            }
+            assert claim["reason"], "every claim verdict says why"
+            if claim["verdict"] not in ("insufficient-data", "incomparable"):
+                assert claim["recomputed"] is not None and claim["factor"] is not None
         assert alone is not None and alone["runs"] == claimed["runs"]
 
 
