@@ -152,8 +152,8 @@ def test_guidellm_output_tokens_per_second_mean_is_supported(real: Any) -> None:
 
 
 def test_a_scaling_claim_never_divides_a_run_by_itself(real: Any) -> None:
-    # One file per point: each run is alone in its group, so there is no lower N to scale from
-    # (dividing c64 by itself gave 1.00× and called a true 6.91× "inflated").
+    # SOURCES.md: the four 2025-10-22 files are one sweep, scaling 6.91× (c64) over c4. At the
+    # sweep's lowest N there is nothing to scale from (c4 ÷ c4 = 1.00× called 2× "inflated").
     files = sorted(real(YANGLIGT2).glob("c*-20251022-*.json"))
     claims = claims_of(
         *files,
@@ -161,9 +161,12 @@ def test_a_scaling_claim_never_divides_a_run_by_itself(real: Any) -> None:
         "scaling=6.91x N=64",
         "--claim",
         "speedup=6.91 runs=vllm:infqps:c64,vllm:infqps:c4",
+        "--claim",
+        "scaling=2x N=4",
     )
-    assert claims["cli-1"]["verdict"] == "insufficient-data"
-    assert "no run at a lower N than 64 to scale from" in claims["cli-1"]["reason"]
-    # SOURCES.md: scaling 6.91× (c64) over c4, as a speed-up between the two files' runs
-    assert claims["cli-2"]["verdict"] == "supported"
-    assert claims["cli-2"]["recomputed"] == pytest.approx(6.91, abs=0.005)
+    for claim in ("cli-1", "cli-2"):
+        assert claims[claim]["verdict"] == "supported"
+        assert claims[claim]["recomputed"] == pytest.approx(6.91, abs=0.005)
+    assert claims["cli-3"]["verdict"] == "insufficient-data"
+    assert "is the lowest N of its sweep" in claims["cli-3"]["reason"]
+    assert "no lower-N run to scale from" in claims["cli-3"]["reason"]
