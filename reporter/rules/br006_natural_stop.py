@@ -21,13 +21,21 @@ length (cut, or stopped early) decide nothing. A run that says `stop: forced` pa
 (BR007 checks that the lengths were honoured). A prompt-processing test (llama-bench `pp512`)
 writes no output: not applicable.
 
+When each request's length was drawn from a range (SGLang `random_range_ratio` < 1:
+`output_tokens_requested_min` to `output_tokens_requested`), the outputs were not of one
+length by design: the run fires, naming the range and the mean written (below the range's
+lower end, the answers also stopped early). A run with only a tool's summary (no per-request
+lengths) is judged on its mean: a mean equal to the requested length means every request wrote
+it (none can write more); a mean below 95% of it means answers stopped early.
+
 ## Worked example
 METHOD.md §4, case B, natural stop, 352-token prompts, max_tokens 256: at N=8 the requests
 wrote 486 tokens in all, ~61 each, in 2.84 s: 171.2 tok/s. Forced to 512 tokens with a
 one-sentence prompt, the same server does 606 tok/s.
 
 ## When it cannot decide
-No output token counts and no stop mode: undecidable.
+No output token counts and no stop mode: undecidable; a summary's mean between 95% and 100% of
+the requested length decides nothing either.
 
 ## What to do
 Measure decode speed with forced equal lengths (greedy, `ignore_eos` + `min_tokens` or
@@ -40,10 +48,11 @@ METHOD.md §4 "Stop mode and prompt length"; seed 001 §1, §5.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from reporter.rules.base import AuditData, Finding, Rule, request_refs
 from reporter.rules.br003_serial_ladder import EQUAL_LENGTH_CV
-from reporter.types import Outcome, Severity, fmt
+from reporter.types import Outcome, Severity, fmt, number
 
 
 def check(data: AuditData) -> list[Finding]:
@@ -91,6 +100,9 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             help=help_text,
             refs=request_refs(rows, 3),
         )
+    low = number(data.run_field(run_id, "output_tokens_requested_min"))
+    if low is not None and numbers["requested"]:
+        return _drawn_range(run_id, low, float(requested), mean, numbers, help_text, rows)
     if stop == "forced":
         return RULE.finding(
             run_id, Outcome.PASSED, "output forced to a fixed length", numbers=numbers
@@ -105,6 +117,17 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             numbers=numbers,
             help=help_text,
             refs=request_refs(eos, 5),
+        )
+    if math.isnan(cv) and not math.isnan(mean) and numbers["requested"] and not len(rows):
+        return _summary_mean(run_id, mean, float(requested), numbers, help_text)
+    if math.isnan(cv) and not math.isnan(mean):
+        return RULE.finding(
+            run_id,
+            Outcome.UNDECIDABLE,
+            f"stop mode not stated; only the mean output ({fmt(mean, 1)} tokens) is known, "
+            "with no per-request lengths and no requested length to compare it with "
+            "(workload.stop or ignore_eos would decide)",
+            numbers=numbers,
         )
     if math.isnan(cv):
         return RULE.finding(
@@ -156,6 +179,92 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         f"stop mode not stated, but {who} wrote nearly the same length ({lengths}, CV "
         f"{fmt(cv * 100, 1)}%): forced length inferred",
         numbers=numbers,
+    )
+
+
+#: A summary's mean output below this share of the requested length: answers stopped early
+#: (a forced run writes the requested length, give or take a token of re-tokenization).
+SHORT_MEAN_SHARE = 0.95
+
+
+def _drawn_range(
+    run_id: str,
+    low: float,
+    high: float,
+    mean: float,
+    numbers: dict[str, Any],
+    help_text: str,
+    rows: Any,
+) -> Finding:
+    """Lengths drawn per request from [low, high]: not one length by design."""
+    middle = (low + high) / 2
+    numbers.update({"requested_min": low, "requested_middle": middle})
+    drawn = f"each request's output length was drawn from [{fmt(low, 0)}, {fmt(high, 0)}] tokens"
+    if math.isnan(mean):
+        message = f"{drawn} (mean asked for ≈{fmt(middle, 0)}): not one length"
+    elif mean < low:
+        message = (
+            f"{drawn}, yet the outputs average {fmt(mean, 1)}, below the range's lower end: "
+            "not one length, and answers stopped before their drawn length (natural stop)"
+        )
+    else:
+        message = (
+            f"{drawn} (mean asked for ≈{fmt(middle, 0)}); the outputs average {fmt(mean, 1)}: "
+            f"the figure is for outputs of that mean, not of {fmt(high, 0)} tokens"
+        )
+    return RULE.finding(
+        run_id,
+        Outcome.FIRED,
+        message,
+        numbers=numbers,
+        arithmetic=[
+            f"range [{fmt(low, 0)}, {fmt(high, 0)}]: middle ({fmt(low, 0)} + {fmt(high, 0)}) ÷ 2 "
+            f"= {fmt(middle, 1)}; mean written {fmt(mean, 1)}"
+        ]
+        if not math.isnan(mean)
+        else [],
+        help="quote the range (or its mean) with the figure; set random_range_ratio 1 for one "
+        "length",
+        refs=request_refs(rows, 3) if len(rows) else [],
+    )
+
+
+def _summary_mean(
+    run_id: str, mean: float, requested: float, numbers: dict[str, Any], help_text: str
+) -> Finding:
+    """Only a tool's summary: the mean output against the requested length."""
+    share = mean / requested
+    numbers["mean_share_of_requested"] = share
+    arithmetic = [f"mean output {fmt(mean, 1)} ÷ requested {fmt(requested, 0)} = {share:.1%}"]
+    if abs(mean - requested) < 0.5:
+        return RULE.finding(
+            run_id,
+            Outcome.PASSED,
+            f"stop mode not stated, but the mean output equals the requested "
+            f"{fmt(requested, 0)} tokens, which no request can exceed: every request wrote it "
+            "(forced length inferred from the summary)",
+            numbers=numbers,
+            arithmetic=arithmetic,
+        )
+    if share < SHORT_MEAN_SHARE:
+        return RULE.finding(
+            run_id,
+            Outcome.FIRED,
+            f"stop mode not stated, and the outputs average {fmt(mean, 1)} tokens of "
+            f"{fmt(requested, 0)} requested ({share:.0%}): answers stopped early (natural "
+            "stop); the figure measures answer length too",
+            numbers=numbers,
+            arithmetic=arithmetic,
+            help=help_text,
+        )
+    return RULE.finding(
+        run_id,
+        Outcome.UNDECIDABLE,
+        f"stop mode not stated; the outputs average {fmt(mean, 1)} of {fmt(requested, 0)} "
+        "requested tokens: a summary's mean this close decides neither (per-request lengths, "
+        "workload.stop or ignore_eos would)",
+        numbers=numbers,
+        arithmetic=arithmetic,
     )
 
 

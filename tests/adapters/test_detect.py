@@ -68,6 +68,7 @@ FIXTURES = {
     "llama-bench-markdown-cuda.log": "llama-bench",
     "llama-bench-markdown-old.md": "llama-bench",
     "llmperf-summaries-by-concurrency.json": "llmperf",
+    "sglang-rate-sweep-range-ratio.jsonl": "sglang",
     "genai-perf-profile_export.json": "genai-perf",
 }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 
 from reporter import api
@@ -74,3 +75,91 @@ def test_bad_line(tmp_path):
         f'{path}:2: "total_output_tokens" is missing; expected a whole number ≥ 0 (SGLang '
         "bench_serving result)",
     ]
+
+
+BOWEN_REPEATS = "sglang/bowenwan6-benchserving-vllm-backend-c16-repeats"
+BOWEN_TWO_LINES = "sglang/bowenwan6-sglang-oai-c1-two-lines-same-settings.jsonl"
+
+
+def test_c16_repeats_in_three_files(real):
+    paths = [real(f"{BOWEN_REPEATS}/caseC_batched_vllm_rep{i}.json") for i in (1, 2, 3)]
+    tables = api.load(paths)
+    runs = tables.runs
+    assert len(runs) == 3
+    # one setting repeated: N 16, every request at once up to it, the same dataset
+    assert list(runs["concurrency"]) == [16] * 3
+    assert list(runs["request_rate"]) == [math.inf] * 3
+    assert list(runs["dataset"]) == ["autobench"] * 3
+    # random_input_len / random_output_len (1024) describe nothing for dataset "autobench"
+    assert runs["output_tokens_requested"].isna().all() and runs["prompt_tokens"].isna().all()
+    r = dict(runs.iloc[0])
+    assert (
+        "requested lengths not recorded: the dataset is 'autobench', so random_input_len 1024 "
+        "and random_output_len 1024 describe nothing that was sent"
+    ) in r["derived"]
+    assert r["summary"]["tool_peak_concurrency"] == 48  # 3× the client limit: a bucket count
+    s = stats_of(tables)
+    # SOURCES.md round 2: 256,000 tokens each; 2,163.3 / 2,181.7 / 2,161.6; Little 15.91 /
+    # 15.95 / 15.96; 128 tokens per request
+    assert list(s["output_tokens"]) == [256000] * 3
+    assert list(s["aggregate_tps"]) == pytest.approx([2163.3, 2181.7, 2161.6], abs=0.1)
+    assert list(s["in_flight"]) == pytest.approx([15.91, 15.95, 15.96], abs=0.01)
+    assert list(s["out_mean"]) == [128.0] * 3
+    # re-tokenizing the text gives 12.7–12.8% fewer tokens than the server counted
+    retokenized = [x["extra"]["total_output_tokens_retokenized"] for _, x in runs.iterrows()]
+    assert retokenized == [223505, 223312, 223329]
+
+
+def test_two_lines_with_the_same_settings(real):
+    tables = load(real(BOWEN_TWO_LINES))
+    runs = tables.runs
+    assert list(runs["run"]) == ["sglang-oai:infqps:c1", "sglang-oai:infqps:c1#2"]
+    settings = ["concurrency", "request_rate", "dataset", "output_tokens_requested", "group"]
+    first, second = (dict(r) for _, r in runs.iterrows())
+    assert all(first[k] == second[k] or (first[k] is None and second[k] is None) for k in settings)
+    assert (first["concurrency"], first["request_rate"]) == (1, math.inf)
+    s = stats_of(tables)
+    # SOURCES.md: 400 requests, 51,200 tokens each; 175.87 and 175.63 tok/s; Little 1.00
+    assert list(s["requests"]) == [400, 400] and list(s["output_tokens"]) == [51200] * 2
+    assert list(s["aggregate_tps"]) == pytest.approx([175.87, 175.63], abs=0.01)
+    assert list(s["in_flight"]) == pytest.approx([1.00, 1.00], abs=0.005)
+
+
+def test_range_ratio_records_the_requested_range(real):
+    tables = api.load([real(N200), real(C8)])
+    runs = tables.runs.set_index("run")
+    # random_range_ratio 0.0: each request's length drawn from [0, len]
+    assert (
+        runs.at["agg_local", "output_tokens_requested_min"],
+        runs.at["agg_local", "output_tokens_requested"],
+    ) == (0, 128)
+    assert pd.isna(runs.at["agg_local", "prompt_tokens"])  # prompts drawn from [0, 512] too
+    s = stats_of(tables)
+    assert round(s.loc["agg_local", "out_mean"], 1) == 65.8  # 13,162 ÷ 200
+    assert round(s.loc["agg_n50_in128_out64_c8", "out_mean"], 1) == 28.0
+    verdict = api.audit([real(N200)])
+    (finding,) = [f for f in verdict.findings if f.code == "BR006"]
+    assert finding.fired
+    assert finding.message == (
+        "each request's output length was drawn from [0, 128] tokens (mean asked for ≈64); the "
+        "outputs average 65.8: the figure is for outputs of that mean, not of 128 tokens"
+    )
+
+
+def test_request_rates_datasets_and_a_range_below_its_lower_end():
+    tables = load(HERE / "sglang-rate-sweep-range-ratio.jsonl")
+    runs = tables.runs
+    assert list(runs["request_rate"]) == [4.0, 8.0, 4.0]  # the open-loop load axis
+    assert runs["concurrency"].isna().all()  # no max_concurrency: not a closed loop
+    assert list(runs["dataset"]) == ["random", "random", "sharegpt"]
+    assert list(runs["output_tokens_requested_min"][:2]) == [64, 64]
+    assert list(runs["output_tokens_requested"][:2]) == [128, 128]
+    assert pd.isna(runs["output_tokens_requested"][2])  # sharegpt: random_* mean nothing
+    verdict = api.audit([HERE / "sglang-rate-sweep-range-ratio.jsonl"])
+    br006 = {f.subject: f for f in verdict.findings if f.code == "BR006"}
+    assert br006["sglang:4qps"].fired and br006["sglang:4qps"].message == (
+        "each request's output length was drawn from [64, 128] tokens, yet the outputs average "
+        "62.0, below the range's lower end: not one length, and answers stopped before their "
+        "drawn length (natural stop)"
+    )
+    assert str(br006["sglang:4qps#2"].outcome) == "undecidable"

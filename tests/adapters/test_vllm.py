@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 
+import pandas as pd
 import pytest
 
 from reporter import api
@@ -215,3 +216,47 @@ def test_metadata_numbers_written_as_strings_are_read(real):
         [2258.2, 5841.4, 8321.2, 2282.3, 5889.4, 10145.3, 2262.2, 5806.2, 11011.4], abs=0.1
     )
     assert list(s["failed"]) == [0] * 9
+
+
+YANG = "vllm/yangligt2-llama4scout-fp8-2node-maxconc-sweep"
+YANG_FILES = {
+    # file: N, prompts, wall, output tokens, aggregate, Little, max_concurrent_requests
+    "c4-20251022-234422.json": (4, 256, 113.72, 37712, 331.6, 3.96, 11),
+    "c16-20251022-234745.json": (16, 256, 33.32, 37805, 1134.5, 15.31, 28),
+    "c64-20251022-235048.json": (64, 512, 31.33, 71808, 2291.6, 59.97, 93),
+    "c256-20251022-235601.json": (256, 1024, 38.35, 148061, 3861.2, 234.5, 300),
+    "c256-20251023-185002-other-config.json": (256, 2048, 96.18, 289415, 3009.0, 249.3, 298),
+    "c1024-20251023-200539-other-config.json": (1024, 4096, 162.12, 593375, 3660.1, 994.5, 1063),
+}
+
+
+@pytest.mark.parametrize(("name", "expected"), sorted(YANG_FILES.items()))
+def test_one_file_per_max_concurrency(real, name, expected):
+    n, prompts, wall, tokens, aggregate, little, peak = expected
+    tables = load(real(f"{YANG}/{name}"))
+    r = run(tables)
+    s = stats_of(tables).iloc[0]
+    # SOURCES.md round 2, per file
+    assert (r["concurrency"], r["request_rate"]) == (n, math.inf)
+    assert s["requests"] == prompts and s["output_tokens"] == tokens
+    assert round(s["wall_s"], 2) == wall
+    assert s["aggregate_tps"] == pytest.approx(aggregate, abs=0.1)
+    assert s["in_flight"] == pytest.approx(little, abs=0.01 if little < 100 else 0.1)
+    # the bucket-counted peak is kept, never trusted, never the concurrency
+    assert r["summary"]["tool_peak_concurrency"] == peak
+    assert r["summary"]["tool_peak_concurrency_trusted"] is False
+    # the result file does not record the requested output length (the script asked for 250)
+    assert pd.isna(r["output_tokens_requested"])
+
+
+def test_single_request_with_a_long_prompt(real):
+    tables = load(real("vllm/diogoaav-llama33-70b-fp8-100k-prompt-single-request.json"))
+    r = run(tables)
+    s = stats_of(tables).iloc[0]
+    # SOURCES.md: 1,565 tokens ÷ 49.96 s = 31.3 tok/s, N = 1 (Little 1.00), TTFT 21.82 s
+    assert (r["concurrency"], s["requests"], s["output_tokens"]) == (1, 1, 1565)
+    assert round(s["wall_s"], 2) == 49.96
+    assert round(s["aggregate_tps"], 1) == 31.3
+    assert round(s["in_flight"], 2) == 1.00
+    assert round(r["summary"]["mean_ttft_s"], 2) == 21.82
+    assert round(1 / r["summary"]["mean_tpot_s"], 1) == 55.6  # decode alone, TPOT 17.99 ms
