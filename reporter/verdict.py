@@ -47,6 +47,12 @@ class RunSummary:
     #: "prompt" for a prompt-processing test (llama-bench pp), whose figure is prompt_tps.
     phase: str | None = None
     prompt_tps: float | None = None
+    #: Without per-request times: Σ decode time ÷ wall from the summary, a lower bound of
+    #: `overlap` (the time-averaged number decoding at once); approximate when not exact.
+    decode_bound: float | None = None
+    decode_bound_exact: bool | None = None
+    #: How `in_flight` (Little's law) was obtained, when rebuilt from a summary.
+    in_flight_how: str | None = None
 
 
 @dataclass
@@ -133,6 +139,8 @@ def _run_dict(r: RunSummary) -> dict[str, Any]:
         "derived": r.derived, "source": r.source,
         "latency": {m: {p: _num(v, 6) for p, v in q.items()} for m, q in r.latency.items()},
         "phase": r.phase, "prompt_tps": _num(r.prompt_tps),
+        "decode_bound": _num(r.decode_bound), "decode_bound_exact": r.decode_bound_exact,
+        "in_flight_how": r.in_flight_how,
     }  # fmt: skip
 
 
@@ -239,7 +247,7 @@ def build_verdict(
                 aggregate_tps=number(s["aggregate_tps"]),
                 sum_reported_tps=number(s["sum_reported_tps"]),
                 overlap=number(s["overlap"]),
-                in_flight=number(s["in_flight"]),
+                in_flight=rf.in_flight.value if rf.in_flight is not None else None,
                 stop=str(row["stop"]),
                 prefill_share=number(s["prefill_share"]),
                 median_ttft_s=number(s["median_ttft_s"]),
@@ -255,6 +263,11 @@ def build_verdict(
                 latency=run_latency(latencies, run_id),
                 phase=None if row.get("phase") is None else str(row["phase"]),
                 prompt_tps=number(s["prompt_tps"]) if prompt_only else None,
+                decode_bound=rf.decode.value if rf.decode is not None else None,
+                decode_bound_exact=rf.decode.exact if rf.decode is not None else None,
+                in_flight_how=rf.in_flight.how
+                if rf.in_flight is not None and math.isnan(s["in_flight"])
+                else None,
             )
         )
     claims = [_claim_verdict(c, by_subject, run_verdicts, data) for c in checks]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from reporter.rules.base import Finding
 from reporter.safetext import visible as v
 from reporter.types import Outcome, Severity, fmt
-from reporter.verdict import Verdict
+from reporter.verdict import RunSummary, Verdict
 
 
 def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
@@ -39,7 +39,7 @@ def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
             out.append(
                 f"  {v(r.id)[:22]:<22} {n:>3} {r.requests:>5} {fmt(r.output_tokens, 0):>8} "
                 f"{fmt(r.wall_s, 2):>8} {fmt(r.aggregate_tps):>8} {fmt(r.sum_reported_tps):>8} "
-                f"{fmt(r.overlap, 2):>7} {v(r.stop):>8} {share:>7}  {r.verdict}"
+                f"{_overlap(r):>7} {v(r.stop):>8} {share:>7}  {r.verdict}"
             )
         prompt_tests = [r for r in verdict.runs if r.phase == "prompt"]
         if prompt_tests:
@@ -80,6 +80,13 @@ def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
         f"applicable, from {len(verdict.rules)} rules on {len(verdict.inputs)} file(s)"
     )
     return "\n".join(out) + "\n"
+
+
+def _overlap(r: RunSummary) -> str:
+    """The measured overlap, or the summary's lower bound of it (≥; ~ when approximate)."""
+    if r.overlap is None and r.decode_bound is not None:
+        return ("≥" if r.decode_bound_exact else "~") + fmt(r.decode_bound, 1)
+    return fmt(r.overlap, 2)
 
 
 def _latency_lines(verdict: Verdict) -> list[str]:

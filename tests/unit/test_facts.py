@@ -188,3 +188,24 @@ def test_bowenwan6_repeats_and_the_serial_by_design_file(real: Any) -> None:
         # N = 1: one at a time by design, not an accusation
         assert f.serial is None and run.verdict == "supported"
         assert "by design" in f.overlap.message and "0.92" in f.overlap.message
+
+
+def test_the_run_table_shows_the_bound_as_a_bound(real: Any) -> None:
+    from reporter.render.text import render_text
+
+    verdict = api.audit([str(real(f"{YANG}/c64-20251022-235048.json"))])
+    (run,) = verdict.runs
+    assert run.overlap is None  # nothing measured from timestamps
+    assert run.decode_bound == pytest.approx(53.6, rel=0.03) and run.decode_bound_exact
+    row = next(line for line in render_text(verdict).splitlines() if "c64" in line)
+    assert "≥53.6" in row
+    data = verdict.to_dict()["runs"][0]
+    assert data["decode_bound"] == pytest.approx(53.6, rel=0.03)
+    assert data["in_flight"] == pytest.approx(59.97, rel=0.03)
+
+
+def test_a_rebuilt_little_figure_says_how(tmp_path: Path) -> None:
+    verdict = api.audit([str(_vllm(tmp_path))])
+    data = verdict.to_dict()["runs"][0]
+    assert data["in_flight"] == pytest.approx(3.0)
+    assert data["in_flight_how"].startswith("Σ e2e ≈ completed × (mean TTFT + (output − 1)")
