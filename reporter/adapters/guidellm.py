@@ -352,6 +352,22 @@ def _benchmark(
             f"request_concurrency {summary['tool_concurrency']:.2f} is GuideLLM's "
             "time-weighted count of requests in flight"
         )
+    else:
+        # 0.2 / 0.3 reports keep the measured figures in the profile, one per strategy
+        measured = _measured(bench, "measured_concurrencies")
+        if measured is not None:
+            summary["tool_concurrency"] = measured
+            derived.append(
+                f"measured_concurrencies {measured:.2f} is GuideLLM's count of requests in "
+                "flight over the benchmark"
+            )
+    if rate is not None and kind in ("constant", "poisson", "async"):
+        achieved = _measured(bench, "measured_rates")
+        derived.append(
+            f"open loop: requests sent at {rate:g} req/s ({kind}) whatever the server's pace"
+            + (f", {achieved:.2f} req/s achieved" if achieved is not None else "")
+            + "; the number in flight is an outcome, not a setting"
+        )
     run_group = get(bench, "config", "run_id") or bench.get("run_id")
     model = (
         get(bench, "config", "backend", "model")
@@ -391,6 +407,15 @@ def _benchmark(
     if shortfall is not None:
         note += f"; {shortfall}"
     return run, keep, note, count
+
+
+def _measured(bench: dict[str, Any], key: str) -> float | None:
+    """A figure the 0.2 / 0.3 profile measured for this benchmark's strategy."""
+    values = get(bench, "args", "profile", key)
+    index = _whole(get(bench, "args", "strategy_index")) or 0
+    if isinstance(values, list) and 0 <= index < len(values):
+        return num(values[index])
+    return None
 
 
 def _time_limit(bench: dict[str, Any], args: dict[str, Any]) -> float | None:

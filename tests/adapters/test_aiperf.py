@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from reporter import adapters, api
@@ -360,3 +361,40 @@ def test_inputs_alone_are_not_results(tmp_path):
         f"{path}: AIPerf's inputs.json holds the requests sent, no results; expected the run's "
         "profile_export.jsonl (or its summary) audited with it"
     )
+
+
+def test_dual_host_half_timeouts(real):
+    tables = load(real(HALF))
+    req = tables.requests
+    s = stats_of(tables).iloc[0]
+    assert (s["requests"], s["ok"], s["output_tokens"]) == (20, 10, 110.0)
+    assert sorted(set(req.loc[req["ok"], "output_tokens"])) == [6.0, 16.0]  # natural stop
+    assert round(s["wall_s"], 2) == 211.64 and round(s["aggregate_tps"], 2) == 0.52
+    ok = req[req["ok"]]
+    last_ok = ok["t_end"].max() - req["t_send"].min()
+    assert round(last_ok, 2) == 191.26 and round(110 / last_ok, 3) == 0.575  # AIPerf's window
+    assert round(req["e2e"].sum() / s["wall_s"], 2) == 1.00  # Little over all 20 records
+    assert round(s["sum_reported_tps"], 1) == 453.6
+    assert round(req.at[0, "ttft"], 2) == 1.70  # cold first request
+    assert ok["ttft"][1:].round(2).between(0.23, 0.26).all()
+    # every odd-numbered request timed out after 20.3–20.8 s: failures, not cancellations
+    bad = req[~req["ok"]]
+    assert list(bad.index) == list(range(1, 20, 2))
+    assert set(bad["finish_reason"].astype(object)) == {"error"}
+    assert bad["e2e"].between(20.3, 20.8).all()
+    # most of the wall (SOURCES.md says 204.9 s; start → end of the ten records sums to 205.0)
+    assert round(bad["e2e"].sum(), 1) == 205.0
+    assert bad["error"].eq("TimeoutError()").all()
+    f = finding(api.audit([real(HALF)], select=["BR019"]), "BR019", run(tables)["run"])
+    assert (f["severity"], f["numbers"]["failed"]) == ("error", 10)
+    assert "cancelled" not in f["numbers"] and "time_limited" not in f["numbers"]
+
+
+def test_all_timeouts_no_throughput(real):
+    tables = load(real(ALL_TIMEOUTS))
+    req = tables.requests
+    s = stats_of(tables).iloc[0]
+    assert (s["requests"], s["ok"]) == (20, 0)
+    assert np.isnan(s["aggregate_tps"])  # no throughput exists
+    assert round(s["wall_s"]) == 618
+    assert req["e2e"].round(1).eq(30.0).all() and req["error"].eq("TimeoutError()").all()

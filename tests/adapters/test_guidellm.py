@@ -13,6 +13,7 @@ import pytest
 from reporter import api
 from reporter.errors import TraceError
 from tests.adapters.conftest import load, run, stats_of
+from tests.conftest import finding
 
 SANITY = "guidellm/danielkorat-guidellm050dev-qwen3-4b-concurrent4-sanity.json"
 V02 = "guidellm/guidellm-v02-test-asset-benchmarks_stripped.json"
@@ -191,3 +192,141 @@ def test_the_yaml_report_reads_the_same(real, tmp_path):
     # rows point at their benchmark's line (YAML has no cheap per-record positions)
     line = path.read_text().splitlines().index("- type_: generative_benchmark") + 1
     assert set(tables.requests["source_line"]) == {line}
+
+
+# --------------------------------------------------------------------------- round 2 files
+
+RATE10 = "guidellm/rsevilla87-guidellm-qwen3-06b-constant-10rps.json"
+YAML = "guidellm/guidellm-v02-test-asset-benchmarks_stripped.yaml"
+V08 = "guidellm/llmd-guidellm080dev-report-v2-constant-2-4rps-mock-server.json"
+
+
+def test_open_loop_at_ten_per_second(real):
+    tables = load(real(RATE10))
+    r = run(tables)
+    # open loop: a rate, never a concurrency
+    assert (r["run"], r["request_rate"], r["concurrency"]) == ("constant-10rps", 10.0, None)
+    assert any(d.startswith("open loop: requests sent at 10 req/s") for d in r["derived"])
+    assert "9.78 req/s achieved" in " ".join(r["derived"])
+    s = stats_of(tables).iloc[0]
+    assert (s["requests"], s["ok"], s["output_tokens"]) == (609, 586, 75008.0)  # 586 × 128
+    assert round(s["wall_s"], 2) == 60.01
+    assert round(s["aggregate_tps"], 1) == 1249.9  # ÷ the 60.01 s benchmark window
+    req = tables.requests
+    ok = req[req["ok"]]
+    span = ok["t_end"].max() - ok["t_send"].min()
+    assert round(span, 2) == 59.93 and round(75008 / span, 1) == 1251.6
+    assert round(ok["e2e"].sum() / span, 1) == 22.8  # Little's law over the completed requests
+    assert round(r["summary"]["tool_concurrency"], 2) == 22.78  # GuideLLM's own measure
+    assert round(s["sum_reported_tps"]) == 32191  # 25.8× the aggregate
+    assert round(ok["ttft"].min(), 3) == 1.005 and round(ok["ttft"].max(), 3) == 1.044
+    assert set(ok["output_tokens"]) == {128.0}
+    # the 23 incomplete requests were cut by the 60 s limit, not failed by the server
+    cut = req[~req["ok"]]
+    assert len(cut) == 23 and set(cut["finish_reason"].astype(object)) == {"time_limit"}
+    assert cut["output_tokens"].sum() == 2151
+    assert (cut["t_send"] - req["t_send"].min()).min() > 57.6  # all sent in the last 2.3 s
+    assert cut.iloc[0]["error"].startswith("cut by the time limit")
+    f = finding(api.audit([real(RATE10)], select=["BR019"]), "BR019", "constant-10rps")
+    assert (f["outcome"], f["severity"]) == ("fired", "info")
+    assert f["numbers"]["time_limited"] == 23 and f["numbers"]["failed"] == 0
+    assert f["message"].startswith("of 609 requests: 23 cut by the time limit")
+
+
+def test_yaml_summary_synchronous_with_one_request_cut(real):
+    tables = load(real(YAML))
+    r = run(tables)
+    s = stats_of(tables).iloc[0]
+    assert (r["concurrency"], s["output_tokens"]) == (1, 5888.0)  # 46 × 128
+    assert round(s["wall_s"], 3) == 29.997 and round(s["aggregate_tps"], 1) == 196.3
+    assert round(s["in_flight"], 3) == 0.998  # synchronous
+    assert r["summary"]["time_limited"] == 1
+    f = finding(api.audit([real(YAML)], select=["BR019"]), "BR019", "synchronous")
+    # the same severity as from per-request records: a time-limit cut is not a failure
+    assert (f["outcome"], f["severity"]) == ("fired", "info")
+    assert f["message"] == (
+        "of 47 requests the tool counted 1 cut by the time limit (ended by the client on "
+        "purpose, not server failures)"
+    )
+
+
+def test_yaml_type_key_far_into_the_file_is_recognised(real, tmp_path):
+    text = real(YAML).read_text()
+    # a long top-level block first, and the type key after 100 KiB of a benchmark's fields
+    padding = "".join(f"  - padding line {i:05d} {'x' * 80}\n" for i in range(1200))
+    first = "- type_: generative_benchmark\n  id_:"
+    assert text.startswith("---\nbenchmarks:\n" + first), "the stored YAML changed"
+    moved = (
+        "---\npadding:\n"
+        + padding
+        + text.removeprefix("---\n")
+        .replace(first, "- id_:", 1)
+        .replace(
+            "\n  worker:",
+            "\n  notes:\n"
+            + padding.replace("  - ", "    - ")
+            + "  type_: generative_benchmark\n  worker:",
+            1,
+        )
+    )
+    assert moved.index("generative_benchmark") > 64 << 10
+    path = tmp_path / "benchmarks.yaml"
+    path.write_text(moved)
+    tables = load(path)
+    assert tables.inputs[0].format == "guidellm"
+    assert round(stats_of(tables).iloc[0]["aggregate_tps"], 1) == 196.3
+
+
+def test_json_type_key_far_into_the_file_is_recognised(real, tmp_path):
+    doc = json.loads(real(SANITY).read_text())
+    bench = doc["benchmarks"][0]
+    kind = bench.pop("type_")
+    bench["padding"] = ["x" * 100] * 1000
+    bench["type_"] = kind  # now the last key, after 100 KiB
+    path = tmp_path / "benchmarks.json"
+    path.write_text(json.dumps({"padding": ["y" * 100] * 700, **doc}, indent=2))
+    assert path.read_text().index('"type_": "generative_benchmark"') > 64 << 10
+    assert load(path).inputs[0].format == "guidellm"
+
+
+def test_report_version_2_two_rates(real):
+    tables = load(real(V08))
+    runs = tables.runs
+    assert list(runs["run"]) == ["constant-2rps", "constant-4rps"]
+    assert list(runs["request_rate"]) == [2.0, 4.0]
+    assert list(runs["concurrency"]) == [None, None]
+    assert set(runs["tool_version"]) == {"0.8.0.dev18"}
+    assert set(runs["model_name"]) == {"e2e-mock-model"}  # config.spec.backend.model
+    assert list(runs["output_tokens_requested"]) == [8, 8]  # config.spec.data: 8, no stdev
+    s = stats_of(tables)
+    assert [round(x, 2) for x in s["aggregate_tps"]] == [3.19, 6.35]  # 16 ÷ 5.02 s, ÷ 2.52 s
+    assert [round(r["summary"]["tool_aggregate_tps"], 2) for _, r in runs.iterrows()] == [
+        3.20, 6.38,
+    ]  # fmt: skip
+    assert [round(x, 2) for x in s["in_flight"]] == [0.01, 0.01]
+
+
+def _short_of(doc: dict[str, Any], wanted: int) -> dict[str, Any]:
+    doc = copy.deepcopy(doc)
+    bench = doc["benchmarks"][0]
+    constraint = bench["config"]["constraints"]["max_requests"]
+    if "max_num" in constraint:  # 0.5
+        constraint["max_num"] = wanted
+    else:  # 0.8
+        constraint["args"]["count"] = wanted
+    return doc
+
+
+@pytest.mark.parametrize(("name", "held"), [(SANITY, 4), (V08, 2)], ids=["0.5", "0.8"])
+def test_fewer_requests_than_its_max_requests_asked_for(real, tmp_path, name, held):
+    path = tmp_path / "benchmarks.json"
+    path.write_text(json.dumps(_short_of(json.loads(real(name).read_text()), held + 1)))
+    tables = load(path)
+    said = (
+        f"holds {held} request(s) of the {held + 1} its own max_requests constraint asked for "
+        "(1 missing: the benchmark stopped early or the file was cut)"
+    )
+    assert said in tables.runs["derived"].iloc[0]
+    assert said in tables.inputs[0].notes[0]
+    # a file holding what it asked for says nothing
+    assert not any("max_requests" in d for d in load(real(name)).runs["derived"].iloc[0])
