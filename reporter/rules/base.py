@@ -98,9 +98,17 @@ class AuditData:
 
     def figures(self, run_id: str) -> RunFigures:
         """One run's recomputed figures (reporter.metrics), read as plain numbers."""
-        row = self.stats.loc[run_id]
-        assert isinstance(row, pd.Series)
-        return RunFigures(row)
+        return RunFigures(self._stats_rows[run_id])
+
+    @cached_property
+    def _stats_rows(self) -> dict[str, dict[str, Any]]:
+        """Each run's row of `stats` as a dict, taken once: rules read figures per run many
+        times, and a pandas row lookup costs more than the rule's own arithmetic."""
+        assert self.stats.index.is_unique, "one row of figures per run"
+        return {
+            str(k): {str(c): x for c, x in v.items()}
+            for k, v in self.stats.to_dict("index").items()
+        }
 
     def run_field(self, run_id: str, name: str) -> Any:
         """One field of a run's record, as flattened in the run table (None when unset)."""
@@ -116,9 +124,13 @@ class AuditData:
 
     def run(self, run_id: str) -> pd.Series:
         """One run's record, flattened (reporter.table.RUN_COLUMNS)."""
-        row = self.runs.loc[run_id]
-        assert isinstance(row, pd.Series)
-        return row
+        return self._run_rows[run_id]
+
+    @cached_property
+    def _run_rows(self) -> dict[str, pd.Series]:
+        """Each run's record as a Series, taken once (rules ask for it per finding)."""
+        assert self.runs.index.is_unique, "one record per run id"
+        return {str(k): row for k, row in self.runs.iterrows()}
 
     def groups(self) -> dict[str, list[str]]:
         """Group name → run ids in it, ordered by concurrency then repeat."""
@@ -147,7 +159,7 @@ class AuditData:
 class RunFigures:
     """One run's row of `AuditData.stats`, read as floats (NaN when unknown)."""
 
-    def __init__(self, row: pd.Series) -> None:
+    def __init__(self, row: pd.Series | dict[str, Any]) -> None:
         self._row = row
 
     def __getitem__(self, name: str) -> float:

@@ -70,14 +70,16 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     stop = str(data.run_field(run_id, "stop") or "unknown")
     requested = data.run_field(run_id, "output_tokens_requested")
     rows = data.requests_of(run_id)
-    eos = rows[rows["finish_reason"] == "stop"] if len(rows) else rows
+    # a mask, not a filtered frame: most runs never need the rows themselves
+    eos = (rows["finish_reason"] == "stop").to_numpy(dtype=bool, na_value=False)
+    ended_on_eos = int(eos.sum())
     mean, lo, hi = float(s["out_mean"]), float(s["out_min"]), float(s["out_max"])
     numbers = {
         "stop": stop,
         "mean_output_tokens": mean,
         "min_output_tokens": lo,
         "max_output_tokens": hi,
-        "ended_on_eos": len(eos),
+        "ended_on_eos": ended_on_eos,
         "requested": None if requested is None or math.isnan(requested) else requested,
     }
     of_requested = f" of {fmt(requested, 0)} requested" if numbers["requested"] else ""
@@ -108,15 +110,15 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             run_id, Outcome.PASSED, "output forced to a fixed length", numbers=numbers
         )
     cv = float(s["out_cv"])
-    if len(eos):
+    if ended_on_eos:
         return RULE.finding(
             run_id,
             Outcome.FIRED,
-            f"stop mode not stated, and {len(eos)} of {int(s['requests'])} requests ended on "
+            f"stop mode not stated, and {ended_on_eos} of {int(s['requests'])} requests ended on "
             f"end-of-sequence ({lengths}): natural stop",
             numbers=numbers,
             help=help_text,
-            refs=request_refs(eos, 5),
+            refs=request_refs(rows[eos], 5),
         )
     if math.isnan(cv) and not math.isnan(mean) and numbers["requested"] and not len(rows):
         return _summary_mean(run_id, mean, float(requested), numbers, help_text)

@@ -51,6 +51,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+import pandas as pd
+
 from reporter.config import threshold
 from reporter.rules.base import AuditData, Finding, Rule, request_refs, run_ref
 from reporter.types import Outcome, Severity, fmt, number
@@ -141,11 +144,36 @@ def _check_summary(data: AuditData, run_id: str) -> Finding:
     )
 
 
+def _all_well(rows: pd.DataFrame, requested: float | None) -> bool:
+    """Every request ended well with output and none may have been cut: nothing to report.
+
+    Checked on the columns as arrays; the detailed path filters the frame several times,
+    which dominated audits of thousands of runs where nearly every run passes.
+    """
+    if not rows["ok"].to_numpy(dtype=bool, na_value=False).all():
+        return False
+    out = rows["output_tokens"].to_numpy(dtype="float64", na_value=np.nan)
+    if (out == 0).any():
+        return False
+    if requested is not None:
+        no_reason = rows["finish_reason"].isna().to_numpy(dtype=bool)
+        if (no_reason & (out < requested) & (out > 0)).any():
+            return False
+    return True
+
+
 def _check_run(data: AuditData, run_id: str) -> Finding:
     rows = data.requests_of(run_id)
     if rows.empty:
         return _check_summary(data, run_id)
     requested = data.run_field(run_id, "output_tokens_requested")
+    if _all_well(rows, number(requested)):
+        n = len(rows)
+        numbers = {"requests": n, "failed": 0, "empty": 0, "cut": 0,
+                   "failed_tokens_not_counted": 0.0}  # fmt: skip
+        return RULE.finding(
+            run_id, Outcome.PASSED, f"all {n} requests succeeded with output", numbers=numbers
+        )
     ended = rows[~rows["ok"]]
     reasons = ended["finish_reason"].astype(object)
     on_purpose = reasons.isin(list(DELIBERATE))

@@ -59,7 +59,10 @@ def check(data: AuditData) -> list[Finding]:
 
 def _check_run(data: AuditData, run_id: str) -> Finding:
     rows = data.requests_of(run_id)
-    rows = rows[rows["ok"] & rows["reported_tps"].notna()] if len(rows) else rows
+    if len(rows) and rows["reported_tps"].notna().any():  # most tools report none
+        rows = rows[rows["ok"] & rows["reported_tps"].notna()]
+    else:
+        rows = rows.iloc[0:0]
     if rows.empty:
         return RULE.finding(run_id, Outcome.NOT_APPLICABLE, "no per-request reported rate")
     reported = rows["reported_tps"].to_numpy()
