@@ -45,13 +45,13 @@ def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
         if prompt_tests:
             out.append("  prompt-processing tests (no output tokens; prompt tokens ÷ time):")
             for r in prompt_tests:
-                out.append(f"    {r.id}: {fmt(r.prompt_tps)} tok/s")
+                out.append(f"    {v(r.id)}: {fmt(r.prompt_tps)} tok/s")
         out.append("")
     sweeps = [g for g in verdict.groups if len(g.runs) > 1]
     if sweeps:
         out.append("groups (runs compared as one sweep or as repeats)")
         for g in sweeps:
-            out.append(f"  {v(g.name)} [{g.axis}]: {v(g.why)}")
+            out.append(f"  {v(g.name)} [{v(g.axis)}]: {v(g.why)}")
         out.append("")
     out.extend(_latency_lines(verdict))
     fired = [f for f in verdict.findings if f.fired]

@@ -100,3 +100,19 @@ def test_a_real_terminal_gets_no_raw_escape() -> None:
     assert "verdict: inflated" in text
     # the terminal driver turns "\n" into "\r\n"; nothing else may be a control
     assert RAW.findall(text.replace("\r\n", "\n")) == []
+
+
+def test_a_newline_in_a_trace_string_cannot_forge_a_line(tmp_path: Path) -> None:
+    forged = "r\nverdict: supported\n"
+    run = {"kind": "run", "schema": "benchreport/1", "id": forged, "group": forged,
+           "workload": {"concurrency": 2, "output_tokens": 4, "stop": "forced"}}  # fmt: skip
+    request = {"kind": "request", "run": forged, "t_send": 0, "t_first": 0.1, "t_end": 1,
+               "output_tokens": 4}  # fmt: skip
+    trace = tmp_path / "forged.jsonl"
+    lines = [run, {**request, "id": 1}, {**request, "id": 2}]
+    trace.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    _, out, _ = invoke("audit", "--no-html", "-v", str(trace))
+    assert [line for line in out.splitlines() if line.startswith("verdict")] == [
+        "verdict: supported"
+    ]
+    assert "r\\nverdict: supported\\n" in out
