@@ -127,6 +127,11 @@ KNOWN: list[Known] = [
     Known("convert-writes-a-refused-trace", r"convert wrote a trace that the audit refuses",
           "convert writes what an adapter read without the native checks: a custom log whose "
           "send is after its end converts, and the audit of the converted trace refuses it"),
+    Known("lone-surrogate-in-a-string", r"surrogates not allowed",
+          "a lone surrogate escape in a JSON string (\\ud800) is read, then cannot be encoded"),
+    Known("convert-integer-beyond-64-bits", r"Integer exceeds 64-bit range",
+          "convert writes with a JSON writer that refuses integers beyond 64 bits, which the "
+          "native reader accepts (a workload prompt_tokens of 2**64)"),
     Known("duplicate-request-counted", r"times was audited",
           "one request record written twice is counted twice"),
 ]  # fmt: skip

@@ -141,6 +141,25 @@ def test_convert_of_a_custom_log_sent_after_its_end(tmp_path: Path) -> None:
         assert audit([out]) is not None, "convert wrote a trace that the audit refuses"
 
 
+@known("lone-surrogate-in-a-string")
+@pytest.mark.parametrize("command", ["audit", "convert"])
+def test_vllm_model_id_with_a_lone_surrogate(tmp_path: Path, command: str) -> None:
+    doc = json.loads((ADAPTERS / "vllm-2026-save-detailed-c2.json").read_text())
+    doc["model_id"] = "x\ud800"
+    source = write(tmp_path, "v.json", json.dumps(doc))
+    if command == "audit":
+        audit([source])
+    else:
+        check(invoke(["convert", str(source), "--to", str(tmp_path / "out.jsonl")]))
+
+
+@known("convert-integer-beyond-64-bits")
+def test_convert_of_a_prompt_length_of_2_to_the_64(tmp_path: Path) -> None:
+    run = {**RUN, "workload": {"concurrency": 2, "prompt_tokens": 2**64}}
+    source = write(tmp_path, "t.jsonl", lines(run, req(1), req(2)))
+    check(invoke(["convert", str(source), "--to", str(tmp_path / "out.jsonl")]))
+
+
 @known("duplicate-request-counted")
 def test_one_request_line_written_twice(tmp_path: Path) -> None:
     trace = write(tmp_path, "t.jsonl", lines(RUN, req(1), req(1), req(2)))
