@@ -338,6 +338,12 @@ def _ref(claim: pd.Series) -> str:
 
 def _stream(check: ClaimCheck, stats: pd.DataFrame, runs: list[str]) -> None:
     values = stats.loc[runs, "median_decode_tps"].dropna()
+    if values.empty and all(_prompt_test(stats, r) for r in runs):
+        check.problem = (
+            f"run {runs[0]} is a prompt-processing test: it decodes nothing, so it has no "
+            "stream rate (its prompt rate is checked with aggregate=)"
+        )
+        return
     if values.empty:
         check.problem = "no first-token times, so no per-request decode rate"
         return

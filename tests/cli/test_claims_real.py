@@ -170,3 +170,20 @@ def test_a_scaling_claim_never_divides_a_run_by_itself(real: Any) -> None:
     assert claims["cli-3"]["verdict"] == "insufficient-data"
     assert "is the lowest N of its sweep" in claims["cli-3"]["reason"]
     assert "no lower-N run to scale from" in claims["cli-3"]["reason"]
+
+
+def test_stream_claims_on_llama_bench_tests(real: Any) -> None:
+    claims = claims_of(
+        real(LHL_HIP),
+        "--claim",
+        "stream=195.65 tok/s run=tg128",
+        "--claim",
+        "stream=4703.28 tok/s run=pp512",
+    )
+    assert claims["cli-1"]["verdict"] == "supported"
+    assert claims["cli-1"]["recomputed"] == pytest.approx(195.65, abs=0.01)
+    assert claims["cli-2"]["verdict"] == "insufficient-data"
+    assert claims["cli-2"]["reason"] == (
+        "run pp512 is a prompt-processing test: it decodes nothing, so it has no stream rate "
+        "(its prompt rate is checked with aggregate=)"
+    )
