@@ -109,13 +109,26 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     """Runs (one per result object) and, with per-request lists, request rows."""
     problems = Problems(source.path)
     records, shape = _records(source, problems)
-    runs, rows = runs_of_records(records, _name, _run, source.path, problems, WHAT)
+    varying = _varying_metadata([r for _, r in records if isinstance(r, dict)])
+
+    def name(record: dict[str, Any]) -> str:
+        return ":".join([_name(record), *(f"{k}={record.get(k)}" for k in varying)])
+
+    runs, rows = runs_of_records(records, name, _run, source.path, problems, WHAT)
     problems.raise_unless(lenient)
     notes = [f"vLLM: {len(runs)} run(s) from {shape}"]
     with_rows = sum(1 for r in runs if (r["extra"] or {}).get("per_request_lists"))
     if with_rows:
         notes.append(f"vLLM: {with_rows} run(s) with per-request lists (--save-detailed)")
     return finish(source, NAME, runs, rows, records=len(records), notes=notes, problems=problems)
+
+
+def _varying_metadata(records: list[dict[str, Any]]) -> list[str]:
+    """--metadata keys whose values differ between the file's results (a deployment, a GPU):
+    the run ids name them, so that "vllm:10qps:deployment=base" says which line it is (no
+    spaces: an id is written in --claim run=ID)."""
+    keys = sorted({k for r in records for k in r if _is_parameter(k) and k not in _NOT_GROUP})
+    return [k for k in keys if len({str(r.get(k)) for r in records}) > 1]
 
 
 def _name(record: dict[str, Any]) -> str:

@@ -107,7 +107,7 @@ def test_nerdalert_rate_sweep_twelve_runs(real):
         120.8, 959.7, 1922.0, 2791.2, 2845.2, 2677.8,
     ]  # fmt: skip
     assert list(s["output_tokens"] / (s["requests"] - s["failed"])) == [100.0] * 12
-    inf = run(tables, "vllm:infqps")
+    inf = run(tables, "vllm:infqps:framework=vllm")
     assert (inf["concurrency"], inf["summary"]["failed"]) == (2000, 985)
     assert (
         "failed = num_prompts − completed = 2000 − 1015 = 985 (this vLLM version wrote no failed "
@@ -207,6 +207,13 @@ def test_metadata_numbers_written_as_strings_are_read(real):
     assert "read as numbers, written as text (vLLM --metadata writes strings): " in " ".join(
         first["derived"]
     )
+    # the --metadata key that differs between the lines names each run
+    assert list(runs["run"][:4]) == [
+        "vllm:10qps:deployment=no-features",
+        "vllm:30qps:deployment=no-features",
+        "vllm:infqps:deployment=no-features",
+        "vllm:10qps:deployment=base",
+    ]
     # the load axis: 10, 30 and inf req/s for each of the three deployments
     assert list(runs["request_rate"]) == [10.0, 30.0, math.inf] * 3
     assert [None if math.isnan(c) else c for c in runs["concurrency"]] == [None, None, 900] * 3
