@@ -8,6 +8,12 @@ opened and started before it closed). The adapter keeps the same records and say
 it dropped. When the lists are a sample (`--sample-requests`, or a trimmed file), the rows
 cannot give a wall clock, so the run keeps GuideLLM's own summary instead and says so.
 Times are epoch seconds (floats), one clock for the whole file.
+
+Report version 2 (GuideLLM 0.8) states the run's specification once (`config.spec`: backend
+model, synthetic data lengths, constraints as a list); its per-request objects keep the 0.5
+layout (`info.timings`). `incomplete` requests are the ones still running when the benchmark
+stopped: cut by its time limit (`time_limit`) or cancelled by the client at the end
+(`cancelled`), never server failures.
 """
 
 from __future__ import annotations
@@ -419,16 +425,19 @@ def _measured(bench: dict[str, Any], key: str) -> float | None:
 
 
 def _time_limit(bench: dict[str, Any], args: dict[str, Any]) -> float | None:
-    """The benchmark's duration limit in seconds (`--max-seconds`), in any report layout."""
-    for value in (
-        get(bench, "args", "max_duration"),  # 0.2 / 0.3
-        get(bench, "config", "constraints", "max_seconds", "max_duration"),
-        get(bench, "config", "constraints", "max_seconds", "args", "duration"),
-        get(bench, "config", "constraints", "max_seconds", "args", "seconds"),
-        get(bench, "config", "constraints", "max_duration", "max_duration"),
-        _listed_constraint(get(args, "spec", "constraints"), "max_seconds", "duration"),
-        _listed_constraint(get(args, "spec", "constraints"), "max_seconds", "seconds"),
-    ):
+    """The benchmark's duration limit in seconds (`--max-seconds`), in any report layout:
+    0.2/0.3 `args.max_duration`; ≥ 0.5 a `max_seconds` or `max_duration` constraint holding
+    `max_duration`, `duration` or (0.8) `args.seconds`, per benchmark or listed once."""
+    candidates: list[Any] = [get(bench, "args", "max_duration")]
+    for key in ("max_seconds", "max_duration"):
+        c = get(bench, "config", "constraints", key)
+        candidates += [get(c, "max_duration"), get(c, "duration"), get(c, "seconds")]
+        candidates += [get(c, "args", "seconds"), get(c, "args", "duration")]
+        for field in ("seconds", "duration"):
+            candidates.append(_listed_constraint(get(args, "spec", "constraints"), key, field))
+    index = _whole(get(bench, "config", "run_index")) or 0
+    for value in candidates:
+        value = _per_strategy(value, index)
         if num(value) is not None and float(value) > 0:
             return float(value)
     return None
@@ -436,6 +445,7 @@ def _time_limit(bench: dict[str, Any], args: dict[str, Any]) -> float | None:
 
 def _max_requests(bench: dict[str, Any], args: dict[str, Any]) -> int | None:
     """The request count the benchmark's own constraint asked for (`--max-requests`)."""
+    index = _whole(get(bench, "config", "run_index")) or 0
     for value in (
         get(bench, "args", "max_number"),  # 0.2 / 0.3
         get(bench, "config", "constraints", "max_requests", "max_num"),  # 0.5
@@ -443,9 +453,17 @@ def _max_requests(bench: dict[str, Any], args: dict[str, Any]) -> int | None:
         get(bench, "config", "constraints", "max_requests", "count"),
         _listed_constraint(get(args, "spec", "constraints"), "max_requests", "count"),
     ):
+        value = _per_strategy(value, index)
         if _whole(value):
             return _whole(value)
     return None
+
+
+def _per_strategy(value: Any, index: int) -> Any:
+    """A constraint value given once, or as a list with one value per strategy (0.8)."""
+    if isinstance(value, list):
+        return value[index] if 0 <= index < len(value) else None
+    return value
 
 
 def _listed_constraint(constraints: Any, kind: str, key: str) -> Any:

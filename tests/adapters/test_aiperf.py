@@ -398,3 +398,24 @@ def test_all_timeouts_no_throughput(real):
     assert np.isnan(s["aggregate_tps"])  # no throughput exists
     assert round(s["wall_s"]) == 618
     assert req["e2e"].round(1).eq(30.0).all() and req["error"].eq("TimeoutError()").all()
+
+
+def test_summary_cancellations_at_the_records_severity(tmp_path):
+    doc = _summary_doc(4)
+    doc["request_count"] = {"unit": "requests", "avg": 8}
+    doc["error_request_count"] = {"unit": "requests", "avg": 2}
+    doc["cancelled_request_count"] = {"unit": "requests", "avg": 2}  # both errors cancelled
+    path = tmp_path / "profile_export_aiperf.json"
+    path.write_text(json.dumps(doc))
+    tables = load(path)
+    assert run(tables)["summary"]["cancelled"] == 2
+    f = finding(api.audit([path], select=["BR019"]), "BR019", "aiperf:c4")
+    assert (f["outcome"], f["severity"]) == ("fired", "info")
+    assert f["message"] == (
+        "of 10 requests the tool counted 2 cancelled by the client (ended by the client on "
+        "purpose, not server failures)"
+    )
+    doc["error_request_count"]["avg"] = 5  # three errors besides the two cancellations
+    path.write_text(json.dumps(doc))
+    f = finding(api.audit([path], select=["BR019"]), "BR019", "aiperf:c4")
+    assert (f["severity"], f["numbers"]["failed"], f["numbers"]["cancelled"]) == ("error", 3, 2)
