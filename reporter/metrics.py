@@ -84,12 +84,25 @@ def _prefill_rates(tables: Tables, stats: pd.DataFrame) -> tuple[pd.Series, pd.S
     if len(req) and rate.isna().any():
         alone = stats.index[(stats["requests"] == 1) & stats["has_first"]]
         by_group: dict[str, tuple[float, float]] = {}
+        # each run's first request, found once: searching the whole table per run made
+        # thousands of one-request runs quadratic
+        first = req.drop_duplicates(subset="run", keep="first")
+        firsts = dict(
+            zip(
+                first["run"].astype(str),
+                zip(
+                    first["prompt_tokens"].to_numpy(dtype="float64", na_value=np.nan),
+                    first["ttft"].to_numpy(dtype="float64", na_value=np.nan),
+                    strict=True,
+                ),
+                strict=True,
+            )
+        )
         for run_id in alone:
-            r = req[req["run"] == run_id].iloc[0]
-            if r["prompt_tokens"] > 0 and r["ttft"] > 0:
+            prompt, ttft = firsts.get(str(run_id), (np.nan, np.nan))
+            if prompt > 0 and ttft > 0:
                 group = str(runs.at[run_id, "group"]) if run_id in runs.index else ""
-                prompt = float(r["prompt_tokens"])
-                by_group.setdefault(group, (prompt / float(r["ttft"]), prompt))
+                by_group.setdefault(group, (prompt / ttft, prompt))
         for run_id in stats.index[rate.isna()]:
             group = str(runs.at[run_id, "group"]) if run_id in runs.index else ""
             if group in by_group:
