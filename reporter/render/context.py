@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 import reporter
+from reporter.claims import ClaimCheck, rate_digits
 from reporter.rules import REGISTRY
 from reporter.rules.base import Finding
 from reporter.types import Outcome, Severity, VerdictKind, finite, fmt
@@ -449,7 +450,7 @@ def _equation(c: ClaimSummary, verdict: Verdict) -> str:
     if k.recomputed is None or k.factor is None:
         return ""
     unit = " tok/s" if k.metric in ("aggregate_tps", "stream_tps") else "×"
-    digits = 2 if unit == "×" else 1
+    digits = 2 if unit == "×" else _rate_digits(k)
     left = ""
     if k.metric == "aggregate_tps" and len(k.runs) == 1 and verdict.data is not None:
         rows = verdict.data.requests_of(k.runs[0])
@@ -477,9 +478,15 @@ def _equation(c: ClaimSummary, verdict: Verdict) -> str:
     return f"{recomputed}; claimed {claimed}{unit if unit == '×' else ''} = {num(k.factor, 2)}×"
 
 
+def _rate_digits(k: ClaimCheck) -> int:
+    """Decimals for a claim's rates: 0.58 and 0.52 tok/s, not 0.6 and 0.5."""
+    values = [v for v in (k.value, k.recomputed) if v is not None]
+    return rate_digits(min(values)) if values else 1
+
+
 def claim_view(c: ClaimSummary, verdict: Verdict) -> ClaimView:
     k = c.check
-    digits = 2 if k.metric in ("speedup", "scaling") else 1
+    digits = 2 if k.metric in ("speedup", "scaling") else _rate_digits(k)
     return ClaimView(
         id=shown(k.claim),
         metric=METRIC_TEXT.get(k.metric, shown(k.metric)),

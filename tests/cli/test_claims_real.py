@@ -187,3 +187,24 @@ def test_stream_claims_on_llama_bench_tests(real: Any) -> None:
         "run pp512 is a prompt-processing test: it decodes nothing, so it has no stream rate "
         "(its prompt rate is checked with aggregate=)"
     )
+
+
+def test_small_rates_keep_two_significant_figures_in_the_summary(real: Any, tmp_path: Any) -> None:
+    md = tmp_path / "summary.md"
+    result = CliRunner().invoke(
+        main,
+        [
+            "audit",
+            str(real(DATABLOOM)),
+            "--claim",
+            "aggregate=0.58",
+            "--md",
+            str(md),
+            "--fail-on",
+            "never",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    text = md.read_text(encoding="utf-8")
+    assert "**110 tokens ÷ 211.64 s = 0.52 tok/s; claimed 0.58 = 1.12×**" in text
+    assert "| cli-1 | aggregate tok/s | 0.58 | 0.52 | 1.12× | **supported** |" in text
