@@ -135,6 +135,7 @@ def test_lhl_prompt_tests_are_prompt_processing_runs(real, name, pp, tg):
     s = stats_of(tables)
     runs = tables.runs.set_index("run")
     assert list(runs["concurrency"]) == [1] * 10  # single stream, every test
+    assert set(runs["stop"]) == {"forced"}  # llama-bench always generates n_gen tokens
     prompt_runs = [r for r in runs.index if r.startswith("pp")]
     assert set(runs.loc[prompt_runs, "phase"]) == {"prompt"}
     assert set(runs.loc[[r for r in runs.index if r.startswith("tg")], "phase"]) == {"generation"}

@@ -118,6 +118,8 @@ def test_two_lines_with_the_same_settings(real):
     first, second = (dict(r) for _, r in runs.iterrows())
     assert all(first[k] == second[k] or (first[k] is None and second[k] is None) for k in settings)
     assert (first["concurrency"], first["request_rate"]) == (1, math.inf)
+    # bench_serving sends ignore_eos unless told not to, and the line does not say which
+    assert first["stop"] == "unknown"
     s = stats_of(tables)
     # SOURCES.md: 400 requests, 51,200 tokens each; 175.87 and 175.63 tok/s; Little 1.00
     assert list(s["requests"]) == [400, 400] and list(s["output_tokens"]) == [51200] * 2
