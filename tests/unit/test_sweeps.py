@@ -128,3 +128,31 @@ def test_nerdalert_h100_rate_sweeps_saturate_and_are_not_serial(real: Any) -> No
         assert "not serial service" in slope["message"]
         assert "decoding at once" in slope["message"]
     assert "serial" not in {str(r.verdict) for r in verdict.runs}
+
+
+def test_sglang_lines_at_several_rates_and_datasets_are_not_repeats(
+    real: Any, tmp_path: Path
+) -> None:
+    import json
+    import re
+
+    line = real("sglang/tonyli15-sglang055-qwen25-3b-agg-n50-c8.jsonl").read_text().splitlines()[0]
+    lines = []
+    for dataset in ("random", "sharegpt"):
+        for rate in (1, 2, 4, 8):
+            text = re.sub(r'"request_rate": *[^,]+', f'"request_rate": {rate}', line)
+            text = re.sub(r'"dataset_name": *"[^"]*"', f'"dataset_name": "{dataset}"', text)
+            text = re.sub(r'"max_concurrency": *[^,]+', '"max_concurrency": null', text)
+            lines.append(text)
+    path = tmp_path / "rates.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert json.loads(lines[-1])["dataset_name"] == "sharegpt"
+    verdict = api.audit([str(path)])
+    assert sorted(len(g.runs) for g in verdict.groups) == [4, 4]
+    for g in verdict.groups:
+        assert g.axis == "rate"
+        repeats = finding(verdict, "BR016", g.name)
+        assert repeats["outcome"] == "fired" and "none repeated" in repeats["message"]
+    factors = finding(verdict, "BR012", "audit")["numbers"]["factors"]
+    assert "request rate" in factors and "dataset" in factors
+    assert "serial" not in {str(r.verdict) for r in verdict.runs}
