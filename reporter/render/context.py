@@ -299,6 +299,8 @@ class ReportContext:
     counts: Counts
     rule_pages: list[RulePage]
     charts: list[Chart] = field(default_factory=list)
+    #: Groups of several runs (sweeps or repeats) and why their runs are together.
+    sweeps: list[tuple[str, str]] = field(default_factory=list)
     run_charts: list[Chart] = field(default_factory=list)
     chart_notes: list[str] = field(default_factory=list)
     #: Whether any run has latency percentiles to print.
@@ -404,7 +406,9 @@ def run_view(r: RunSummary, row: pd.Series | None, stats: pd.Series | None) -> R
         wall_s=num(r.wall_s, 2),
         aggregate_tps=num(r.aggregate_tps),
         sum_reported_tps=num(r.sum_reported_tps),
-        overlap=num(r.overlap, 2),
+        overlap=num(r.overlap, 2)
+        if r.overlap is not None or r.decode_bound is None
+        else ("≥" if r.decode_bound_exact else "~") + num(r.decode_bound, 1),
         verdict=str(r.verdict),
         verdict_class=str(r.verdict),
         reasons=[shown(x, MAX_MESSAGE) for x in r.reasons],
@@ -724,6 +728,11 @@ def build_context(
         format_version=str(FORMAT_VERSION),
         counts=counts,
         rule_pages=pages,
+        sweeps=[
+            (shown(g.name, MAX_MESSAGE), shown(g.why, MAX_MESSAGE))
+            for g in verdict.groups
+            if len(g.runs) > 1
+        ],
     )
     if charts:
         from reporter.render.charts import draw_charts

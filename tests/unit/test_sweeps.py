@@ -156,3 +156,13 @@ def test_sglang_lines_at_several_rates_and_datasets_are_not_repeats(
     factors = finding(verdict, "BR012", "audit")["numbers"]["factors"]
     assert "request rate" in factors and "dataset" in factors
     assert "serial" not in {str(r.verdict) for r in verdict.runs}
+
+
+def test_the_html_report_says_how_runs_were_grouped_and_shows_bounds(real: Any) -> None:
+    from reporter.render.html import render_html
+
+    files = sorted(real(YANG).glob("*-20251022-*.json"))
+    page = render_html(api.audit([str(p) for p in files]), None)
+    assert "How the runs were grouped" in page
+    assert "4 run(s) from 4 files sharing every setting" in page
+    assert "≥53.6" in page
