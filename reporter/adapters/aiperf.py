@@ -303,7 +303,8 @@ def _read_records(source: Source, lenient: bool) -> Partial:
                 "error": message,
                 "cancelled": bool(cancelled),
                 "id": get(record, "metadata", "x_request_id")
-                or get(record, "metadata", "session_num"),
+                or get(record, "metadata", "session_num")
+                or get(record, "metadata", "request_num"),  # older records
             }
         )
     problems.raise_unless(lenient)
