@@ -227,7 +227,8 @@ def build_verdict(
             reasons.append("no wall clock, so no total ÷ wall aggregate")
         elif (concurrency or 0) > 1 and rf.serial is None:
             kind = VerdictKind.INSUFFICIENT_DATA
-            decide = f"; {rf.missing} would decide" if rf.missing else ""
+            said = "would decide" in rf.why
+            decide = f"; {rf.missing} would decide" if rf.missing and not said else ""
             reasons.append(
                 "neither the request times, a bound from the summary, nor a sweep over N show "
                 f"the requests overlapping: {rf.why}{decide}"

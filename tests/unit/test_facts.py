@@ -209,3 +209,18 @@ def test_a_rebuilt_little_figure_says_how(tmp_path: Path) -> None:
     data = verdict.to_dict()["runs"][0]
     assert data["in_flight"] == pytest.approx(3.0)
     assert data["in_flight_how"].startswith("Σ e2e ≈ completed × (mean TTFT + (output − 1)")
+
+
+def test_a_summary_run_keeps_its_verdict_whatever_rules_are_chosen(real: Any) -> None:
+    paths = [str(p) for p in sorted(real(YANG).glob("*.json"))]
+    full = api.audit(paths)
+    only = api.audit(paths, select=["BR001"])
+    assert [str(r.verdict) for r in full.runs] == [str(r.verdict) for r in only.runs]
+    assert {str(r.verdict) for r in only.runs} == {"supported"}
+
+
+def test_an_undecided_run_names_the_deciding_field_once(tmp_path: Path) -> None:
+    verdict = api.audit([str(_vllm(tmp_path))])
+    (reason,) = verdict.runs[0].reasons
+    assert reason.count("would decide") == 1
+    assert "(t_send, t_first, t_end) would decide" in reason
