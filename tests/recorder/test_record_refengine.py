@@ -142,7 +142,10 @@ def test_interrupting_server_cut_streams_are_not_throughput(engine, rec):
     reqs = requests_of(trace, "g-c4-r0")
     cut = [r for r in reqs if r["finish_reason"] == "abort"]
     assert len(cut) == 3
-    assert {r["output_tokens"] for r in cut} == {1}
+    # how many tokens a stream wrote before the next request arrived depends on how fast the
+    # client sent the four requests (one step when idle, a few on a loaded machine): only
+    # "cut before its length" is a property of the server
+    assert all(1 <= r["output_tokens"] < 32 for r in cut), [r["output_tokens"] for r in cut]
     assert all("without a finish reason" in r["error"] for r in cut)
     assert finding(v, "BR019", "g-c4-r0")["outcome"] == "fired"
     run = run_of(v, "g-c4-r0")
