@@ -14,9 +14,12 @@ configuration is 3.5× faster", it credits the wrong cause.
 
 ## How it decides
 The factors (run and workload fields): conditions, which must match (stop mode, prompt
-length, requested output length, content, context length, temperature); and setups, which a
-comparison is about (speculation, N, hardware, model, and the engine with its version, flags
-and weights). Lengths within `comparable_length_tolerance` (10%) count as equal.
+length, requested output length, content, context length, temperature, and where the tool
+records them the dataset and the range output lengths were drawn from); and setups, which a
+comparison is about (speculation, the load: N or the open-loop request rate, hardware,
+model, the engine with its version, flags and weights, and the deployment settings a tool
+records beside the run, such as vLLM `--metadata` pairs). Runs at different request rates or
+on different datasets never "share one setting". Lengths within `comparable_length_tolerance` (10%) count as equal.
 
 - A speed-up is comparable when no condition differs and at most one setup category does
   (engine name, version, flags and quantization count as one: an engine comes with its own
