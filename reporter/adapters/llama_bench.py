@@ -477,7 +477,8 @@ def _name(record: dict[str, Any], varying: list[str]) -> str:
         value = record.get(key)
         if key == "model_filename" and isinstance(value, str):
             value = PurePath(value).name
-        base += f" {key}={value}"
+        # no spaces: an id is written in --claim run=ID
+        base += f":{key}={str(value).replace(' ', '_')}"
     return base
 
 

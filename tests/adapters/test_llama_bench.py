@@ -201,15 +201,15 @@ def test_default_markdown_output_inside_a_log(real, name, pp, tg):
 def test_markdown_with_cuda_device_lines_and_varying_batch():
     tables = load(HERE / "llama-bench-markdown-cuda.log")
     assert list(tables.runs["run"]) == [
-        "pp512 n_batch=512", "tg128 n_batch=512", "pp512+tg128 n_batch=512",
-        "pp512 n_batch=2048", "tg128 n_batch=2048", "pp512+tg128 n_batch=2048",
+        "pp512:n_batch=512", "tg128:n_batch=512", "pp512+tg128:n_batch=512",
+        "pp512:n_batch=2048", "tg128:n_batch=2048", "pp512+tg128:n_batch=2048",
     ]  # fmt: skip
     assert set(tables.runs["hardware_name"]) == {"NVIDIA GeForce RTX 3090"}
     assert list(tables.runs["phase"])[:3] == ["prompt", "generation", "prompt+generation"]
     s = stats_of(tables)
     # no times in the table: each test's time is its tokens ÷ its printed rate
-    assert round(s.loc["pp512+tg128 n_batch=512", "wall_s"], 4) == round(640 / 565.14, 4)
-    assert round(s.loc["tg128 n_batch=2048", "aggregate_tps"], 2) == 133.02
+    assert round(s.loc["pp512+tg128:n_batch=512", "wall_s"], 4) == round(640 / 565.14, 4)
+    assert round(s.loc["tg128:n_batch=2048", "aggregate_tps"], 2) == 133.02
 
 
 def test_markdown_of_older_builds_spaced_test_names():
@@ -258,3 +258,13 @@ def test_json_lines_after_stderr_lines(real):
     assert set(tables.runs["concurrency"]) == {1}
     # the digest is the file's, not the one with its log lines blanked
     assert tables.inputs[0].sha256 == hashlib.sha256(real(QUICK).read_bytes()).hexdigest()
+
+
+def test_run_ids_with_varying_settings_can_be_named_in_a_claim():
+    verdict = api.audit(
+        [HERE / "llama-bench-markdown-cuda.log"],
+        claim_texts=["aggregate=133.02 tok/s N=1 run=tg128:n_batch=2048"],
+    )
+    (claim,) = verdict.claims
+    assert claim.check.runs == ["tg128:n_batch=2048"]
+    assert str(claim.verdict) == "supported"
