@@ -325,11 +325,18 @@ def _overlap(data: AuditData, f: RunFacts) -> Decision:
             f"≈ {fmt(f.stream_multiple, 2)} streams"
         )
     if bound.value > margin:
-        approx = "" if bound.exact else "about "
+        message = (
+            f"not serial: at least {bound.at_least} requests decoding at once (Σ decode ÷ "
+            f"wall = {fmt(bound.value, 2)}, from {bound.how}; a lower bound, the file has no "
+            "per-request times)"
+            if bound.exact
+            else f"not serial: about {fmt(bound.value, 2)} requests decoding at once on "
+            f"average (Σ decode ÷ wall from {bound.how}, approximate as output lengths differ, "
+            f"but more than {fmt(margin, 0)}× one at a time)"
+        )
         return Decision(
             Outcome.PASSED,
-            f"not serial: at least {bound.at_least} requests decoding at once (Σ decode ÷ "
-            f"wall = {approx}{fmt(bound.value, 2)}, from {bound.how}; a bound, no send times)",
+            message,
             arithmetic=arithmetic,
             numbers=numbers,
             refs=ladder.refs,

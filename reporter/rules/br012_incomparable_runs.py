@@ -19,7 +19,8 @@ records them the dataset and the range output lengths were drawn from); and setu
 comparison is about (speculation, the load: N or the open-loop request rate, hardware,
 model, the engine with its version, flags and weights, and the deployment settings a tool
 records beside the run, such as vLLM `--metadata` pairs). Runs at different request rates or
-on different datasets never "share one setting". Lengths within `comparable_length_tolerance` (10%) count as equal.
+on different datasets never "share one setting". Lengths within
+`comparable_length_tolerance` (10%) count as equal.
 
 - A speed-up is comparable when no condition differs and at most one setup category does
   (engine name, version, flags and quantization count as one: an engine comes with its own
