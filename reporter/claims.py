@@ -130,6 +130,9 @@ class ClaimCheck:
     #: The aggregate over a narrower, defensible window (to the last successful response):
     #: a claim above the whole-run figure that matches one reproduces that window.
     windows: list[Reading] = field(default_factory=list)
+    #: A mixed-phase rate of the same test (llama-bench pp+tg: prompt and generated tokens
+    #: over the test's time): a claim above the output rate that matches it is incomparable.
+    mixed: list[Reading] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -309,6 +312,7 @@ def evaluate(
                     )
                     check.per_request = per_request_rates(tables, stats, runs)
                     check.windows = _windows(tables, stats, runs)
+                    check.mixed = _mixed_rates(tables, stats, runs)
                 elif check.metric == "stream_tps":
                     _stream(check, stats, runs)
                 elif check.metric == "scaling":
@@ -490,6 +494,33 @@ def _windows(tables: Tables, stats: pd.DataFrame, runs: list[str]) -> list[Readi
             f"= {fmt(rate, rate_digits(rate) + 1)} tok/s",
         )
     ]
+
+
+def _mixed_rates(tables: Tables, stats: pd.DataFrame, runs: list[str]) -> list[Reading]:
+    """(prompt + generated tokens) ÷ time of a test that times both phases together (phase
+    "prompt+generation": llama-bench pp512+tg128, whose t/s counts both)."""
+    phases = tables.runs.set_index("run")["phase"] if "phase" in tables.runs else None
+    out: list[Reading] = []
+    for run_id in runs:
+        if phases is None or run_id not in phases.index or phases[run_id] != "prompt+generation":
+            continue
+        tokens, prompt, wall = (
+            number_or_nan(stats.at[run_id, c])
+            for c in ("output_tokens", "prompt_tokens_total", "wall_s")
+        )
+        if not wall > 0 or math.isnan(tokens + prompt):
+            continue
+        rate = (prompt + tokens) / wall
+        out.append(
+            Reading(
+                rate,
+                "llama-bench's rate for a prompt+generation test, which counts prompt and "
+                "generated tokens together",
+                f"({fmt(prompt, 0)} prompt + {fmt(tokens, 0)} generated tokens) ÷ "
+                f"{fmt(wall, 2)} s = {fmt(rate, rate_digits(rate) + 1)} tok/s",
+            )
+        )
+    return out
 
 
 def _requests(count: int, noun: str) -> str:

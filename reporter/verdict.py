@@ -317,6 +317,14 @@ def _claim_verdict(
         digits = rate_digits(min(c.value, c.recomputed))
     claimed, recomputed = fmt(c.value, digits), fmt(c.recomputed, digits)
     if c.factor > 1 + tol:
+        mixed = matching(c.mixed, c.value, tol)
+        if mixed is not None:
+            return ClaimSummary(
+                c,
+                VerdictKind.INCOMPARABLE,
+                f"{c.value:,g} tok/s is {mixed.what}: {mixed.arithmetic}; the generated "
+                f"tokens alone come at {recomputed} tok/s",
+            )
         window = matching(c.windows, c.value, tol)
         if window is None:
             return ClaimSummary(

@@ -268,3 +268,18 @@ def test_run_ids_with_varying_settings_can_be_named_in_a_claim():
     (claim,) = verdict.claims
     assert claim.check.runs == ["tg128:n_batch=2048"]
     assert str(claim.verdict) == "supported"
+
+
+def test_a_claim_of_a_pp_tg_rate_is_incomparable_not_inflated():
+    # llama-bench prints (512 + 128) tokens ÷ time for pp512+tg128: not an output rate
+    verdict = api.audit(
+        [HERE / "llama-bench-markdown-cuda.log"],
+        claim_texts=["aggregate=565.14 tok/s N=1 run=pp512+tg128:n_batch=512"],
+    )
+    (claim,) = verdict.claims
+    assert str(claim.verdict) == "incomparable"
+    assert claim.reason == (
+        "565.14 tok/s is llama-bench's rate for a prompt+generation test, which counts prompt "
+        "and generated tokens together: (512 prompt + 128 generated tokens) ÷ 1.13 s = 565.14 "
+        "tok/s; the generated tokens alone come at 113.0 tok/s"
+    )
