@@ -376,7 +376,7 @@ def _read_records(source: Source, lenient: bool) -> Partial:
     if warmup:
         notes.append(f"AIPerf: left out {warmup} warm-up record(s) (benchmark_phase)")
     lengths = [r["output"] for r in raw if r["error"] is None and not r["cancelled"]]
-    _read_siblings(source.path, run, lengths, notes)
+    _read_siblings(source.path, run, lengths, notes, len(rows))
     if run["concurrency"] is None and run["request_rate"] is None:
         concurrency, rate = load_from_name(run_id.removeprefix("aiperf:"))
         if concurrency is not None or rate is not None:
@@ -495,13 +495,30 @@ def _sibling(path: str, name: str) -> Any:
         return None
 
 
-def _read_siblings(path: str, run: dict[str, Any], lengths: list[float], notes: list[str]) -> None:
+def _summary_requests(doc: dict[str, Any]) -> float | None:
+    """Every profiling request a summary counts (successful and errored)."""
+    stats = {**doc, **obj(doc.get("records"))}
+    ok = _scaled(stats, "request_count", "avg")
+    errors = _scaled(stats, "error_request_count", "avg")
+    return None if ok is None else ok + (errors or 0)
+
+
+def _read_siblings(
+    path: str, run: dict[str, Any], lengths: list[float], notes: list[str], records_held: int
+) -> None:
     """A records file named as AIPerf names it: its summary and inputs, read from the same
     folder (AIPerf writes them there), complete the run; the run's notes say so."""
     stem = Path(path).name.rsplit(".", 1)[0]
     if stem not in _DEFAULT_STEMS:
         return
     summary = _sibling(path, "profile_export_aiperf.json")
+    counted = _summary_requests(summary) if isinstance(summary, dict) else None
+    if counted is not None and round(counted) != records_held:
+        notes.append(
+            f"AIPerf: {Path(path).parent / 'profile_export_aiperf.json'} not read: it counts "
+            f"{counted:g} requests, this file holds {records_held} (not the same run)"
+        )
+        summary = None
     if isinstance(summary, dict) and _is_summary(summary):
         where = str(Path(path).parent / "profile_export_aiperf.json")
         apply_context(run, summary_context(summary), f"the summary beside it ({where})", lengths)
@@ -1032,6 +1049,10 @@ def join(partials: list[Partial]) -> None:
                 )
             continue
         target = mates[0].runs[0]
+        differ = _counts_differ(p, mates[0], kind)
+        if differ is not None:  # another run's file: joining it would state false settings
+            p.input.notes.append(f"AIPerf: not joined to run {target['run']}: {differ}")
+            continue
         lengths = [float(x) for x in _ok_lengths(mates[0])]
         if kind == "summary":
             summary_run = p.runs[0]
@@ -1060,6 +1081,22 @@ def join(partials: list[Partial]) -> None:
                 if p.input is not None
             ]
         )
+
+
+def _counts_differ(partial: Partial, records: Partial, kind: str) -> str | None:
+    """Why a summary or inputs file cannot belong to the run of a records file: the request
+    counts disagree (a summary counts every profiling request; inputs.json holds a payload
+    for every request sent, warm-up included, so it may hold more, never fewer)."""
+    held = 0 if records.requests is None else len(records.requests)
+    if kind == "summary":
+        counted = num((partial.runs[0].get("summary") or {}).get("requests"))
+        if counted is not None and round(counted) != held:
+            return f"its summary counts {counted:g} requests, the records file holds {held}"
+        return None
+    payloads = num((partial.context.get("aiperf_inputs") or {}).get("payloads"))
+    if payloads is not None and payloads < held:
+        return f"it holds {payloads:g} payloads, the records file {held} requests"
+    return None
 
 
 def _kind(partial: Partial) -> str | None:

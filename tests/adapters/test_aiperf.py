@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from reporter import adapters, api
+from reporter.adapters.aiperf import run_name
 from reporter.errors import TraceError
 from reporter.ingest.lines import Source
 from tests.adapters.conftest import HERE, load, run, stats_of
@@ -326,7 +328,8 @@ def test_records_and_summary_passed_together_are_one_run(tmp_path, real):
     summary.write_text(json.dumps(_summary_doc(2)))
     inputs = tmp_path / "inputs-of-the-run.json"
     payload = {"model": "m", "max_completion_tokens": 512, "stream": True}
-    inputs.write_text(json.dumps({"data": [{"session_id": "s0", "payloads": [payload]}]}))
+    sessions = [{"session_id": f"s{i}", "payloads": [payload]} for i in range(2)]
+    inputs.write_text(json.dumps({"data": sessions}))
     tables = api.load([records, summary, inputs])
     assert len(tables.runs) == 1  # not a records run and a summary run
     r = run(tables)
@@ -345,7 +348,10 @@ def test_a_sweep_of_records_and_summaries_pairs_by_folder(tmp_path, real):
     for n in (1, 2):
         path = _sweep_folder(tmp_path, real, n)
         summary = path.parent / "profile_export_aiperf.json"
-        summary.write_text(json.dumps({**_summary_doc(n), "aiperf_version": f"0.13.{n}"}))
+        doc = {**_summary_doc(n), "aiperf_version": f"0.13.{n}"}
+        doc["request_count"] = {"unit": "requests", "avg": 10}  # + 10 errors: the 20 records
+        doc["error_request_count"] = {"unit": "requests", "avg": 10}
+        summary.write_text(json.dumps(doc))
         paths += [path, summary]
     tables = api.load(paths)
     assert list(tables.runs["concurrency"]) == [1, 2]
@@ -419,3 +425,14 @@ def test_summary_cancellations_at_the_records_severity(tmp_path):
     path.write_text(json.dumps(doc))
     f = finding(api.audit([path], select=["BR019"]), "BR019", "aiperf:c4")
     assert (f["severity"], f["numbers"]["failed"], f["numbers"]["cancelled"]) == ("error", 3, 2)
+
+
+def test_another_runs_summary_is_not_joined(real):
+    records, summary = real(RECORDS), real(SUMMARY)  # 2 records at c2; 2 044 requests at c16
+    tables = api.load([records, summary])
+    assert list(tables.runs["run"]) == [run_name(str(records)), "aiperf:c16"]
+    assert pd.isna(tables.runs["concurrency"].iloc[0])  # not the summary's 16
+    assert tables.inputs[1].notes[-1] == (
+        f"AIPerf: not joined to run {run_name(str(records))}: its summary counts 2044 "
+        "requests, the records file holds 2"
+    )
