@@ -249,6 +249,19 @@ def _check_audit(data: AuditData) -> Finding | None:
         if len(by_value) > 1:
             varying.append((f, by_value))
     if not varying:
+        series = sorted({str(g) for g in runs["group"]})
+        if len(series) > 1:
+            # grouping kept them apart (dates far apart, or --group-by): something the
+            # files do not record may differ between the series
+            return RULE.finding(
+                "audit",
+                Outcome.UNDECIDABLE,
+                f"the {len(ids)} runs differ in no recorded factor but form {len(series)} "
+                f"series ({', '.join(series[:4])}): what changed between series is not in "
+                "the files, so figures of different series are compared at the reader's risk",
+                arithmetic=[f"{g}: {data.group_reason(g)}" for g in series[:4]],
+                refs=[x for r in ids for x in run_ref(data, r)][:8],
+            )
         return RULE.finding(
             "audit",
             Outcome.PASSED,

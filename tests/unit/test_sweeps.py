@@ -166,3 +166,11 @@ def test_the_html_report_says_how_runs_were_grouped_and_shows_bounds(real: Any) 
     assert "How the runs were grouped" in page
     assert "4 run(s) from 4 files sharing every setting" in page
     assert "≥53.6" in page
+
+
+def test_two_series_are_never_said_to_share_one_setting(real: Any) -> None:
+    verdict = api.audit([str(p) for p in sorted(real(YANG).glob("*.json"))])
+    audit = finding(verdict, "BR012", "audit")
+    assert audit["outcome"] == "undecidable"
+    assert "share one setting" not in audit["message"]
+    assert "form 2 series" in audit["message"]
