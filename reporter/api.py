@@ -10,6 +10,7 @@ from typing import Any
 from reporter import adapters, claims, metrics, rules
 from reporter.config import Config
 from reporter.errors import MAX_SHOWN_PROBLEMS, TraceError, UsageError
+from reporter.ingest.integrity import check_partial
 from reporter.ingest.lines import Source
 from reporter.rules.base import AuditData
 from reporter.table import Partial, Tables, build
@@ -30,6 +31,8 @@ def read_file(
     partial: Partial = module.read(source, lenient=lenient, **(options or {}))
     if skipped is not None and partial.input is not None:
         partial.input.notes.insert(0, skipped)
+    # what no adapter can see alone: repeated runs and requests, impossible times
+    check_partial(partial, lenient=lenient)
     return partial
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from reporter.table import Tables
-from reporter.types import number_or_nan
+from reporter.types import finite, number_or_nan
 
 STAT_COLUMNS = (
     "requests", "ok", "failed", "output_tokens", "wall_s", "aggregate_tps", "sum_reported_tps",
@@ -128,6 +128,10 @@ def run_stats(tables: Tables) -> pd.DataFrame:
     stats["prefill_rate_source"] = None
     for flag in FLAG_COLUMNS:
         stats[flag] = False
+    # a run without request rows (a recording killed before its first answer) has none: 0
+    stats["requests"] = 0.0
+    stats["ok"] = 0.0
+    stats["failed"] = 0.0
     if len(req):
         ok = req[req["ok"]]
         g = req.groupby("run", observed=True)
@@ -257,11 +261,11 @@ def _apply_summaries(tables: Tables, stats: pd.DataFrame) -> None:
             run_id: str = run_id,
             only: bool = only,
         ) -> None:
-            value = summary.get(key)
-            if value is None or isinstance(value, bool) or not np.isfinite(value):
+            value = finite(summary.get(key))
+            if value is None:
                 return
             if only or np.isnan(_at(stats, run_id, col)):
-                stats.at[run_id, col] = float(value)
+                stats.at[run_id, col] = value
 
         put("requests", "requests")
         put("output_tokens", "output_tokens")

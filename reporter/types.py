@@ -60,7 +60,7 @@ def number(value: object) -> float | None:
         return None
     try:
         out = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond a double
         return None
     return None if out != out else out
 

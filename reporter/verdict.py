@@ -19,6 +19,10 @@ from reporter.types import Outcome, VerdictKind, fmt, number, worst
 FORMAT_VERSION = 1
 
 
+#: The reason of a run without request rows (a recording killed before its first answer).
+EMPTY_RUN = "0 requests: nothing to audit"
+
+
 @dataclass
 class RunSummary:
     id: str
@@ -222,6 +226,10 @@ def build_verdict(
                 f"prompt-processing test, one sequence: {s['prompt_tokens_total']:,.0f} prompt "
                 f"tokens ÷ {s['wall_s']:,.2f} s = {s['prompt_tps']:,.1f} tok/s; no output tokens"
             )
+        elif s["requests"] == 0 and not s.flag("from_summary"):
+            # what a recording killed before its first answer leaves: a run record alone
+            kind = VerdictKind.INSUFFICIENT_DATA
+            reasons.append(EMPTY_RUN)
         elif math.isnan(s["aggregate_tps"]):
             kind = VerdictKind.INSUFFICIENT_DATA
             reasons.append("no wall clock, so no total ÷ wall aggregate")

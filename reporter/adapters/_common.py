@@ -24,7 +24,7 @@ import pandas as pd
 from reporter.adapters.native import run_row
 from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
 from reporter.ingest.limits import depth_problem, too_deep
-from reporter.ingest.lines import Source, iter_lines, json_problem
+from reporter.ingest.lines import Source, iter_lines, json_problem, loads_relaxed
 from reporter.table import InputFile, Partial, normalize_requests
 
 #: Files larger than this are not scanned for the line of each element of a JSON document;
@@ -83,7 +83,7 @@ def fail(path: str, line: int | None, message: str, expected: str | None = None)
 
 def _relaxed(raw: bytes) -> Any:
     """JSON with the non-standard tokens Python writes (Infinity, -Infinity, NaN)."""
-    return json.loads(raw)
+    return loads_relaxed(raw)
 
 
 def parse_value(path: str, number: int, raw: bytes) -> tuple[Any, Problem | None]:
@@ -142,6 +142,11 @@ def document(source: Source) -> Any:
             value = _relaxed(data)
         except json.JSONDecodeError as exc:
             raise TraceError([_document_problem(source.path, data, exc)]) from None
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise fail(
+                source.path, line, f"byte {data[exc.start]:#04x} is not UTF-8", "a UTF-8 text file"
+            ) from None
         except (ValueError, RecursionError) as exc:
             raise fail(
                 source.path, None, f"not valid JSON: {exc}", "a complete JSON document"
@@ -284,6 +289,11 @@ def csv_head(source: Source) -> list[str]:
 # --------------------------------------------------------------------------- fields
 
 
+#: Above this, whole numbers overflow numpy's and orjson's integers (epoch nanoseconds, the
+#: largest whole numbers tools write, are far below it).
+MAX_WHOLE = 2**63 - 1
+
+
 def is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -399,6 +409,9 @@ class Fields:
     def integer(self, name: str, *, required: bool = False, minimum: int | None = 0) -> int | None:
         value = self._numeric(name)
         expected = "a whole number" + (f" ≥ {minimum}" if minimum is not None else "")
+        if is_number(value) and math.isfinite(value) and abs(value) > MAX_WHOLE:
+            self._bad(name, value, f"{expected} and ≤ 2^63 − 1")
+            return None
         if value is _MISSING or value is None:
             if required:
                 self._bad(name, value, expected)

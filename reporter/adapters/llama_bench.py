@@ -24,6 +24,7 @@ ordinary log lines; each point is a run of `pl` sequences decoded together in on
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import PurePath
 from typing import Any
@@ -483,7 +484,10 @@ def _name(record: dict[str, Any], varying: list[str]) -> str:
 
 
 def _int(value: Any) -> int:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+    """A whole number for a run's name; 0 for what is not one (the field checks word it)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return int(value)
+    return 0
 
 
 def _test_run(

@@ -8,12 +8,11 @@ is reported with its line.
 
 from __future__ import annotations
 
-import json
+import codecs
 import math
 from typing import Any
 
 import numpy as np
-import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -22,7 +21,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
 from reporter.ingest.limits import deep_lines
-from reporter.ingest.lines import Source, iter_lines, parse_line
+from reporter.ingest.lines import Source, iter_lines, json_problem, loads_relaxed, parse_line
 from reporter.ingest.validate import KINDS, bad_request_rows, record_problems
 from reporter.table import InputFile, Partial, normalize_requests
 
@@ -139,6 +138,24 @@ def _parse_segments(data: bytes, spans: list[tuple[int, int]]) -> pa.Table | Non
         return None
 
 
+#: Bytes decoded at a time to check that a file is UTF-8 (the text itself is not kept).
+UTF8_CHUNK = 1 << 24
+
+
+def _is_utf8(data: bytes, arr: np.ndarray) -> bool:
+    """Whether the file is UTF-8: plain ASCII at a glance, else decoded in chunks."""
+    if len(arr) == 0 or int(arr.max()) < 0x80:
+        return True
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    try:
+        for start in range(0, len(data), UTF8_CHUNK):
+            decoder.decode(view[start : start + UTF8_CHUNK], final=start + UTF8_CHUNK >= len(data))
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _read_fast(
     source: Source, problems: _Collector
 ) -> tuple[pd.DataFrame, list[tuple[int, dict[str, Any]]]] | None:
@@ -146,6 +163,8 @@ def _read_fast(
     if data.startswith(b"\xef\xbb\xbf") or not data:
         return None
     arr = np.frombuffer(data, np.uint8)
+    if not _is_utf8(data, arr):
+        return None  # pyarrow does not check; the line-by-line reader words each bad line
     newlines = np.flatnonzero(arr == 10)
     lines = _line_numbers(data, newlines)
     starts = np.concatenate(([0], newlines + 1))
@@ -265,9 +284,12 @@ def _check_requests(
             continue
         raw = _line_bytes(source.data, line, starts).strip()
         try:
-            record = json.loads(raw)  # the stdlib keeps NaN, so it can be named
+            record = loads_relaxed(raw)  # the stdlib keeps NaN, so it can be named
         except ValueError:
-            record = orjson.loads(raw)
+            problem = json_problem(source.path, line, raw, ValueError("not valid JSON"))
+            problems.add(line, problem.message, problem.expected, problem.col)
+            worded += 1
+            continue
         found = record_problems(record) or [("the record is not valid", "a valid request")]
         for message, expected in found:
             problems.add(line, message, expected)

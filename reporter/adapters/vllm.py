@@ -133,11 +133,12 @@ def _varying_metadata(records: list[dict[str, Any]]) -> list[str]:
 
 def _name(record: dict[str, Any]) -> str:
     rate = record.get("request_rate")
-    rate_text = (
-        "inf"
-        if rate in ("inf", None) or (isinstance(rate, float) and math.isinf(rate))
-        else f"{rate:g}"
-    )
+    if rate in ("inf", None) or (isinstance(rate, float) and math.isinf(rate)):
+        rate_text = "inf"
+    elif isinstance(rate, int | float) and not isinstance(rate, bool):
+        rate_text = f"{rate:g}"
+    else:  # not a rate: the run's field check words it
+        rate_text = "?"
     name = f"{record.get('label') or record.get('backend') or 'vllm'}:{rate_text}qps"
     if record.get("max_concurrency"):
         name += f":c{record['max_concurrency']}"

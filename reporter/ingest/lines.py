@@ -88,6 +88,47 @@ def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
         pos = end + 1
 
 
+#: Longer integers are read as floats (infinite beyond a double's range, which every field
+#: check refuses): the standard library refuses to convert more than 4,300 digits, and no
+#: count or time of a benchmark needs more than a double holds.
+MAX_INT_DIGITS = 19
+
+
+def _int_or_float(text: str) -> int | float:
+    return int(text) if len(text.lstrip("-")) <= MAX_INT_DIGITS else float(text)
+
+
+class LoneSurrogate(ValueError):
+    """A `\\ud800`-style escape without its pair: not a character, so not text."""
+
+
+def _check_text(value: Any) -> None:
+    """Raise LoneSurrogate if a string (key or value) of the document holds one."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise LoneSurrogate("a string holds a lone surrogate escape") from None
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def loads_relaxed(raw: bytes | str) -> Any:
+    """JSON by the standard library, which also takes the tokens Python writes (NaN,
+    Infinity), made safe for what it would let through: bytes that are not UTF-8 and lone
+    surrogates (ValueError), integers too long to convert (read as floats)."""
+    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw  # strict: not surrogatepass
+    value = json.loads(text, parse_int=_int_or_float)
+    _check_text(value)
+    return value
+
+
 def json_problem(path: str, number: int, line: bytes, exc: Exception) -> Problem:
     """Word a JSON syntax error the way a reader can find it: path:line:col.
 
@@ -108,7 +149,17 @@ def json_problem(path: str, number: int, line: bytes, exc: Exception) -> Problem
                 col=col,
             )
     try:
-        json.loads(text)
+        line.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return Problem(
+            path,
+            number,
+            f"byte {line[bad.start]:#04x} is not UTF-8",
+            "a JSON object per line, in UTF-8",
+            col=len(line[: bad.start].decode("utf-8", "replace")) + 1,
+        )
+    try:
+        loads_relaxed(text)
     except json.JSONDecodeError as std:
         return Problem(
             path, number, f"not valid JSON: {std.msg}", "one JSON object per line", col=std.colno
@@ -117,6 +168,8 @@ def json_problem(path: str, number: int, line: bytes, exc: Exception) -> Problem
         return Problem(
             path, number, "not valid JSON: nested too deeply", "one JSON object per line", col=col
         )
+    except LoneSurrogate as lone:
+        return Problem(path, number, f"not valid JSON: {lone}", "text in UTF-8", col=col)
     msg = exc.msg if isinstance(exc, orjson.JSONDecodeError) else str(exc)
     return Problem(path, number, f"not valid JSON: {msg}", "one JSON object per line", col=col)
 

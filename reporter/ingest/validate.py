@@ -36,6 +36,8 @@ _NUMBER_FIELDS: dict[str, tuple[str, float | None]] = {
 _STRING_FIELDS = ("prompt_sha256", "error")
 _ID_FIELDS = ("run", "id")
 FINISH_REASONS = ("length", "stop", "error", "abort", "cancelled", "time_limit", "too_short")
+#: Whole numbers above this lose units in a double and overflow numpy's and orjson's integers.
+MAX_WHOLE = 2**53
 
 
 @cache
@@ -115,7 +117,8 @@ def _nonfinite(record: Any, prefix: str = "") -> list[tuple[str, str]]:
     for key, value in items:
         name = f"{prefix}.{key}" if prefix else str(key)
         if isinstance(value, float) and not math.isfinite(value):
-            found.append((f'"{name}" is {value}', "a finite number"))
+            # an integer too long for a double was read as one: inf
+            found.append((f'"{name}" is {value}', "a finite number (within ±1.8e308)"))
         elif isinstance(value, dict | list):
             found.extend(_nonfinite(value, name))
     return found
@@ -131,6 +134,10 @@ def _cross_field(record: dict[str, Any]) -> list[tuple[str, str]]:
             return float(v)
         return None
 
+    for key, (kind, _) in _NUMBER_FIELDS.items():
+        v = num(key)
+        if kind == "integer" and v is not None and abs(v) > MAX_WHOLE:
+            found.append((f'"{key}" is {v:g}', "a whole number ≤ 2^53"))
     send, first, end = num("t_send"), num("t_first"), num("t_end")
     if send is not None and first is not None and first < send:
         found.append((f'"t_first" {first:g} is before "t_send" {send:g}', "t_first ≥ t_send"))
@@ -253,7 +260,7 @@ def bad_request_rows(frame: pd.DataFrame) -> np.ndarray:
             if minimum is not None:
                 bad |= present & (values < minimum)
             if kind == "integer":
-                bad |= present & (np.mod(values, 1) != 0)
+                bad |= present & ((np.mod(values, 1) != 0) | (np.abs(values) > MAX_WHOLE))
     if "t_send" in floats and "t_end" in floats:
         with np.errstate(invalid="ignore"):
             bad |= floats["t_end"] < floats["t_send"]

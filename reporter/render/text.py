@@ -9,7 +9,7 @@ from __future__ import annotations
 from reporter.rules.base import Finding
 from reporter.safetext import visible as v
 from reporter.types import Outcome, Severity, fmt
-from reporter.verdict import RunSummary, Verdict
+from reporter.verdict import EMPTY_RUN, RunSummary, Verdict
 
 
 def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
@@ -46,6 +46,8 @@ def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
             out.append("  prompt-processing tests (no output tokens; prompt tokens ÷ time):")
             for r in prompt_tests:
                 out.append(f"    {v(r.id)}: {fmt(r.prompt_tps)} tok/s")
+        # a run record alone says why there is nothing else to read
+        out.extend(f"  {v(r.id)}: {EMPTY_RUN}" for r in verdict.runs if EMPTY_RUN in r.reasons)
         out.append("")
     sweeps = [g for g in verdict.groups if len(g.runs) > 1]
     if sweeps:

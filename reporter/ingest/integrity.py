@@ -1,0 +1,234 @@
+"""Integrity of the rows every adapter makes, checked in one place for all formats.
+
+An adapter checks the fields of its own records; what it cannot see alone is checked here,
+on the canonical rows, column-wise (a million rows cost a few numpy passes, no loop per row):
+
+- each run is defined once in a file, and each request id appears once in its run (a record
+  written three times must not count three times);
+- the times are in order: first token and end not before the send, end not before the first
+  token, every time finite, and the differences the figures are made of finite too (two
+  finite times far apart overflow to an infinite wall clock).
+
+A violation is a `path:line` problem: the file is refused, or with `--lenient` the row is
+dropped and counted in the file's skipped rows. It never reaches a verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
+from reporter.table import Partial
+
+#: Problems worded per check (all are counted); the CLI shows the first MAX_SHOWN_PROBLEMS.
+WORDED_PER_CHECK = 5 * MAX_SHOWN_PROBLEMS
+TIME_COLUMNS = ("t_send", "t_first", "t_end")
+
+
+@dataclass
+class Found:
+    """Rows failing one check: a mask over the rows, and the wording of the first ones."""
+
+    reason: str
+    mask: np.ndarray
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _time(value: float) -> str:
+    return f"{value:.6g} s" if np.isfinite(value) else str(value)
+
+
+def _where(requests: pd.DataFrame, mask: np.ndarray) -> pd.DataFrame:
+    """The first worded rows of a mask."""
+    return requests.loc[mask].head(WORDED_PER_CHECK)
+
+
+def _word(
+    requests: pd.DataFrame, mask: np.ndarray, reason: str, message: str, expected: str
+) -> Found:
+    """One problem per failing row (the first ones), its message formatted with the row's
+    times (`{t_send}`, `{t_first}`, `{t_end}`, `{run}`)."""
+    problems = []
+    for _, row in _where(requests, mask).iterrows():
+        values = {c: _time(float(row[c])) for c in TIME_COLUMNS}
+        problems.append(
+            Problem(
+                str(row["source_path"]),
+                int(row["source_line"]),
+                message.format(run=row["run"], **values),
+                expected,
+            )
+        )
+    return Found(reason, mask, problems)
+
+
+def duplicate_requests(requests: pd.DataFrame) -> Found:
+    """Requests whose (run, id) an earlier row of the file already has; the first is kept."""
+    n = len(requests)
+    if n == 0 or "id" not in requests:
+        return Found("duplicate request id", np.zeros(n, dtype=bool))
+    has_id = requests["id"].notna().to_numpy(dtype=bool)
+    keys = requests.loc[has_id, ["run", "id"]]
+    repeated = keys.duplicated(keep="first").to_numpy(dtype=bool)
+    mask = np.zeros(n, dtype=bool)
+    mask[np.flatnonzero(has_id)[repeated]] = True
+    found = Found("duplicate request id", mask)
+    if not mask.any():
+        return found
+    worded = _where(requests, mask)
+    key_worded = worded["run"].astype(str) + "\x00" + worded["id"].astype(str)
+    firsts = requests.loc[keys.index[~repeated], ["run", "id", "source_line"]]
+    key_first = firsts["run"].astype(str) + "\x00" + firsts["id"].astype(str)
+    # the first occurrence of each worded key only: a small lookup whatever the file's size
+    wanted = key_first.isin(set(key_worded)).to_numpy(dtype=bool)
+    first_line = dict(
+        zip(key_first[wanted], firsts["source_line"].to_numpy()[wanted].tolist(), strict=True)
+    )
+    for (_, row), key in zip(worded.iterrows(), key_worded, strict=True):
+        found.problems.append(
+            Problem(
+                str(row["source_path"]),
+                int(row["source_line"]),
+                f"request id {row['id']} of run {row['run']} already seen at line "
+                f"{first_line[key]}",
+                "each request once",
+            )
+        )
+    return found
+
+
+def time_order(requests: pd.DataFrame, already: np.ndarray | None = None) -> list[Found]:
+    """Rows whose times are impossible; each row is counted under its first failed check
+    (rows in `already` were counted by another check)."""
+    n = len(requests)
+    send, first, end = (requests[c].to_numpy(dtype="float64") for c in TIME_COLUMNS)
+    taken = np.zeros(n, dtype=bool) if already is None else already.copy()
+    out: list[Found] = []
+
+    def check(mask: np.ndarray, reason: str, message: str, expected: str) -> None:
+        nonlocal taken
+        mask = mask & ~taken
+        if mask.any():
+            out.append(_word(requests, mask, reason, message, expected))
+            taken |= mask
+
+    with np.errstate(invalid="ignore", over="ignore"):
+        for name, values in zip(TIME_COLUMNS, (send, first, end), strict=True):
+            check(
+                np.isinf(values),
+                "time not finite",
+                f'"{name}" is {{{name}}}',
+                "a finite time in seconds",
+            )
+        # an infinite time is reported once, above, not again as a span that overflows
+        send, first, end = (np.where(np.isinf(v), np.nan, v) for v in (send, first, end))
+        check(
+            first < send,
+            "first token before the send",
+            'the first token ("t_first" {t_first}) is before the send ("t_send" {t_send})',
+            "the first token at or after the send",
+        )
+        check(
+            end < send,
+            "end before the send",
+            'the end ("t_end" {t_end}) is before the send ("t_send" {t_send})',
+            "the end at or after the send",
+        )
+        check(
+            end < first,
+            "end before the first token",
+            'the end ("t_end" {t_end}) is before the first token ("t_first" {t_first})',
+            "the end at or after the first token",
+        )
+        for (a, x), (b, y) in (
+            (("t_first", first), ("t_send", send)),
+            (("t_end", end), ("t_send", send)),
+            (("t_end", end), ("t_first", first)),
+        ):
+            check(
+                np.isinf(x - y),
+                "times too far apart",
+                f'"{a}" − "{b}" ({{{a}}} − {{{b}}}) overflows to infinity',
+                "times whose differences are finite",
+            )
+        # a run's wall clock is its last time minus its first: finite for every row
+        if n:
+            low = np.fmin(np.fmin(send, first), end)
+            high = np.fmax(np.fmax(send, first), end)
+            codes = requests["run"].astype("category").cat.codes.to_numpy()
+            run_low = pd.Series(low).groupby(codes).transform("min").to_numpy(dtype="float64")
+            run_high = pd.Series(high).groupby(codes).transform("max").to_numpy(dtype="float64")
+            check(
+                np.isinf(high - run_low) | np.isinf(run_high - low),
+                "times too far apart",
+                "the times of run {run} are too far apart: the wall clock overflows to infinity",
+                "times whose differences are finite",
+            )
+    return out
+
+
+def _duplicate_runs(partial: Partial, path: str) -> tuple[list[Problem], list[int]]:
+    """Run records that reuse an id already defined in the same file (the later ones)."""
+    seen: dict[str, int | None] = {}
+    problems: list[Problem] = []
+    dropped: list[int] = []
+    for i, row in enumerate(partial.runs):
+        run_id = str(row["run"])
+        raw_line = row.get("source_line")
+        line = None if raw_line is None or pd.isna(raw_line) else int(raw_line)
+        if run_id not in seen:
+            seen[run_id] = line
+            continue
+        dropped.append(i)
+        before = seen[run_id]
+        where = f" at line {before}" if before is not None else ""
+        problems.append(
+            Problem(
+                path,
+                line,
+                f"run id {run_id!r} is defined again (already defined{where})",
+                "each run defined once in a file",
+            )
+        )
+    return problems, dropped
+
+
+def check_partial(partial: Partial, *, lenient: bool) -> None:
+    """Refuse the file (TraceError with every problem, capped), or with `lenient` drop the
+    failing rows and count them in the file's skipped rows and reasons."""
+    path = partial.input.path if partial.input is not None else ""
+    run_problems, dropped_runs = _duplicate_runs(partial, path)
+    requests = partial.requests
+    found: list[Found] = []
+    if requests is not None and len(requests):
+        duplicates = duplicate_requests(requests)
+        found.append(duplicates)
+        found.extend(time_order(requests, duplicates.mask))
+    found = [f for f in found if f.mask.any()]
+    if not run_problems and not found:
+        return
+    total = len(run_problems) + sum(int(f.mask.sum()) for f in found)
+    if not lenient:
+        problems = run_problems + [p for f in found for p in f.problems]
+        problems.sort(key=lambda p: p.line or 0)
+        raise TraceError(problems, total=total)
+    reasons: dict[str, int] = {}
+    if dropped_runs:
+        reasons["run id defined again"] = len(dropped_runs)
+        drop = set(dropped_runs)
+        partial.runs = [r for i, r in enumerate(partial.runs) if i not in drop]
+    if requests is not None and found:
+        bad = np.zeros(len(requests), dtype=bool)
+        for f in found:
+            reasons[f.reason] = reasons.get(f.reason, 0) + int(f.mask.sum())
+            bad |= f.mask
+        partial.requests = requests.loc[~bad].reset_index(drop=True)
+    if partial.input is not None:
+        partial.input.skipped += total
+        partial.input.skipped_reasons = [
+            *partial.input.skipped_reasons,
+            *(f"{k}: {v}" for k, v in reasons.items()),
+        ]

@@ -1,0 +1,345 @@
+"""Hostile data files through the real CLI: a clean audit or a clean refusal, never a crash.
+
+The files are read in place from ../shared/hostile (next to the repository), run as its
+README says; each must end with exit 0/1 (audited) or 2 (refused, `path:line: what; expected
+what`), without a traceback. Below them, unit tests of the integrity checks every adapter's
+rows go through (reporter.ingest.integrity).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from reporter import api
+from reporter.errors import TraceError
+from reporter.ingest.integrity import check_partial, duplicate_requests, time_order
+from reporter.render.json import render_json
+from reporter.table import InputFile, Partial, normalize_requests
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Regression inputs, read in place (never copied into the repository).
+HOSTILE = ROOT / ".." / "shared" / "hostile"
+AUDITED = (0, 1)
+REFUSED = (2,)
+
+
+def hostile(pattern: str) -> Path:
+    if not HOSTILE.is_dir():
+        pytest.skip("../shared/hostile is absent")
+    found = sorted(HOSTILE.glob(pattern))
+    if not found:
+        pytest.skip(f"no hostile file {pattern}")
+    return found[0]
+
+
+def cli(*args: str | Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """`python -m reporter ARGS` from the repository root, as a user runs it."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run(
+        [sys.executable, "-m", "reporter", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def relative(path: Path) -> str:
+    """The path as the README runs it: ../shared/hostile/NAME from the repository root."""
+    return os.path.relpath(path, ROOT)
+
+
+# (file pattern, extra options, exit codes allowed)
+AUDIT_CASES = [
+    ("tb01-*.jsonl", ["--lenient"], AUDITED),
+    ("tb-run-without-requests.jsonl", [], AUDITED),
+    ("tb02-*.csv", [], AUDITED + REFUSED),
+    ("tb03-*", [], REFUSED),
+    ("tb05-*", [], REFUSED),
+    ("tb19-*", [], REFUSED),
+    ("tb-5000-digit-integer.jsonl", [], REFUSED),
+    ("tb06-*", [], REFUSED),
+    ("tb09-*", [], REFUSED),
+    ("tb14-*", [], REFUSED),
+    ("tb18-*", [], REFUSED),
+    ("tb04-*.jsonl", ["--lenient"], AUDITED),
+    ("tb07-*.csv", [], AUDITED),
+    ("tb08-*.json", ["--lenient"], AUDITED),
+    ("tb10-*.json", ["--lenient"], AUDITED),
+    ("tb12-*.json", ["--lenient"], AUDITED),
+    ("tb11-*.json", [], REFUSED),
+    ("tb15-*", [], REFUSED),
+    ("tb16-*.csv", [], REFUSED),
+    ("wrong04-*.json", [], REFUSED),
+]
+
+
+@pytest.mark.parametrize(("pattern", "options", "codes"), AUDIT_CASES)
+def test_audit_ends_cleanly(pattern: str, options: list[str], codes: tuple[int, ...]) -> None:
+    path = relative(hostile(pattern))
+    done = cli("audit", path, "--no-html", *options)
+    assert "Traceback" not in done.stdout + done.stderr
+    assert done.returncode in codes, done.stderr
+    if done.returncode == 2:
+        assert done.stderr.startswith(path + ":"), done.stderr
+        assert "; expected " in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("pattern", "options"), [("tb13-*.jsonl", ["--lenient"]), ("tb17-*.jsonl", [])]
+)
+def test_convert_ends_cleanly(pattern: str, options: list[str], tmp_path: Path) -> None:
+    path = relative(hostile(pattern))
+    done = cli("convert", path, "--to", tmp_path / "out.jsonl", *options)
+    assert "Traceback" not in done.stdout + done.stderr
+    assert done.returncode in AUDITED + REFUSED, done.stderr
+    if done.returncode == 2:
+        assert re.match(re.escape(path) + r":\d+: ", done.stderr), done.stderr
+
+
+def test_strict_refusals_name_their_lines() -> None:
+    """The same files without --lenient: refused at the line of the repeated run."""
+    path = relative(hostile("tb01-*.jsonl"))
+    done = cli("audit", path, "--no-html")
+    assert done.returncode == 2
+    assert f"{path}:2: run id '' is defined again (already defined at line 1)" in done.stderr
+
+
+def test_run_without_requests_says_so() -> None:
+    path = relative(hostile("tb-run-without-requests.jsonl"))
+    done = cli("audit", path, "--no-html")
+    assert done.returncode in AUDITED
+    assert "verdict: insufficient-data" in done.stdout
+    assert "r: 0 requests: nothing to audit" in done.stdout
+
+
+CLAIM = "aggregate=40 N=2 method=wall"
+
+
+def test_duplicate_request_records_are_refused() -> None:
+    path = relative(hostile("wrong01-*.jsonl"))
+    done = cli("audit", path, "--no-html", "--claim", CLAIM)
+    assert done.returncode == 2
+    assert "supported" not in done.stdout
+    lines = done.stderr.splitlines()
+    assert lines == [
+        f"{path}:4: request id 2 of run n2 already seen at line 3; expected each request once",
+        f"{path}:5: request id 2 of run n2 already seen at line 3; expected each request once",
+    ]
+
+
+def test_duplicate_request_records_count_once_when_lenient(tmp_path: Path) -> None:
+    path = relative(hostile("wrong01-*.jsonl"))
+    out = tmp_path / "v.json"
+    done = cli("audit", path, "--no-html", "--claim", CLAIM, "--lenient", "--json", out)
+    assert done.returncode in AUDITED
+    verdict = json.loads(out.read_text())
+    (claim,) = verdict["claims"]
+    # two requests of 100 tokens in 10 s: 20 tok/s, so 40 is twice the figure
+    assert claim["verdict"] == "inflated"
+    assert claim["recomputed"] == 20.0
+    (run,) = verdict["runs"]
+    assert run["requests"] == 2
+    (read,) = verdict["inputs"]
+    assert read["skipped"] == 2
+    assert read["skipped_reasons"] == ["duplicate request id: 2"]
+    assert "skipped 2 bad line(s) (duplicate request id: 2)" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("pattern", "line", "words"),
+    [
+        ("wrong02-*.csv", 2, "the first token"),
+        ("wrong03-*.csv", 2, "the end"),
+    ],
+)
+def test_custom_times_out_of_order_are_refused(pattern: str, line: int, words: str) -> None:
+    path = relative(hostile(pattern))
+    mapping = relative(hostile("wrong02-03-mapping.yaml"))
+    done = cli("audit", path, "--format", "custom", "--mapping", mapping, "--no-html")
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"{path}:{line}: {words}")
+    assert "is before the send" in done.stderr
+    assert done.stdout == ""  # no verdict, so no negative latency printed
+
+
+def test_genai_perf_response_before_request_is_refused() -> None:
+    path = relative(hostile("wrong04-*.json"))
+    done = cli("audit", path, "--no-html")
+    assert done.returncode == 2
+    assert re.match(re.escape(path) + r":\d+: the end .* is before the send", done.stderr)
+    assert "serial" not in done.stdout
+
+
+def test_overflowing_wall_is_refused_and_no_json_written(tmp_path: Path) -> None:
+    path = relative(hostile("wrong05-*.jsonl"))
+    out = tmp_path / "v.json"
+    done = cli("audit", path, "--json", out, cwd=ROOT)
+    assert done.returncode == 2
+    assert f"{path}:2: " in done.stderr and "overflows to infinity" in done.stderr
+    assert not out.exists()
+
+
+# --------------------------------------------------------------------------- strict JSON
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"not JSON: {name}")
+
+
+def strict_json(text: str) -> Any:
+    """JSON as RFC 8259 has it: NaN and Infinity are refused."""
+    return json.loads(text, parse_constant=_refuse_constant)
+
+
+def test_strict_parser_refuses_infinity() -> None:
+    with pytest.raises(ValueError, match="Infinity"):
+        strict_json('{"a": Infinity}')
+
+
+def test_json_verdict_is_strict_after_lenient_overflow(tmp_path: Path) -> None:
+    """With --lenient the overflowing request is dropped; what is left is strict JSON."""
+    path = relative(hostile("wrong05-*.jsonl"))
+    out = tmp_path / "v.json"
+    done = cli("audit", path, "--json", out, "--lenient", "--no-html")
+    assert done.returncode in AUDITED, done.stderr
+    verdict = strict_json(out.read_text())
+    assert verdict["inputs"][0]["skipped_reasons"] == ["times too far apart: 1"]
+
+
+# --------------------------------------------------------------------------- unit: checks
+
+
+def _requests(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows)
+    frame["source_path"] = "t.jsonl"
+    if "source_line" not in frame:
+        frame["source_line"] = np.arange(1, len(frame) + 1)
+    return normalize_requests(frame)
+
+
+def _partial(rows: list[dict[str, Any]], runs: list[dict[str, Any]] | None = None) -> Partial:
+    return Partial(
+        requests=_requests(rows),
+        runs=runs or [],
+        input=InputFile(path="t.jsonl", sha256="", format="test", records=len(rows)),
+    )
+
+
+ROW = {"run": "r", "t_send": 0.0, "t_first": 0.5, "t_end": 2.0, "output_tokens": 10}
+
+
+def test_duplicates_keep_the_first_and_name_its_line() -> None:
+    found = duplicate_requests(
+        _requests([{**ROW, "id": "a"}, {**ROW, "id": "b"}, {**ROW, "id": "a"}, {**ROW, "id": "a"}])
+    )
+    assert found.mask.tolist() == [False, False, True, True]
+    assert [str(p) for p in found.problems] == [
+        "t.jsonl:3: request id a of run r already seen at line 1; expected each request once",
+        "t.jsonl:4: request id a of run r already seen at line 1; expected each request once",
+    ]
+
+
+def test_same_id_in_two_runs_and_absent_ids_are_not_duplicates() -> None:
+    rows = [{**ROW, "id": "a"}, {**ROW, "run": "s", "id": "a"}, {**ROW}, {**ROW}]
+    assert not duplicate_requests(_requests(rows)).mask.any()
+
+
+@pytest.mark.parametrize(
+    ("times", "reason"),
+    [
+        ((0.0, -3600.0, 2.0), "first token before the send"),
+        ((0.0, None, -5.0), "end before the send"),
+        ((0.0, 3.0, 2.0), "end before the first token"),
+        ((0.0, float("inf"), None), "time not finite"),
+        ((-1.7e308, None, 1.7e308), "times too far apart"),
+    ],
+)
+def test_time_order(times: tuple[float | None, ...], reason: str) -> None:
+    send, first, end = times
+    rows = [ROW, {**ROW, "t_send": send, "t_first": first, "t_end": end}]
+    (found,) = time_order(_requests(rows))
+    assert found.reason == reason
+    assert found.mask.tolist() == [False, True]
+    assert str(found.problems[0]).startswith("t.jsonl:2: ")
+
+
+def test_a_run_whose_wall_overflows_is_refused() -> None:
+    """Each row is sane alone; together their span overflows."""
+    rows = [
+        {**ROW, "t_send": -1.7e308, "t_first": None, "t_end": -1.7e308 + 1e300},
+        {**ROW, "t_send": 1.7e308, "t_first": None, "t_end": 1.7e308},
+    ]
+    (found,) = time_order(_requests(rows))
+    assert found.reason == "times too far apart"
+    assert found.mask.all()
+
+
+def test_good_rows_pass_untouched() -> None:
+    rows = [
+        {**ROW, "id": str(i), "t_send": i, "t_first": i + 0.5, "t_end": i + 2} for i in range(5)
+    ]
+    partial = _partial(rows)
+    check_partial(partial, lenient=False)
+    assert partial.requests is not None and len(partial.requests) == 5
+
+
+def test_strict_check_raises_every_problem_with_its_line() -> None:
+    rows = [{**ROW, "id": "a"}, {**ROW, "id": "a"}, {**ROW, "id": "b", "t_end": -1.0}]
+    with pytest.raises(TraceError) as caught:
+        check_partial(_partial(rows), lenient=False)
+    assert caught.value.count == 2
+    assert [p.line for p in caught.value.problems] == [2, 3]
+
+
+def test_lenient_check_drops_and_counts() -> None:
+    rows = [{**ROW, "id": "a"}, {**ROW, "id": "a"}, {**ROW, "id": "b", "t_end": -1.0}]
+    runs = [{"run": "r", "source_line": 1}, {"run": "r", "source_line": 9}]
+    partial = _partial(rows, runs)
+    check_partial(partial, lenient=True)
+    assert partial.requests is not None
+    assert partial.requests["id"].tolist() == ["a"]
+    assert len(partial.runs) == 1
+    assert partial.input is not None
+    assert partial.input.skipped == 3
+    assert sorted(partial.input.skipped_reasons) == [
+        "duplicate request id: 1",
+        "end before the send: 1",
+        "run id defined again: 1",
+    ]
+
+
+def test_every_adapter_goes_through_the_checks(tmp_path: Path) -> None:
+    """The check sits behind every adapter: a custom log with an end before its send."""
+    log = tmp_path / "log.csv"
+    log.write_text("id,start,end,tokens\n1,10,12,5\n2,10,9,5\n")
+    mapping = tmp_path / "m.yaml"
+    mapping.write_text(
+        "format: csv\nclock: relative\ncolumns:\n  id: id\n  t_send: start\n  t_end: end\n"
+        "  output_tokens: tokens\nrun:\n  id: r\n"
+    )
+    with pytest.raises(TraceError) as caught:
+        api.load([log], "custom", options={"mapping": str(mapping)})
+    assert str(caught.value).startswith(f"{log}:3: the end")
+
+
+def test_json_verdict_of_a_zero_request_run_is_strict(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"kind":"run","schema":"benchreport/1","id":"r"}\n')
+    verdict = strict_json(render_json(api.audit([trace])))
+    (run,) = verdict["runs"]
+    assert run["requests"] == 0
+    assert run["verdict"] == "insufficient-data"
+    assert run["reasons"] == ["0 requests: nothing to audit"]
