@@ -10,6 +10,7 @@ from reporter import api, compare
 from reporter.errors import UsageError
 from reporter.metrics import run_stats
 from reporter.safetext import echo, echo_json
+from reporter.verdict import finite_only
 
 
 @click.command(name="compare")
@@ -53,7 +54,12 @@ def compare_cmd(
     """
     result = _compare(run_a, run_b, traces, fmt)  # errors: exit 2 (reporter.cli_guard)
     if as_json:
-        echo_json(json.dumps(result.to_dict(), ensure_ascii=False, indent=2, default=_plain))
+        reasons: dict[str, str] = {}
+        data = finite_only(result.to_dict(), "", reasons)  # strict JSON: no NaN, no Infinity
+        if reasons:
+            data["null_reasons"] = reasons
+        text = json.dumps(data, ensure_ascii=False, indent=2, default=_plain, allow_nan=False)
+        echo_json(text)
     else:
         for line in compare.text_lines(result):
             echo(line, layout=False)

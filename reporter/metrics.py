@@ -31,7 +31,9 @@ def union_length(run: np.ndarray, start: np.ndarray, end: np.ndarray) -> pd.Seri
     """Length of the union of [start, end) intervals, per run (rows may be in any order).
 
     Vectorised: intervals sorted by (run, start) are merged wherever one starts before the
-    furthest end so far of its run reaches; each merged block counts once.
+    furthest end so far of its run reaches; each merged block counts once. The reach is a
+    running maximum per run (a group-by), so runs far apart on one clock never add up to an
+    overflow.
     """
     keep = ~(pd.isna(run) | np.isnan(start) | np.isnan(end))
     run, start, end = np.asarray(run)[keep], start[keep], end[keep]
@@ -40,14 +42,9 @@ def union_length(run: np.ndarray, start: np.ndarray, end: np.ndarray) -> pd.Seri
     order = np.lexsort((start, run))
     run, start, end = run[order], start[order], end[order]
     group_start = np.concatenate(([True], run[1:] != run[:-1]))
-    # offsetting each run by more than the whole time span lets one running maximum serve
-    # every run at once (a run's reach never carries into the next)
-    base = min(start.min(), end.min())
-    span = max(start.max(), end.max()) - base + 1.0
-    offset = np.cumsum(group_start) * span
-    reach = np.maximum.accumulate(end - base + offset)
+    reach = pd.Series(end).groupby(np.cumsum(group_start)).cummax().to_numpy(dtype="float64")
     new_block = group_start.copy()
-    new_block[1:] |= (start[1:] - base + offset[1:]) > reach[:-1]
+    new_block[1:] |= start[1:] > reach[:-1]
     firsts = np.flatnonzero(new_block)
     lengths = np.maximum.reduceat(end, firsts) - start[firsts]
     block_runs = run[firsts]

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from reporter.claims import CLAIM_TOLERANCE, ClaimCheck, matching, rate_digits
@@ -93,7 +94,19 @@ class Verdict:
         return [f for f in self.findings if f.fired]
 
     def to_dict(self) -> dict[str, Any]:
-        """The machine verdict (DESIGN.md): stable keys, numbers rounded, no NaN."""
+        """The machine verdict (DESIGN.md): stable keys, numbers rounded, strict JSON.
+
+        A figure that is not finite is null: NaN stands for unknown throughout, so it is
+        null without a word; an infinite one (an overflow, a division by a zero wall) is
+        listed with its place under `null_reasons`, present only when there is one.
+        """
+        reasons: dict[str, str] = {}
+        data = finite_only(self._raw_dict(), "", reasons)
+        if reasons:
+            data["null_reasons"] = reasons
+        return data  # type: ignore[no-any-return]
+
+    def _raw_dict(self) -> dict[str, Any]:
         return {
             "format_version": FORMAT_VERSION,
             "verdict": str(self.verdict),
@@ -122,12 +135,34 @@ class Verdict:
 
 
 def _num(value: Any, digits: int = 6) -> Any:
+    """A number rounded for JSON; a non-finite one is left for `finite_only` to null."""
     if value is None:
         return None
     if isinstance(value, float | int) and not isinstance(value, bool):
-        if isinstance(value, float) and not math.isfinite(value):
-            return None
-        return round(float(value), digits)
+        number = float(value) if math.isfinite(value) else value
+        return round(number, digits) if math.isfinite(number) else number
+    return value
+
+
+#: Why an infinite figure is written as null.
+INFINITE = "infinite (an overflow, or a division by zero): not a figure"
+
+
+def finite_only(value: Any, path: str, reasons: dict[str, str]) -> Any:
+    """`value` with every non-finite float (numpy's too) made None; the paths of the
+    infinite ones go to `reasons`, as `runs[0].wall_s`."""
+    if isinstance(value, dict):
+        return {
+            k: finite_only(v, f"{path}.{k}" if path else str(k), reasons) for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [finite_only(v, f"{path}[{i}]", reasons) for i, v in enumerate(value)]
+    if isinstance(value, np.generic) and not isinstance(value, np.bool_):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        if not math.isnan(value):
+            reasons[path] = INFINITE
+        return None
     return value
 
 
@@ -233,6 +268,13 @@ def build_verdict(
         elif math.isnan(s["aggregate_tps"]):
             kind = VerdictKind.INSUFFICIENT_DATA
             reasons.append("no wall clock, so no total ÷ wall aggregate")
+        elif math.isinf(s["aggregate_tps"]):
+            # a wall clock too short for a double to divide by: no figure to support
+            kind = VerdictKind.INSUFFICIENT_DATA
+            reasons.append(
+                f"the wall clock ({s['wall_s']:.3g} s) is too short to divide by: "
+                "total ÷ wall is infinite"
+            )
         elif (concurrency or 0) > 1 and rf.serial is None:
             kind = VerdictKind.INSUFFICIENT_DATA
             said = "would decide" in rf.why

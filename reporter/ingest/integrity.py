@@ -70,30 +70,27 @@ def duplicate_requests(requests: pd.DataFrame) -> Found:
     n = len(requests)
     if n == 0 or "id" not in requests:
         return Found("duplicate request id", np.zeros(n, dtype=bool))
-    has_id = requests["id"].notna().to_numpy(dtype=bool)
-    keys = requests.loc[has_id, ["run", "id"]]
-    repeated = keys.duplicated(keep="first").to_numpy(dtype=bool)
-    mask = np.zeros(n, dtype=bool)
-    mask[np.flatnonzero(has_id)[repeated]] = True
+    # (run, id) as one integer a row: hashing integers is far cheaper than pairs of strings
+    id_codes, id_values = pd.factorize(requests["id"], use_na_sentinel=True)
+    run_codes = requests["run"].astype("category").cat.codes.to_numpy().astype(np.int64)
+    key = run_codes * (len(id_values) + 1) + id_codes
+    has_id = id_codes >= 0
+    mask = has_id & pd.Series(key).duplicated(keep="first").to_numpy(dtype=bool)
     found = Found("duplicate request id", mask)
     if not mask.any():
         return found
     worded = _where(requests, mask)
-    key_worded = worded["run"].astype(str) + "\x00" + worded["id"].astype(str)
-    firsts = requests.loc[keys.index[~repeated], ["run", "id", "source_line"]]
-    key_first = firsts["run"].astype(str) + "\x00" + firsts["id"].astype(str)
+    worded_keys = key[mask][: len(worded)]
     # the first occurrence of each worded key only: a small lookup whatever the file's size
-    wanted = key_first.isin(set(key_worded)).to_numpy(dtype=bool)
-    first_line = dict(
-        zip(key_first[wanted], firsts["source_line"].to_numpy()[wanted].tolist(), strict=True)
-    )
-    for (_, row), key in zip(worded.iterrows(), key_worded, strict=True):
+    first = np.flatnonzero(has_id & ~mask & np.isin(key, worded_keys))
+    lines = requests["source_line"].to_numpy()
+    first_line = dict(zip(key[first].tolist(), lines[first].tolist(), strict=True))
+    for (_, row), k in zip(worded.iterrows(), worded_keys.tolist(), strict=True):
         found.problems.append(
             Problem(
                 str(row["source_path"]),
                 int(row["source_line"]),
-                f"request id {row['id']} of run {row['run']} already seen at line "
-                f"{first_line[key]}",
+                f"request id {row['id']} of run {row['run']} already seen at line {first_line[k]}",
                 "each request once",
             )
         )

@@ -8,4 +8,6 @@ from reporter.verdict import Verdict
 
 
 def render_json(verdict: Verdict) -> str:
-    return json.dumps(verdict.to_dict(), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+    """Strict JSON: no NaN or Infinity (the verdict's dict has none; allow_nan=False says so)."""
+    data = verdict.to_dict()
+    return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False, allow_nan=False) + "\n"

@@ -343,3 +343,21 @@ def test_json_verdict_of_a_zero_request_run_is_strict(tmp_path: Path) -> None:
     assert run["requests"] == 0
     assert run["verdict"] == "insufficient-data"
     assert run["reasons"] == ["0 requests: nothing to audit"]
+
+
+def test_an_infinite_figure_is_null_with_its_reason(tmp_path: Path) -> None:
+    """Finite, ordered times whose wall is too short to divide by: the aggregate overflows."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(
+        '{"kind":"run","schema":"benchreport/1","id":"r","workload":{"concurrency":1}}\n'
+        '{"kind":"request","run":"r","id":1,"t_send":0,"t_end":5e-324,"output_tokens":100}\n'
+    )
+    verdict = api.audit([trace])
+    data = strict_json(render_json(verdict))
+    (run,) = data["runs"]
+    assert run["aggregate_tps"] is None
+    assert data["null_reasons"] == {
+        "runs[0].aggregate_tps": "infinite (an overflow, or a division by zero): not a figure"
+    }
+    assert run["verdict"] == "insufficient-data"  # never "supported" on an infinite figure
+    assert "too short to divide by" in run["reasons"][0]
