@@ -109,31 +109,9 @@ class Known:
 
 #: The open failure classes (kept in step with test_fuzz_known.py).
 KNOWN: list[Known] = [
-    Known("duplicate-run-id", r"AssertionError at base\.py",
-          "two run records with one id reach the rules as one run twice"),
-    Known("run-without-requests", r"cannot convert float NaN to integer",
-          "a run with no requests (or none left) gives NaN counts that are cast to int"),
-    Known("integer-of-5000-digits", r"Exceeds the limit \(\d+ digits\)",
-          "an integer of more than 4,300 digits: the standard library re-parse raises"),
-    Known("invalid-utf8-in-a-line", r"UnicodeDecodeError|ArrowException",
-          "invalid UTF-8 inside a line reaches a decoder past the line checks"),
-    Known("integer-too-large-for-a-float", r"OverflowError",
-          "an integer beyond float range is converted to float unchecked"),
-    Known("vllm-request-rate-not-a-number", r"at vllm\.py:\d+ _name\(\)",
-          "vLLM's request_rate as a string other than inf is formatted as a number"),
-    Known("time-order-not-checked", r"negative or non-finite time in the verdict",
-          "the native time-order checks (first and end not before send) are not applied to "
-          "every adapter: custom logs and genai-perf give negative latencies and walls"),
-    Known("convert-writes-a-refused-trace", r"convert wrote a trace that the audit refuses",
-          "convert writes what an adapter read without the native checks: a custom log whose "
-          "send is after its end converts, and the audit of the converted trace refuses it"),
-    Known("lone-surrogate-in-a-string", r"surrogates not allowed",
-          "a lone surrogate escape in a JSON string (\\ud800) is read, then cannot be encoded"),
     Known("convert-integer-beyond-64-bits", r"Integer exceeds 64-bit range",
           "convert writes with a JSON writer that refuses integers beyond 64 bits, which the "
           "native reader accepts (a workload prompt_tokens of 2**64)"),
-    Known("duplicate-request-counted", r"times was audited",
-          "one request record written twice is counted twice"),
 ]  # fmt: skip
 
 _tolerated: list[list[str]] = []

@@ -47,23 +47,19 @@ def write(tmp: Path, name: str, text: str | bytes) -> Path:
     return path
 
 
-@known("duplicate-run-id")
 def test_two_run_records_with_one_id(tmp_path: Path) -> None:
     audit([write(tmp_path, "t.jsonl", lines(RUN, RUN, req(1), req(2)))], "--lenient")
 
 
-@known("run-without-requests")
 def test_a_run_with_no_requests(tmp_path: Path) -> None:
     audit([write(tmp_path, "t.jsonl", lines(RUN))])
 
 
-@known("integer-of-5000-digits")
 def test_an_integer_of_5000_digits(tmp_path: Path) -> None:
     huge = json.dumps(req(2)).replace('"output_tokens": 100', '"output_tokens": 1' + "0" * 5000)
     audit([write(tmp_path, "t.jsonl", lines(RUN, req(1), huge))])
 
 
-@known("invalid-utf8-in-a-line")
 def test_invalid_utf8_inside_a_request_line(tmp_path: Path) -> None:
     text = lines(RUN, req(1), req(2)).encode().replace(b'"length"}\n', b'"len\xffgth"}\n', 1)
     audit([write(tmp_path, "t.jsonl", text)])
@@ -87,7 +83,6 @@ def test_a_claim_of_1e309() -> None:
     assert outcome.code == 2, f"a claim of 1e309 was audited (exit {outcome.code})"
 
 
-@known("integer-too-large-for-a-float")
 def test_vllm_summary_with_an_integer_above_float_range(tmp_path: Path) -> None:
     doc = json.loads((ADAPTERS / "vllm-2026-save-detailed-c2.json").read_text())
     text = json.dumps(doc).replace('"completed": 4', '"completed": 1' + "0" * 400, 1)
@@ -95,7 +90,6 @@ def test_vllm_summary_with_an_integer_above_float_range(tmp_path: Path) -> None:
     audit([write(tmp_path, "v.json", text)], "--lenient")
 
 
-@known("vllm-request-rate-not-a-number")
 def test_vllm_request_rate_as_a_string(tmp_path: Path) -> None:
     doc = json.loads((ADAPTERS / "vllm-2026-save-detailed-c2.json").read_text())
     doc["request_rate"] = "fast"
@@ -110,7 +104,6 @@ def test_custom_mapping_with_a_list_for_a_unit(tmp_path: Path) -> None:
     )  # fmt: skip
 
 
-@known("time-order-not-checked")
 def test_custom_log_with_the_end_before_the_send(tmp_path: Path) -> None:
     csv = (ADAPTERS / "bench-log.csv").read_text()
     broken = csv.replace("1767225622500", "1767225222500")
@@ -119,7 +112,6 @@ def test_custom_log_with_the_end_before_the_send(tmp_path: Path) -> None:
     audit([write(tmp_path, "bench-log.csv", broken)], "--format", "custom", "--mapping", mapping)
 
 
-@known("time-order-not-checked")
 def test_genai_perf_response_before_its_request(tmp_path: Path) -> None:
     doc = json.loads((ADAPTERS / "genai-perf-profile_export.json").read_text())
     request = doc["experiments"][0]["requests"][0]
@@ -127,7 +119,6 @@ def test_genai_perf_response_before_its_request(tmp_path: Path) -> None:
     audit([write(tmp_path, "profile_export.json", json.dumps(doc))])
 
 
-@known("convert-writes-a-refused-trace")
 def test_convert_of_a_custom_log_sent_after_its_end(tmp_path: Path) -> None:
     csv = (ADAPTERS / "bench-log.csv").read_text()
     broken = csv.replace("r1,1767225600000,", "r1,1E20,")
@@ -141,7 +132,6 @@ def test_convert_of_a_custom_log_sent_after_its_end(tmp_path: Path) -> None:
         assert audit([out]) is not None, "convert wrote a trace that the audit refuses"
 
 
-@known("lone-surrogate-in-a-string")
 @pytest.mark.parametrize("command", ["audit", "convert"])
 def test_vllm_model_id_with_a_lone_surrogate(tmp_path: Path, command: str) -> None:
     doc = json.loads((ADAPTERS / "vllm-2026-save-detailed-c2.json").read_text())
@@ -160,7 +150,6 @@ def test_convert_of_a_prompt_length_of_2_to_the_64(tmp_path: Path) -> None:
     check(invoke(["convert", str(source), "--to", str(tmp_path / "out.jsonl")]))
 
 
-@known("duplicate-request-counted")
 def test_one_request_line_written_twice(tmp_path: Path) -> None:
     trace = write(tmp_path, "t.jsonl", lines(RUN, req(1), req(1), req(2)))
     outcome = invoke(["audit", str(trace), "--no-html", "--json", "-"])
