@@ -25,7 +25,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.fuzz.harness import audit, check, invoke, run_property, violated
+from tests.fuzz.harness import check, invoke, run_property, violated
 from tests.fuzz.mutate import Token, dumps_raw, hostile_text, mutate_tree, number_tokens
 
 
@@ -249,8 +249,11 @@ def record_against(srv: _ScriptedServer, script: Script) -> None:
                 orjson.loads(line)
             except orjson.JSONDecodeError as err:
                 violated(f"trace line {n} does not parse ({err}): {line[:300]!r}", outcome)
-        if outcome.code == 0 and audit([trace]) is None:
-            violated("the recorder wrote a trace that the audit refuses", outcome)
+        if outcome.code == 0:
+            audited = invoke(["audit", str(trace), "--no-html", "--json", "-"])
+            if check(audited, json_stdout=True) is None:
+                refusal = audited.result.stderr[-1500:]
+                violated(f"the recorder wrote a trace that the audit refuses:\n{refusal}", outcome)
 
 
 @pytest.mark.slow
