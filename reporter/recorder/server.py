@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from reporter.ingest.limits import too_deep
 from reporter.recorder.client import parse_json, read_capped
 
 #: Seconds one probe may take in all (not per read: a server that trickles bytes is cut off).
@@ -25,6 +26,9 @@ MAX_PROBE_BYTES = 8 << 20
 #: Models kept from /v1/models, and the longest model name kept.
 MAX_MODELS = 1000
 MAX_MODEL_CHARS = 200
+#: The deepest probe answer kept: it is copied into the run record a few levels down, and the
+#: trace's lines may nest at most MAX_JSON_DEPTH (64) deep, or the audit refuses the trace.
+MAX_PROBE_DEPTH = 16
 #: Families kept from /metrics (histogram buckets are dropped, their _sum and _count kept).
 KEEP = re.compile(
     r"generation_tokens|tokens_predicted|prompt_tokens|predicted_tokens|prefix_cache|cache_hit|"
@@ -144,7 +148,9 @@ async def _get(client: httpx.AsyncClient, url: str) -> bytes | None:
 async def _get_json(client: httpx.AsyncClient, url: str) -> Any:
     """A probe's JSON answer; None when absent, too slow, too big, not JSON or too deep."""
     raw = await _get(client, url)
-    return None if raw is None else parse_json(raw)
+    if raw is None or too_deep(raw, MAX_PROBE_DEPTH) is not None:
+        return None
+    return parse_json(raw)
 
 
 _PROPS_KEEP = ("build_info", "total_slots", "model_path", "model_alias", "n_ctx", "is_sleeping")

@@ -178,3 +178,20 @@ def test_an_array_nested_20000_deep_in_the_sixth_line(tmp_path: Path) -> None:
     deep = '{"kind":"request","run":"r","id":9,"x":' + "[" * 20_000 + "]" * 20_000 + "}"
     records = [RUN, req(1), req(2), req(3), req(4), deep]
     audit_in_child(write(tmp_path, "t.jsonl", lines(*records)))
+
+
+def test_recorder_with_a_server_whose_props_nest_65_deep() -> None:
+    """The recorder copied a probe answer whole into the run record, deeper than the audit
+    reads; answers nested more than a few levels are now treated as no answer."""
+    from tests.fuzz.test_fuzz_recorder import Answer, Script, record_against, serving
+
+    props = b'{"build_info": ' + b"[" * 65 + b"1" + b"]" * 65 + b', "total_slots": 2}'
+    events = [
+        b'data: {"choices": [{"index": 0, "text": " w", "finish_reason": "length"}]}\n\n',
+        b'data: {"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 1}}\n\n',
+    ]
+    script = Script(
+        {"/props": Answer(200, body=props)}, Answer(200, "text/event-stream", b"", events)
+    )
+    with serving() as server:
+        record_against(server, script)
