@@ -90,10 +90,22 @@ def test_vllm_summary_with_an_integer_above_float_range(tmp_path: Path) -> None:
     audit([write(tmp_path, "v.json", text)], "--lenient")
 
 
-def test_vllm_request_rate_as_a_string(tmp_path: Path) -> None:
+@pytest.mark.parametrize("rate", ["fast", [1, 2], {"a": 1}, 10**400])
+def test_vllm_request_rate_not_a_number(tmp_path: Path, rate: Any) -> None:
     doc = json.loads((ADAPTERS / "vllm-2026-save-detailed-c2.json").read_text())
-    doc["request_rate"] = "fast"
+    doc["request_rate"] = rate
     audit([write(tmp_path, "v.json", json.dumps(doc))], "--lenient")
+
+
+@pytest.mark.parametrize("digits", [400, 5000])
+def test_a_huge_first_token_time_in_the_eighth_line(tmp_path: Path, digits: int) -> None:
+    huge = json.dumps(req(7)).replace('"t_first": 0.5', '"t_first": 1' + "0" * digits)
+    records = [RUN, *(req(i) for i in range(1, 7)), huge]
+    for command in (["audit"], ["convert", "--to", str(tmp_path / "out.jsonl")]):
+        outcome = invoke(
+            [command[0], str(write(tmp_path, "t.jsonl", lines(*records))), *command[1:]]
+        )
+        check(outcome)
 
 
 def test_custom_mapping_with_a_list_for_a_unit(tmp_path: Path) -> None:
