@@ -9,6 +9,7 @@ fields; the native reader restores them.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -253,7 +254,18 @@ def records(tables: Tables) -> Iterator[dict[str, Any]]:
 
 def to_jsonl(tables: Tables) -> bytes:
     """The native trace as bytes, one record a line."""
-    return b"".join(orjson.dumps(r) + b"\n" for r in records(tables))
+    return b"".join(_line(r) for r in records(tables))
+
+
+def _line(record: dict[str, Any]) -> bytes:
+    """One record as a JSON line. orjson refuses integers beyond 64 bits, which JSON and the
+    native reader allow (a workload's prompt_tokens of 2**64): those records go through the
+    standard library, still strict (no NaN or Infinity)."""
+    try:
+        return orjson.dumps(record) + b"\n"
+    except orjson.JSONEncodeError:
+        text = json.dumps(record, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return text.encode("utf-8") + b"\n"
 
 
 def write(tables: Tables, path: str) -> int:
