@@ -108,11 +108,7 @@ class Known:
 
 
 #: The open failure classes (kept in step with test_fuzz_known.py).
-KNOWN: list[Known] = [
-    Known("convert-integer-beyond-64-bits", r"Integer exceeds 64-bit range",
-          "convert writes with a JSON writer that refuses integers beyond 64 bits, which the "
-          "native reader accepts (a workload prompt_tokens of 2**64)"),
-]  # fmt: skip
+KNOWN: list[Known] = []
 
 _tolerated: list[list[str]] = []
 #: BENCHREPORT_FUZZ_HUNT=1: record every violation by its first line and go on (for a hunt

@@ -155,11 +155,15 @@ def test_vllm_model_id_with_a_lone_surrogate(tmp_path: Path, command: str) -> No
         check(invoke(["convert", str(source), "--to", str(tmp_path / "out.jsonl")]))
 
 
-@known("convert-integer-beyond-64-bits")
 def test_convert_of_a_prompt_length_of_2_to_the_64(tmp_path: Path) -> None:
     run = {**RUN, "workload": {"concurrency": 2, "prompt_tokens": 2**64}}
-    source = write(tmp_path, "t.jsonl", lines(run, req(1), req(2)))
-    check(invoke(["convert", str(source), "--to", str(tmp_path / "out.jsonl")]))
+    source, out = write(tmp_path, "t.jsonl", lines(run, req(1), req(2))), tmp_path / "out.jsonl"
+    converted = invoke(["convert", str(source), "--to", str(out)])
+    check(converted)
+    if converted.code == 0:
+        written = json.loads(out.read_text().splitlines()[0])
+        assert written["workload"]["prompt_tokens"] == 2**64, written
+        assert audit([out]) is not None, "convert wrote a trace that the audit refuses"
 
 
 def test_one_request_line_written_twice(tmp_path: Path) -> None:
