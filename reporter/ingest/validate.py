@@ -36,6 +36,8 @@ _NUMBER_FIELDS: dict[str, tuple[str, float | None]] = {
 _STRING_FIELDS = ("prompt_sha256", "error")
 _ID_FIELDS = ("run", "id")
 FINISH_REASONS = ("length", "stop", "error", "abort", "cancelled", "time_limit", "too_short")
+#: Whole numbers of any record beyond this overflow numpy's integers and orjson's writer.
+MAX_INT64 = 2**63 - 1
 #: Whole numbers above this lose units in a double and overflow numpy's and orjson's integers.
 MAX_WHOLE = 2**53
 
@@ -104,6 +106,24 @@ def word_error(error: jsonschema.ValidationError) -> tuple[str, str]:
     return f'"{name}": {error.message}', f"a value matching the schema {where}"
 
 
+@cache
+def _integer_fields() -> frozenset[str]:
+    """Names of the fields the schema types as whole numbers, anywhere in a record."""
+    names: set[str] = set()
+    stack: list[Any] = [schema()]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, sub in (node.get("properties") or {}).items():
+                types = sub.get("type") if isinstance(sub, dict) else None
+                if types == "integer" or (isinstance(types, list) and "integer" in types):
+                    names.add(key)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return frozenset(names)
+
+
 def _nonfinite(record: Any, prefix: str = "") -> list[tuple[str, str]]:
     """NaN and infinities pass jsonschema's number checks; they are never valid here."""
     found: list[tuple[str, str]] = []
@@ -119,6 +139,15 @@ def _nonfinite(record: Any, prefix: str = "") -> list[tuple[str, str]]:
         if isinstance(value, float) and not math.isfinite(value):
             # an integer too long for a double was read as one: inf
             found.append((f'"{name}" is {value}', "a finite number (within ±1.8e308)"))
+        elif (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and abs(value) > MAX_INT64
+            and (isinstance(value, int) or str(key) in _integer_fields())
+        ):
+            # beyond what numpy and the JSON writer of `convert` hold (orjson reads a whole
+            # number above 2^64 as a float, so the schema's integer fields are checked too)
+            found.append((f'"{name}" is {value:g}', "a whole number within ±(2^63 − 1)"))
         elif isinstance(value, dict | list):
             found.extend(_nonfinite(value, name))
     return found
