@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 
 from reporter.claims import CLAIM_TOLERANCE, ClaimCheck, matching, rate_digits
-from reporter.facts import Decision, RunFacts
+from reporter.facts import Decision, RunFacts, load_axis, request_rate
 from reporter.latency import latency_table, run_latency
 from reporter.rules.base import AuditData, Finding, RunFigures, clean
 from reporter.table import InputFile
-from reporter.types import Outcome, VerdictKind, fmt, number, worst
+from reporter.types import Outcome, VerdictKind, fmt, number, number_or_nan, worst
 
 FORMAT_VERSION = 1
 
@@ -58,6 +58,10 @@ class RunSummary:
     decode_bound_exact: bool | None = None
     #: How `in_flight` (Little's law) was obtained, when rebuilt from a summary.
     in_flight_how: str | None = None
+    #: The open-loop request rate (req/s) when a finite rate paced the sends, else None.
+    request_rate: float | None = None
+    #: The load axis: "concurrency" (closed loop at N), "rate" (open loop) or "unknown".
+    load: str = "unknown"
 
 
 @dataclass
@@ -179,7 +183,7 @@ def _run_dict(r: RunSummary) -> dict[str, Any]:
         "latency": {m: {p: _num(v, 6) for p, v in q.items()} for m, q in r.latency.items()},
         "phase": r.phase, "prompt_tps": _num(r.prompt_tps),
         "decode_bound": _num(r.decode_bound), "decode_bound_exact": r.decode_bound_exact,
-        "in_flight_how": r.in_flight_how,
+        "in_flight_how": r.in_flight_how, "request_rate": _num(r.request_rate), "load": r.load,
     }  # fmt: skip
 
 
@@ -250,6 +254,7 @@ def build_verdict(
         concurrency = number(row["concurrency"])
         rf = facts.runs[run_id]
         group_facts = facts.groups.get(group)
+        rate = request_rate(data, run_id)
         slope = group_facts.slope if group_facts is not None else None
         prompt_only = row.get("phase") == "prompt"
         if rf.serial:
@@ -319,6 +324,8 @@ def build_verdict(
                 in_flight_how=rf.in_flight.how
                 if rf.in_flight is not None and math.isnan(s["in_flight"])
                 else None,
+                request_rate=rate if math.isfinite(rate) and rate > 0 else None,
+                load=load_axis(number_or_nan(row["concurrency"]), rate),
             )
         )
     claims = [_claim_verdict(c, by_subject, run_verdicts, data) for c in checks]

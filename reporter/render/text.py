@@ -29,15 +29,15 @@ def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
     if verdict.runs:
         out.append("runs")
         header = (
-            f"  {'run':<22} {'N':>3} {'req':>5} {'tokens':>8} {'wall s':>8} "
+            f"  {'run':<22} {'N':>5} {'req':>5} {'tokens':>8} {'wall s':>8} "
             f"{'tok/s':>8} {'Σ rep':>8} {'overlap':>7} {'stop':>8} {'prefill':>7}  verdict"
         )
         out.append(header)
         for r in verdict.runs:
-            n = "?" if r.concurrency is None else f"{r.concurrency:g}"
+            n = _load(r)
             share = "n/a" if r.prefill_share is None else f"{r.prefill_share:.0%}"
             out.append(
-                f"  {v(r.id)[:22]:<22} {n:>3} {r.requests:>5} {fmt(r.output_tokens, 0):>8} "
+                f"  {v(r.id)[:22]:<22} {n:>5} {r.requests:>5} {fmt(r.output_tokens, 0):>8} "
                 f"{fmt(r.wall_s, 2):>8} {fmt(r.aggregate_tps):>8} {fmt(r.sum_reported_tps):>8} "
                 f"{_overlap(r):>7} {v(r.stop):>8} {share:>7}  {r.verdict}"
             )
@@ -117,3 +117,10 @@ def _finding_lines(f: Finding) -> list[str]:
         more = "" if len(f.refs) <= 3 else f" (+{len(f.refs) - 3})"
         lines.append(f"      at {', '.join(v(r) for r in f.refs[:3])}{more}")
     return lines
+
+
+def _load(r: RunSummary) -> str:
+    """The load axis in one cell: N for a closed loop, the rate (e.g. 10/s) for an open one."""
+    if r.load == "rate" and r.request_rate is not None:
+        return f"{r.request_rate:g}/s"
+    return "?" if r.concurrency is None else f"{r.concurrency:g}"
