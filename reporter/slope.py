@@ -78,7 +78,14 @@ def _concurrency_slope(data: AuditData, runs: list[str], facts: dict[str, RunFac
             f"the sweep spans N={n_min:g}..{n_max:g}, less than a factor of two",
             refs=refs,
         )
-    growth = float(table.iloc[-1] / table.iloc[0])
+    first, last = float(table.iloc[0]), float(table.iloc[-1])
+    if not (math.isfinite(first) and math.isfinite(last)) or first <= 0:
+        return Decision(
+            Outcome.UNDECIDABLE,
+            f"the aggregate at N={n_min:g} is {fmt(first)} tok/s: no growth to measure from it",
+            refs=refs,
+        )
+    growth = last / first
     limit = data.config[FLAT_GROWTH]
     series = " / ".join(fmt(v) for v in table.to_numpy())
     ns_text = "/".join(f"{n:g}" for n in table.index)

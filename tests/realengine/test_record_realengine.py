@@ -90,7 +90,9 @@ def test_llama_server_four_slots_batches_and_rises(tmp_path):
             assert run_of(v, run)["overlap"] > 0.6 * n  # serial would be 1.0
     assert finding(v, "BR005", "cpp4")["outcome"] == "passed"
     a1, a4 = _median_aggregate(v, "cpp4", 1), _median_aggregate(v, "cpp4", 4)
-    assert a4 / a1 > 1.3
+    # serial gives ≈ 0.98; four slots on two shared cores give 1.3–2× depending on what else
+    # runs on the machine, so the bound only separates batching from serial
+    assert a4 / a1 > 1.15
     assert {r["output_tokens"] for r in _requests(trace)} == {TOKENS}
 
 
