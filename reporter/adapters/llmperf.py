@@ -198,15 +198,19 @@ def _workload(doc: dict[str, Any]) -> dict[str, Any]:
     same_in = _n(doc.get("stddev_input_tokens")) == 0
     n = _n(doc.get("num_concurrent_requests"))
     return {
-        "concurrency": int(n) if n else None,
-        "output_tokens": int(doc["mean_output_tokens"])
-        if same_out and isinstance(doc.get("mean_output_tokens"), int)
-        else None,
-        "prompt_tokens": int(doc["mean_input_tokens"])
-        if same_in and isinstance(doc.get("mean_input_tokens"), int)
-        else None,
+        "concurrency": int(n) if n is not None and n >= 1 else None,
+        "output_tokens": _count(doc.get("mean_output_tokens")) if same_out else None,
+        "prompt_tokens": _count(doc.get("mean_input_tokens")) if same_in else None,
         "stop": "unknown",
     }
+
+
+def _count(value: Any) -> int | None:
+    """A token count of the summary: a whole number ≥ 1, else unknown (a negative or zero
+    mean is not a length that every request had, and the native schema refuses it)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    return None
 
 
 def _run_name(doc: dict[str, Any], fallback: str) -> str:

@@ -211,3 +211,24 @@ def test_recorder_with_a_server_whose_props_nest_65_deep() -> None:
     )
     with serving() as server:
         record_against(server, script)
+
+
+@pytest.mark.parametrize("mean", [-706093, 0])
+def test_convert_of_llmperf_whose_summary_has_a_negative_mean_output(
+    tmp_path: Path, mean: int
+) -> None:
+    """A summary's mean output length went into the workload unchecked: convert wrote a
+    trace with output_tokens -706093, which the audit refuses."""
+    real = ROOT / ".." / "shared" / "real-traces" / "llmperf"
+    individual = real / "leaderboard-groq_70b_individual_responses.json"
+    if not individual.is_file():
+        pytest.skip("../shared/real-traces is absent")
+    summary = json.loads((real / "leaderboard-groq_70b_summary.json").read_text())
+    summary["mean_output_tokens"] = mean
+    write(tmp_path, "leaderboard-groq_70b_summary.json", json.dumps(summary))
+    source = write(tmp_path, individual.name, individual.read_bytes())
+    out = tmp_path / "out.jsonl"
+    converted = invoke(["convert", str(source), "--to", str(out)])
+    check(converted)
+    if converted.code == 0:
+        assert audit([out]) is not None, "convert wrote a trace that the audit refuses"
