@@ -272,7 +272,7 @@ def _read_records(source: Source, lenient: bool) -> Partial:
         gap_unit = get(record, "metrics", "inter_chunk_latency", "unit")
         gaps = None
         if isinstance(gaps_value, list):
-            gaps = f.numbers("metrics.inter_chunk_latency.value", minimum=None)
+            gaps = f.numbers("metrics.inter_chunk_latency.value", minimum=0)
         usage_out = _metric(f, "usage_completion_tokens", False)
         osl = _metric(f, "output_sequence_length", False)
         usage_in = _metric(f, "usage_prompt_tokens", False)

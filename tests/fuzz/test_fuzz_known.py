@@ -232,3 +232,21 @@ def test_convert_of_llmperf_whose_summary_has_a_negative_mean_output(
     check(converted)
     if converted.code == 0:
         assert audit([out]) is not None, "convert wrote a trace that the audit refuses"
+
+
+def test_aiperf_record_with_a_negative_inter_chunk_latency(tmp_path: Path) -> None:
+    """A negative gap between chunks was read as is: the audit built chunk times that go
+    backwards, and convert wrote a trace that the audit refuses."""
+    real = ROOT / ".." / "shared" / "real-traces" / "aiperf"
+    source = real / "anud18-aiperf-qwen3vl-c2-profile_export-first2records-excerpt.jsonl"
+    if not source.is_file():
+        pytest.skip("../shared/real-traces is absent")
+    records = [json.loads(line) for line in source.read_text().splitlines() if line.strip()]
+    records[1]["metrics"]["inter_chunk_latency"]["value"][3] = -1e308
+    path = write(tmp_path, source.name, lines(*records))
+    audit([path], "--lenient")
+    out = tmp_path / "out.jsonl"
+    converted = invoke(["convert", str(path), "--to", str(out), "--lenient"])
+    check(converted)
+    if converted.code == 0:
+        assert audit([out]) is not None, "convert wrote a trace that the audit refuses"
