@@ -669,6 +669,8 @@ def _summary_partial(
             sum(num(e.get("count")) or 0 for e in stats["error_summary"] if isinstance(e, dict))
         )
     wall = _scaled(stats, "benchmark_duration", "avg")
+    if wall is not None and wall <= 0:
+        wall = None  # refused as a problem above; with --lenient the run has no wall clock
     output_tokens = _scaled(stats, "total_osl", "avg") or _scaled(
         stats, "output_sequence_length", "sum"
     )

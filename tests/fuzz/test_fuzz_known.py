@@ -250,3 +250,17 @@ def test_aiperf_record_with_a_negative_inter_chunk_latency(tmp_path: Path) -> No
     check(converted)
     if converted.code == 0:
         assert audit([out]) is not None, "convert wrote a trace that the audit refuses"
+
+
+@pytest.mark.parametrize("duration", [-1, 0])
+def test_aiperf_summary_with_a_benchmark_duration_not_above_zero(
+    tmp_path: Path, duration: int
+) -> None:
+    """With --lenient, the refused duration still became the run's wall clock (-1.0 s)."""
+    real = ROOT / ".." / "shared" / "real-traces" / "aiperf"
+    source = real / "akamaslabs-aiperf0.11-qwen3-4b-conc16-profile_export_aiperf.json"
+    if not source.is_file():
+        pytest.skip("../shared/real-traces is absent")
+    doc = json.loads(source.read_text())
+    doc["benchmark_duration"]["avg"] = duration
+    audit([write(tmp_path, source.name, json.dumps(doc))], "--lenient")
