@@ -326,12 +326,7 @@ def _distinct_names(paths: list[str]) -> list[str]:
         if len(set(names)) == len(names) or all(depth >= len(p) for p in parts):
             break
         depth += 1
-    seen: dict[str, int] = {}
-    out = []
-    for name in names:
-        seen[name] = seen.get(name, 0) + 1
-        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
-    return out
+    return unique_ids(names)
 
 
 def _complete_runs(partials: list[Partial], requests: pd.DataFrame) -> list[dict[str, Any]]:
@@ -396,3 +391,13 @@ def build(partials: list[Partial], group_by: str = "settings") -> Tables:
         inputs=[p.input for p in partials if p.input is not None],
         group_reasons=reasons,
     )
+
+
+def unique_ids(names: list[str]) -> list[str]:
+    """Names made unique in order: repeats of a name get '#2', '#3', ..."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return out

@@ -26,6 +26,7 @@ from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
 from reporter.ingest.limits import depth_problem, too_deep
 from reporter.ingest.lines import Source, iter_lines, json_problem, loads_relaxed
 from reporter.table import InputFile, Partial, normalize_requests
+from reporter.table import unique_ids as unique_ids  # the adapters' one name for it
 
 #: Files larger than this are not scanned for the line of each element of a JSON document;
 #: their rows point at the line of the enclosing object instead.
@@ -572,16 +573,6 @@ def runs_of_records(
             runs.append(run)
             rows.extend(run_rows)
     return runs, rows
-
-
-def unique_ids(names: list[str]) -> list[str]:
-    """Run ids unique within a file: repeats of a name get '#2', '#3', ..."""
-    seen: dict[str, int] = {}
-    out = []
-    for name in names:
-        seen[name] = seen.get(name, 0) + 1
-        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
-    return out
 
 
 def new_run(
