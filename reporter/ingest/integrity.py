@@ -15,13 +15,14 @@ dropped and counted in the file's skipped rows. It never reaches a verdict.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
-from reporter.table import Partial
+from reporter.table import SUMMARY_KEYS, Partial
 
 #: Problems worded per check (all are counted); the CLI shows the first MAX_SHOWN_PROBLEMS.
 WORDED_PER_CHECK = 5 * MAX_SHOWN_PROBLEMS
@@ -193,11 +194,50 @@ def _duplicate_runs(partial: Partial, path: str) -> tuple[list[Problem], list[in
     return problems, dropped
 
 
+#: Summary figures that are counts, durations or rates: never below zero. A wall clock must
+#: also be above zero to divide by.
+_NON_NEGATIVE_SUMMARY = tuple(k for k in SUMMARY_KEYS if k != "tool_peak_concurrency_trusted")
+
+
+def _impossible_summaries(partial: Partial, path: str) -> tuple[list[Problem], int]:
+    """Summary figures below zero (or a wall of zero): refused, or with lenient made unknown.
+
+    The summary is cleaned in place (the bad figure becomes None), so with `lenient` the run
+    keeps its other figures; the problems are returned for the strict refusal."""
+    problems: list[Problem] = []
+    for row in partial.runs:
+        summary = row.get("summary")
+        if not isinstance(summary, dict):
+            continue
+        raw_line = row.get("source_line")
+        line = None if raw_line is None or pd.isna(raw_line) else int(raw_line)
+        for key in _NON_NEGATIVE_SUMMARY:
+            value = summary.get(key)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                continue
+            if not math.isfinite(value):
+                continue  # unknown: metrics reads non-finite summary figures as missing
+            if value < 0 or (key == "wall_s" and value == 0):
+                expected = "a duration above 0 s" if key == "wall_s" else "a number ≥ 0"
+                problems.append(
+                    Problem(
+                        path,
+                        line,
+                        f"run {str(row['run'])!r}: summary figure {key} is {value:g}",
+                        expected,
+                    )
+                )
+                summary[key] = None
+    return problems, len(problems)
+
+
 def check_partial(partial: Partial, *, lenient: bool) -> None:
     """Refuse the file (TraceError with every problem, capped), or with `lenient` drop the
     failing rows and count them in the file's skipped rows and reasons."""
     path = partial.input.path if partial.input is not None else ""
     run_problems, dropped_runs = _duplicate_runs(partial, path)
+    summary_problems, bad_figures = _impossible_summaries(partial, path)
+    run_problems += summary_problems
     requests = partial.requests
     found: list[Found] = []
     if requests is not None and len(requests):
@@ -213,6 +253,8 @@ def check_partial(partial: Partial, *, lenient: bool) -> None:
         problems.sort(key=lambda p: p.line or 0)
         raise TraceError(problems, total=total)
     reasons: dict[str, int] = {}
+    if bad_figures:
+        reasons["summary figure below zero"] = bad_figures
     if dropped_runs:
         reasons["run id defined again"] = len(dropped_runs)
         drop = set(dropped_runs)
