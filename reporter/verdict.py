@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 
 from reporter.claims import CLAIM_TOLERANCE, ClaimCheck, matching, rate_digits
-from reporter.facts import Decision, RunFacts, load_axis, request_rate
+from reporter.facts import Decision, RunFacts
 from reporter.latency import latency_table, run_latency
 from reporter.rules.base import AuditData, Finding, RunFigures, clean
 from reporter.table import InputFile
-from reporter.types import Outcome, VerdictKind, fmt, number, number_or_nan, worst
+from reporter.types import Outcome, VerdictKind, fmt, number, worst
 
 FORMAT_VERSION = 1
 
@@ -253,7 +253,6 @@ def build_verdict(
         concurrency = number(row["concurrency"])
         rf = facts.runs[run_id]
         group_facts = facts.groups.get(group)
-        rate = request_rate(data, run_id)
         slope = group_facts.slope if group_facts is not None else None
         prompt_only = row.get("phase") == "prompt"
         if rf.serial:
@@ -323,8 +322,8 @@ def build_verdict(
                 in_flight_how=rf.in_flight.how
                 if rf.in_flight is not None and math.isnan(s["in_flight"])
                 else None,
-                request_rate=rate if math.isfinite(rate) and rate > 0 else None,
-                load=load_axis(number_or_nan(row["concurrency"]), rate),
+                request_rate=rf.rate if math.isfinite(rf.rate) and rf.rate > 0 else None,
+                load=rf.axis,
             )
         )
     claims = [_claim_verdict(c, by_subject, run_verdicts, data) for c in checks]
