@@ -14,6 +14,12 @@ from reporter.config import threshold
 from reporter.facts import SERIAL_OVERLAP, Decision
 from reporter.types import Outcome, fmt
 
+#: What to do about a serial run, whichever way the ladder was found.
+SERIAL_HELP = (
+    "do not publish this as concurrent throughput; look for a refused batching flag in the "
+    "server log and check the number of slots"
+)
+
 if TYPE_CHECKING:
     from reporter.rules.base import AuditData
 
@@ -130,8 +136,7 @@ def _by_overlap(
             arithmetic=arithmetic,
             numbers=numbers,
             refs=refs,
-            help="do not publish this as concurrent throughput; look for a refused batching "
-            "flag in the server log and check the number of slots",
+            help=SERIAL_HELP,
             serial=True,
         )
     return Decision(
@@ -201,8 +206,7 @@ def _by_completions(
             arithmetic=arithmetic,
             numbers=numbers,
             refs=refs,
-            help="do not publish this as concurrent throughput; look for a refused batching "
-            "flag in the server log and check the number of slots",
+            help=SERIAL_HELP,
             serial=True,
         )
     if spread <= 0.25 * serial_spread:

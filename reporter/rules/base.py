@@ -14,7 +14,7 @@ import pandas as pd
 from reporter.config import Config
 
 if TYPE_CHECKING:
-    from reporter.facts import Facts
+    from reporter.facts import Decision, Facts
 from reporter.table import Tables
 from reporter.types import Outcome, Severity, number, number_or_nan
 
@@ -226,6 +226,19 @@ class Rule:
             subject=subject,
             message=message,
             **kwargs,
+        )
+
+    def printed(self, subject: str, decision: Decision) -> Finding:
+        """One answer of the analysis layer (reporter.facts) as this rule's finding."""
+        return self.finding(
+            subject,
+            decision.outcome,
+            decision.message,
+            severity=decision.severity,
+            arithmetic=decision.arithmetic,
+            numbers=decision.numbers,
+            refs=decision.refs,
+            help=decision.help,
         )
 
 

@@ -64,21 +64,7 @@ __all__ = ["EQUAL_LENGTH_CV", "LADDER_STEP_TOLERANCE", "SEND_SPREAD", "SERIAL_OV
 
 def check(data: AuditData) -> list[Finding]:
     """The overlap answer of each run (reporter.facts), printed."""
-    findings = []
-    for run_id in data.stats.index:
-        d = data.facts.runs[str(run_id)].overlap
-        findings.append(
-            RULE.finding(
-                str(run_id),
-                d.outcome,
-                d.message,
-                arithmetic=d.arithmetic,
-                numbers=d.numbers,
-                refs=d.refs,
-                help=d.help,
-            )
-        )
-    return findings
+    return [RULE.printed(str(r), data.facts.runs[str(r)].overlap) for r in data.stats.index]
 
 
 RULE = Rule(

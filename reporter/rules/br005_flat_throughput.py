@@ -51,22 +51,7 @@ __all__ = ["FLAT_GROWTH", "levels"]
 
 def check(data: AuditData) -> list[Finding]:
     """Each group's slope (reporter.facts), printed."""
-    findings = []
-    for name, group in data.facts.groups.items():
-        d = group.slope
-        findings.append(
-            RULE.finding(
-                name,
-                d.outcome,
-                d.message,
-                severity=d.severity,
-                arithmetic=d.arithmetic,
-                numbers=d.numbers,
-                refs=d.refs,
-                help=d.help,
-            )
-        )
-    return findings
+    return [RULE.printed(name, group.slope) for name, group in data.facts.groups.items()]
 
 
 RULE = Rule(
