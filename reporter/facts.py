@@ -17,7 +17,10 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from reporter.config import threshold
+from reporter.metrics import union_length
 from reporter.types import Outcome, Severity, fmt, number_or_nan
 
 if TYPE_CHECKING:
@@ -85,6 +88,26 @@ class InFlight:
 
 
 @dataclass
+class PrefillWindow:
+    """An upper bound on the wall time in which any prompt was being processed.
+
+    A server reads a prompt after the request is sent and before its first token, so every
+    prompt's processing lies inside its request's [send, first token] window: the union of the
+    windows (from per-request times), or their sum, Σ TTFT (from a summary), bounds the time
+    prefill took out of the wall, however the server batched it. The same window holds any
+    queueing, so a large share is prefill or queue, never decided between them by this bound.
+    """
+
+    seconds: float
+    share: float
+    #: How the bound was computed, with its numbers.
+    how: str
+    #: When the last request got its first token, seconds after the first send (NaN without
+    #: per-request times).
+    last_first_s: float = math.nan
+
+
+@dataclass
 class RunFacts:
     run: str
     group: str
@@ -101,6 +124,7 @@ class RunFacts:
     stream_multiple: float
     in_flight: InFlight | None
     ttft_share: float
+    prefill_window: PrefillWindow | None = None
     #: True: served one at a time; False: requests overlapped; None: the file cannot tell.
     serial: bool | None = None
     #: Why, in one sentence that answers the question.
@@ -272,6 +296,61 @@ def _ttft_share(data: AuditData, run_id: str) -> float:
     return math.nan
 
 
+def percent(share: float) -> str:
+    """Whole percent, except below 1% where that would print a bound of 0.4% as 0%."""
+    return f"{share:.1%}" if share < 0.01 else f"{share:.0%}"
+
+
+def prefill_window(data: AuditData, run_id: str) -> PrefillWindow | None:
+    """The wall time all prompt processing fits in (PrefillWindow), or None when the file does
+    not bound it: a request without a first-token time (a failed one) may have been prefilled
+    at any moment before its end, so its window runs to its end; without either it is open."""
+    s = data.figures(run_id)
+    wall = float(s["wall_s"])
+    if not wall > 0:
+        return None
+    rows = data.requests_of(run_id)
+    if len(rows) and s.flag("has_send"):
+        send = rows["t_send"].to_numpy(dtype="float64", na_value=np.nan)
+        first = rows["t_first"].to_numpy(dtype="float64", na_value=np.nan)
+        end = rows["t_end"].to_numpy(dtype="float64", na_value=np.nan)
+        close = np.where(np.isnan(first), end, first)
+        if np.isnan(close).any() or np.isnan(send).any():
+            return None
+        seconds = float(union_length(np.zeros(len(send)), send, close).sum())
+        start = float(send.min())
+        last_first = float(np.nanmax(first)) - start if not np.isnan(first).all() else math.nan
+        how = (
+            f"every prompt was processed between its request's send and its first token: the "
+            f"union of those windows is {fmt(seconds, 2)} s of the {fmt(wall, 2)} s wall "
+            f"= {seconds / wall:.0%}"
+        )
+        if not math.isnan(last_first):
+            how += f" (the last first token came {fmt(last_first, 2)} s after the first send)"
+        return PrefillWindow(min(seconds, wall), min(seconds, wall) / wall, how, last_first)
+    # without send times: each request's window is its TTFT, and the windows' union is at
+    # most their sum; a failed request with no TTFT leaves the bound open
+    ok, requests = float(s["ok"]), float(s["requests"])
+    if len(rows) and rows["ttft"].notna().all():
+        total, count = float(rows["ttft"].sum()), len(rows)
+        source = f"Σ TTFT over {count:,} requests"
+    else:
+        mean_ttft = _get(_summary(data, run_id), "mean_ttft_s")
+        if math.isnan(mean_ttft) or not ok > 0 or requests != ok:
+            return None
+        total = ok * mean_ttft
+        source = f"completed × mean TTFT = {ok:,.0f} × {fmt(mean_ttft, 4)} s"
+    if not total >= 0:
+        return None
+    seconds = min(total, wall)
+    how = (
+        f"every prompt was processed within its request's time to first token, so prefill "
+        f"took at most {source} = {fmt(total, 2)} s of the {fmt(wall, 2)} s wall "
+        f"= {percent(seconds / wall)}"
+    )
+    return PrefillWindow(seconds, seconds / wall, how)
+
+
 def _run_facts(data: AuditData, run_id: str) -> RunFacts:
     from reporter.ladder import ladder
 
@@ -293,6 +372,7 @@ def _run_facts(data: AuditData, run_id: str) -> RunFacts:
         stream_multiple=s["aggregate_tps"] / stream if stream > 0 else math.nan,
         in_flight=in_flight(data, run_id),
         ttft_share=_ttft_share(data, run_id),
+        prefill_window=prefill_window(data, run_id),
     )
 
 

@@ -23,9 +23,16 @@ at N=8: `8 × 5,634 = 45,072 tokens ÷ 3,005 = 15.0 s` of a 17.77 s wall clock, 
 72.03 tok/s is a prefill measurement. With 352-token prompts: `2,816 ÷ 3,005 = 0.94 s` of
 2.84 s, 33% (the measured median time to first token was 0.974 s).
 
+A hard bound comes first where the file has one: every prompt is read after its request is
+sent and before its first token, so prompt processing fits inside the union of the requests'
+[send, first token] windows (from per-request times) or their sum, Σ TTFT (from a summary or
+a list without send times). A bound within `prefill_share` passes the run, also when the
+estimate above (which assumes prompts read one after another) is higher.
+
 ## When it cannot decide
-Without prompt token counts, or without any prefill rate (no probe, no lone request), it
-cannot estimate the first term.
+Without prompt token counts or a prefill rate (no probe, no lone request), and a first-token
+bound above the limit: the time before first tokens then holds queueing as well as prefill,
+and only a prefill rate tells them apart.
 
 ## What to do
 Quote decode throughput from runs with short prompts and forced length; quote long-prompt runs
@@ -40,6 +47,7 @@ from __future__ import annotations
 import math
 
 from reporter.config import threshold
+from reporter.facts import PrefillWindow, percent
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
 from reporter.types import Outcome, Severity, fmt
 
@@ -57,14 +65,17 @@ def check(data: AuditData) -> list[Finding]:
 
 def _check_run(data: AuditData, run_id: str) -> Finding:
     s = data.figures(run_id)
+    window = data.facts.runs[run_id].prefill_window
+    limit = data.config[PREFILL_SHARE]
     prompt = float(s["prompt_tokens_total"])
     if math.isnan(prompt):
-        return RULE.finding(run_id, Outcome.UNDECIDABLE, "no prompt token counts (prompt_tokens)")
+        return _by_window(run_id, window, limit, "no prompt token counts (prompt_tokens)")
     rate = float(s["prefill_rate"])
     if math.isnan(rate):
-        return RULE.finding(
+        return _by_window(
             run_id,
-            Outcome.UNDECIDABLE,
+            window,
+            limit,
             "no prefill rate: add a probe record (what: prefill_rate) or a lone "
             "request of the same sweep",
         )
@@ -72,7 +83,6 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     if math.isnan(wall) or wall <= 0:
         return RULE.finding(run_id, Outcome.UNDECIDABLE, "no wall clock")
     share = float(s["prefill_share"])
-    limit = data.config[PREFILL_SHARE]
     n = int(s["requests"])
     per = prompt / n if n else float("nan")
     prefill_s = float(s["prefill_s"])
@@ -93,6 +103,20 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         "prefill_share": share,
         "median_ttft_s": ttft,
     }
+    if share > limit and window is not None and window.share <= limit:
+        # the estimate assumes prompts read one after another; the first-token times prove
+        # the reading fitted in less, whatever the server batched
+        numbers["prefill_window_s"] = window.seconds
+        numbers["prefill_window_share"] = window.share
+        return RULE.finding(
+            run_id,
+            Outcome.PASSED,
+            f"prompt processing took at most {percent(window.share)} of the wall clock (every "
+            f"prompt was read before its first token), within {limit:.0%}; the estimate of "
+            f"{share:.0%} from the prefill rate assumes prompts read one after another",
+            arithmetic=[*arithmetic, window.how],
+            numbers=numbers,
+        )
     if share > limit and s.flag("prefill_rate_bound"):
         return RULE.finding(
             run_id,
@@ -124,6 +148,35 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         + f" {share:.0%} of the wall clock",
         arithmetic=arithmetic,
         numbers=numbers,
+    )
+
+
+def _by_window(run_id: str, window: PrefillWindow | None, limit: float, missing: str) -> Finding:
+    """Without a prefill estimate, the first-token times still bound prompt processing: a
+    bound within the limit passes the run; above it, prefill and queueing cannot be told
+    apart and the rule says so."""
+    if window is None or window.share >= 1:
+        # no window, or one as long as the wall: the bound says nothing
+        return RULE.finding(run_id, Outcome.UNDECIDABLE, missing)
+    numbers = {"prefill_window_s": window.seconds, "prefill_window_share": window.share}
+    if window.share <= limit:
+        return RULE.finding(
+            run_id,
+            Outcome.PASSED,
+            f"prompt processing took at most {percent(window.share)} of the wall clock (every "
+            f"prompt was read before its first token), within {limit:.0%}",
+            arithmetic=[window.how],
+            numbers=numbers,
+        )
+    return RULE.finding(
+        run_id,
+        Outcome.UNDECIDABLE,
+        f"{missing}; the time before first tokens bounds prompt processing at "
+        f"{window.share:.0%} of the wall clock, above {limit:.0%}, but that time holds "
+        "queueing as well as prefill",
+        arithmetic=[window.how],
+        numbers=numbers,
+        help="add a probe record (what: prefill_rate) to tell prefill from queueing",
     )
 
 

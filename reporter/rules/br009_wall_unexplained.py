@@ -37,6 +37,10 @@ predicted wall `0.23 + 512 ÷ 79.45 = 6.67 s`, predicted aggregate `8 × 512 ÷ 
 measured `4,096 ÷ 6.76 = 606` tok/s: 1.3% apart, explained. Case A at N=4 predicts one
 request's 5.5 s against a measured 22.5 s: the queue is the unexplained time.
 
+When the measured wall is longer, the finding also says when the last request got its first
+token (from per-request times): until then some request was still queued or behind other
+prompts, which is where a queue's time shows.
+
 ## When it cannot decide
 Without first-token times there is no TTFT or decode rate to predict from.
 
@@ -55,6 +59,7 @@ import math
 import numpy as np
 
 from reporter.config import threshold
+from reporter.facts import percent
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
 from reporter.types import Outcome, Severity, fmt, number
 
@@ -178,11 +183,25 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     if abs(off) > limit:
         where = "longer" if off > 0 else "shorter"
         basis = "the arrival schedule, TTFT and decode" if schedule is not None else "TTFT + decode"
+        waiting = ""
+        last_first = _last_first_token(data, run_id)
+        if off > 0 and last_first > first_term:
+            # where the time went: a request still had no first token this late, so it sat in
+            # a queue or behind other prompts until then
+            numbers["last_first_token_s"] = last_first
+            arithmetic.append(
+                f"the last first token came {fmt(last_first, 2)} s after the first send, "
+                f"{percent(last_first / wall)} of the {fmt(wall, 2)} s wall"
+            )
+            waiting = (
+                f"; a request was still waiting for its first token (queue or prefill) "
+                f"{fmt(last_first, 2)} s into the wall ({percent(last_first / wall)} of it)"
+            )
         return RULE.finding(
             run_id,
             Outcome.FIRED,
             f"measured wall {fmt(wall, 2)} s is {fmt(abs(off) * 100, 0)}% {where} than {basis} "
-            f"predict ({fmt(predicted, 2)} s)",
+            f"predict ({fmt(predicted, 2)} s){waiting}",
             arithmetic=arithmetic,
             numbers=numbers,
             refs=run_ref(data, run_id),
@@ -198,6 +217,12 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         arithmetic=arithmetic,
         numbers=numbers,
     )
+
+
+def _last_first_token(data: AuditData, run_id: str) -> float:
+    """When the last request got its first token, after the first send (the run's facts)."""
+    window = data.facts.runs[run_id].prefill_window
+    return math.nan if window is None else window.last_first_s
 
 
 def _rate(value: float) -> str:
