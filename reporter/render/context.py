@@ -21,7 +21,7 @@ from reporter.claims import ClaimCheck, rate_digits
 from reporter.rules import REGISTRY
 from reporter.rules.base import Finding
 from reporter.types import Outcome, Severity, VerdictKind, finite, fmt
-from reporter.verdict import FORMAT_VERSION, ClaimSummary, RunSummary, Verdict
+from reporter.verdict import FORMAT_VERSION, ClaimSummary, GroupSummary, RunSummary, Verdict
 
 #: Longest trace string shown in full; longer ones are cut and say how long they were.
 MAX_SHOWN = 160
@@ -300,14 +300,48 @@ class ReportContext:
     rule_pages: list[RulePage]
     charts: list[Chart] = field(default_factory=list)
     #: Groups of several runs (sweeps or repeats) and why their runs are together.
-    sweeps: list[tuple[str, str]] = field(default_factory=list)
+    sweeps: list[SweepView] = field(default_factory=list)
     run_charts: list[Chart] = field(default_factory=list)
     chart_notes: list[str] = field(default_factory=list)
     #: Whether any run has latency percentiles to print.
     has_latency: bool = False
 
 
+@dataclass
+class SweepView:
+    """A group of several runs: its name, why its runs are together, how many there are,
+    the span of its load axis ("N=1–8", "1–16 req/s") and the slope's answer."""
+
+    name: str
+    why: str
+    runs: int
+    load: str
+    slope: str
+
+
 # --------------------------------------------------------------------------- builders
+
+
+def sweep_view(verdict: Verdict, group: GroupSummary) -> SweepView:
+    members = [r for r in verdict.runs if r.id in set(group.runs)]
+    if group.axis == "rate":
+        rates = sorted(r.request_rate for r in members if r.request_rate is not None)
+        load = f"{_span(rates)} req/s" if rates else ""
+    else:
+        ns = sorted(n for r in members if (n := r.concurrency) is not None and not math.isnan(n))
+        load = f"N={_span(ns)}" if ns else ""
+    return SweepView(
+        shown(group.name, MAX_MESSAGE),
+        shown(group.why, MAX_MESSAGE),
+        len(group.runs),
+        load,
+        shown(group.slope, MAX_MESSAGE),
+    )
+
+
+def _span(values: list[float]) -> str:
+    low, high = f"{values[0]:g}", f"{values[-1]:g}"
+    return low if low == high else f"{low}–{high}"
 
 
 def rerun_command(verdict: Verdict, command: str | None) -> str:
@@ -728,11 +762,7 @@ def build_context(
         format_version=str(FORMAT_VERSION),
         counts=counts,
         rule_pages=pages,
-        sweeps=[
-            (shown(g.name, MAX_MESSAGE), shown(g.why, MAX_MESSAGE))
-            for g in verdict.groups
-            if len(g.runs) > 1
-        ],
+        sweeps=[sweep_view(verdict, g) for g in verdict.groups if len(g.runs) > 1],
     )
     if charts:
         from reporter.render.charts import draw_charts

@@ -30,6 +30,8 @@ TOP_FINDINGS = 8
 SUBJECTS = 3
 #: Runs in the table; the rest are counted.
 TOP_RUNS = 12
+#: Sweeps listed in the summary; the rest are in the HTML report.
+TOP_SWEEPS = 5
 #: Longest value in a table cell, and longest finding message.
 CELL = 60
 MESSAGE = 300
@@ -129,6 +131,7 @@ def render_markdown_context(context: ReportContext) -> str:
         "command": fenced(context.command, context.command_fence),
         "cell": CELL,
         "message": MESSAGE,
+        "max_sweeps": TOP_SWEEPS,
     }
     text = environment().get_template(TEMPLATE).render(r=context, **extra)
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"

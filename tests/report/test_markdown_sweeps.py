@@ -1,0 +1,76 @@
+"""The Markdown summary lists the groups of runs: each one's runs, load span, why and slope."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reporter import api
+from reporter.render.markdown import TOP_SWEEPS, render_markdown
+
+ROOT = Path(__file__).resolve().parents[2]
+REAL = ROOT / ".." / "shared" / "real-traces"
+
+
+def _sweep_lines(markdown: str) -> list[str]:
+    lines = markdown.splitlines()
+    start = lines.index("**Groups of runs**")
+    block = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("- "):
+            break
+        block.append(line)
+    return block
+
+
+def test_each_sweep_with_its_runs_load_and_slope() -> None:
+    markdown = render_markdown(api.audit([str(ROOT / "traces" / "case-a-versions.jsonl")]))
+    lines = _sweep_lines(markdown)
+    assert [line.split(":")[0] for line in lines] == [
+        "- case-a-old-default",
+        "- case-a-new-default",
+        "- case-a-new-cb8",
+    ]
+    assert lines[0].startswith("- case-a-old-default: 4 runs at N=1–8 (named by the file): ")
+    assert "aggregate flat in N: 90.3 / 89.5 / 89.6 / 88.5 tok/s" in lines[0]
+
+
+def test_rate_sweep_shows_its_rates() -> None:
+    path = REAL / "vllm" / "nerdalert-h100-llama31-8b-rate-sweep.jsonl"
+    if not path.exists():
+        pytest.skip("../shared/real-traces is not here")
+    lines = _sweep_lines(render_markdown(api.audit([str(path)])))
+    assert lines and all(" req/s " in line for line in lines), lines
+
+
+def test_a_run_alone_is_no_sweep_and_many_sweeps_are_counted(tmp_path: Path) -> None:
+    one = tmp_path / "one.jsonl"
+    one.write_text(
+        '{"kind":"run","schema":"benchreport/1","id":"r","workload":{"concurrency":1}}\n'
+        '{"kind":"request","run":"r","id":0,"t_send":0,"t_first":0.1,"t_end":1,'
+        '"output_tokens":10}\n',
+        encoding="utf-8",
+    )
+    assert "**Groups of runs**" not in render_markdown(api.audit([str(one)]))
+    # one file per sweep, TOP_SWEEPS + 2 sweeps of two runs each
+    paths = []
+    for k in range(TOP_SWEEPS + 2):
+        lines = []
+        for n in (1, 2):
+            lines.append(
+                f'{{"kind":"run","schema":"benchreport/1","id":"s{k}-n{n}","group":"s{k}",'
+                f'"workload":{{"concurrency":{n},"stop":"forced","output_tokens":10}}}}'
+            )
+            for i in range(n):
+                lines.append(
+                    f'{{"kind":"request","run":"s{k}-n{n}","id":{i},"t_send":0,'
+                    f'"t_first":0.1,"t_end":1,"output_tokens":10}}'
+                )
+        path = tmp_path / f"s{k}.jsonl"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        paths.append(str(path))
+    markdown = render_markdown(api.audit(paths))
+    listed = _sweep_lines(markdown)
+    assert len(listed) == TOP_SWEEPS + 1
+    assert listed[-1] == "- … and 2 more in the HTML report"
