@@ -119,12 +119,38 @@ def _extra(name: str) -> Callable[[pd.Series, pd.Series | None], str | None]:
     return get
 
 
-def _deployment(run: pd.Series, _: pd.Series | None) -> str | None:
+class Settings(tuple[tuple[str, str], ...]):
+    """(key, value) pairs a tool recorded beside a run, printed `k=v; k=v`."""
+
+    def __str__(self) -> str:
+        return "; ".join(f"{k}={v}" for k, v in self)
+
+
+def _deployment(run: pd.Series, _: pd.Series | None) -> Settings | None:
     """Settings a tool recorded beside the run (vLLM --metadata pairs: deployment, gpu, …)."""
     from reporter.grouping import tool_settings
 
     items = tool_settings(run.to_dict())
-    return "; ".join(f"{k}={v}" for k, v in items) if items else None
+    return Settings(items) if items else None
+
+
+def differing_settings(values: Sequence[Any]) -> list[str]:
+    """Each value printed with only the settings that differ among `values`.
+
+    Runs that share ten settings and differ in one (`deployment=base` vs `kvcache`) are told
+    apart by that one; a key one run lacks prints as `(not set)`.
+    """
+    known = [dict(v) for v in values if isinstance(v, Settings)]
+    keys = sorted({k for d in known for k in d})
+    differ = [k for k in keys if len({d.get(k) for d in known}) > 1]
+    out = []
+    for v in values:
+        if not isinstance(v, Settings):
+            out.append(show(v))
+            continue
+        pairs = dict(v)
+        out.append("; ".join(f"{k}={pairs.get(k, '(not set)')}" for k in differ) or str(v))
+    return out
 
 
 FACTORS: tuple[Factor, ...] = (
@@ -237,7 +263,15 @@ class FactorDiff:
     state: str
 
     def text(self) -> str:
-        return f"{self.label} {show(self.a, self.key)} vs {show(self.b, self.key)}"
+        a, b = self.shown()
+        return f"{self.label} {a} vs {b}"
+
+    def shown(self) -> tuple[str, str]:
+        """Both values as printed; settings lists reduced to the pairs that differ."""
+        if isinstance(self.a, Settings) or isinstance(self.b, Settings):
+            a, b = differing_settings([self.a, self.b])
+            return a, b
+        return show(self.a, self.key), show(self.b, self.key)
 
 
 def values(run: pd.Series, stats: pd.Series | None) -> dict[str, Any]:
@@ -296,7 +330,13 @@ def judge(diffs: Sequence[FactorDiff], compared: frozenset[str] = frozenset()) -
         if conditions:
             parts.append("conditions differ (" + ", ".join(d.label for d in conditions) + ")")
         if len(categories) > allowed:
-            parts.append(f"{len(categories)} setups differ at once (" + ", ".join(categories) + ")")
+            # each category by the factors that differ in it ("request rate", not the
+            # category's name "concurrency")
+            named = [
+                ", ".join(d.label for d in differing if d.kind == SETUP and d.category == c)
+                for c in categories
+            ]
+            parts.append(f"{len(categories)} setups differ at once (" + "; ".join(named) + ")")
         return Judgement(False, differing, one_sided, unknown, about, "; ".join(parts))
     if one_sided:
         return Judgement(
@@ -550,7 +590,7 @@ class Comparison:
             "comparable": self.judgement.comparable,
             "reason": self.judgement.reason,
             "factors": [
-                {"factor": d.label, "a": show(d.a, d.key), "b": show(d.b, d.key), "state": d.state}
+                {"factor": d.label, "a": d.shown()[0], "b": d.shown()[1], "state": d.state}
                 for d in self.factors
             ],
             "chain": [
@@ -675,9 +715,7 @@ def text_lines(c: Comparison) -> list[str]:
     width = max((len(d.label) for d in c.factors), default=10)
     if differ:
         lines.append("They differ in:")
-        lines.extend(
-            f"  {d.label:<{width}}  {show(d.a, d.key)}  vs  {show(d.b, d.key)}" for d in differ
-        )
+        lines.extend(f"  {d.label:<{width}}  {d.shown()[0]}  vs  {d.shown()[1]}" for d in differ)
     same = [d for d in c.factors if d.state == SAME]
     if same:
         lines.append("They agree in: " + "; ".join(f"{d.label} {show(d.a, d.key)}" for d in same))

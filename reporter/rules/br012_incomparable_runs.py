@@ -90,7 +90,7 @@ def check(data: AuditData) -> list[Finding]:
 
 def _factor_lines(diffs: list[compare.FactorDiff]) -> list[str]:
     return [
-        f"{d.label}: {compare.show(d.a, d.key)} vs {compare.show(d.b, d.key)}"
+        f"{d.label}: {d.shown()[0]} vs {d.shown()[1]}"
         for d in diffs
         if d.state in (compare.DIFFERS, compare.ONE_SIDED)
     ]
@@ -174,8 +174,8 @@ def _check_claim(data: AuditData, claim: Any) -> Finding:
             evidence=[
                 {
                     "factor": d.label,
-                    "a": compare.show(d.a, d.key),
-                    "b": compare.show(d.b, d.key),
+                    "a": d.shown()[0],
+                    "b": d.shown()[1],
                     "state": d.state,
                 }
                 for d in c.factors
@@ -246,6 +246,11 @@ def _check_audit(data: AuditData) -> Finding | None:
                 reps.append(v)
                 match = v
             by_value.setdefault(compare.show(match, f.key), []).append(run_id)
+        if len(by_value) > 1 and any(isinstance(r, compare.Settings) for r in reps):
+            # settings lists share most pairs: print each with only the pairs that differ
+            reduced = compare.differing_settings(reps)
+            short = dict(zip((compare.show(r, f.key) for r in reps), reduced, strict=True))
+            by_value = {short[k]: v for k, v in by_value.items()}
         if len(by_value) > 1:
             varying.append((f, by_value))
     if not varying:

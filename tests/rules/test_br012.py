@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from reporter import api
 from tests.conftest import FIXTURES, TRACES, finding
 
@@ -122,3 +124,34 @@ def test_engine_versions_of_case_a_are_comparable():
     f = finding(v, "BR012", "audit")
     assert f["outcome"] == "passed"
     assert "only the engine setup differs (engine version, engine flags)" in f["message"]
+
+
+def test_deployment_settings_print_only_the_pairs_that_differ():
+    """Nine vLLM points share ten --metadata pairs and differ in one (deployment=…): the line
+    names that one, and the setups that differ are named by their factors."""
+    name = "nerdalert-automation-llama32-3b-l40s-mixed-deployments-rate-sweep.jsonl"
+    path = TRACES.parent / ".." / "shared" / "real-traces" / "vllm" / name
+    if not path.exists():
+        pytest.skip("../shared/real-traces is not here")
+    v = api.audit([path]).to_dict()
+    f = finding(v, "BR012", "audit")
+    assert f["outcome"] == "fired"
+    assert "2 setups differ at once (request rate; deployment settings)" in f["message"]
+    (line,) = [a for a in f["arithmetic"] if a.startswith("deployment settings: ")]
+    assert line.startswith(
+        "deployment settings: deployment=no-features: vllm:10qps:deployment=no-features"
+    )
+    assert "gpu=" not in line and "tokenizer_id=" not in line
+
+
+def test_differing_settings_marks_a_key_one_run_lacks():
+    from reporter.compare import Settings, differing_settings
+
+    a = Settings((("gpu", "L40S"), ("tp", "1")))
+    b = Settings((("gpu", "L40S"), ("tp", "2"), ("dp", "2")))
+    assert differing_settings([a, b, None]) == [
+        "dp=(not set); tp=1",
+        "dp=2; tp=2",
+        "undisclosed",
+    ]
+    assert str(a) == "gpu=L40S; tp=1"

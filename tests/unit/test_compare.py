@@ -37,7 +37,7 @@ def test_judge_two_setup_categories_block():
     b = values(stop="forced", engine_version="0.10", concurrency=1.0)
     j = compare.judge(compare.diff(a, b))
     assert j.comparable is False
-    assert j.reason == "2 setups differ at once (concurrency, engine)"
+    assert j.reason == "2 setups differ at once (N; engine version)"
     # a scaling factor compares N: then nothing else may differ
     c = values(stop="forced", engine_version="0.11", concurrency=1.0)
     assert compare.judge(compare.diff(a, c), frozenset({"concurrency"})).comparable is True
