@@ -14,7 +14,7 @@ from reporter.facts import Decision, RunFacts
 from reporter.latency import latency_table, run_latency
 from reporter.rules.base import AuditData, Finding, RunFigures, clean
 from reporter.table import InputFile
-from reporter.types import Outcome, VerdictKind, fmt, number, worst
+from reporter.types import Outcome, VerdictKind, finite, fmt, number, worst
 
 FORMAT_VERSION = 1
 
@@ -29,7 +29,8 @@ class RunSummary:
     group: str
     concurrency: float | None
     repeat: float | None
-    requests: int
+    #: None when only a summary was read and it does not count the requests.
+    requests: int | None
     output_tokens: float | None
     wall_s: float | None
     aggregate_tps: float | None
@@ -238,6 +239,14 @@ def _answer(d: Decision | None, fired: str, passed: str) -> str:
     return f"{d.outcome}: {d.message}"
 
 
+def _request_count(s: RunFigures, row: Any) -> int | None:
+    """The run's request count; unknown (None), not 0, for a summary that does not count them."""
+    summary = row["summary"] if isinstance(row["summary"], dict) else {}
+    if s.flag("from_summary") and finite(summary.get("requests")) is None:
+        return None
+    return int(s["requests"])
+
+
 def build_verdict(
     data: AuditData, checks: list[ClaimCheck], findings: list[Finding], rules: list[str]
 ) -> Verdict:
@@ -295,7 +304,7 @@ def build_verdict(
                 group=group,
                 concurrency=concurrency,
                 repeat=number(row["repeat"]),
-                requests=int(s["requests"]),
+                requests=_request_count(s, row),
                 output_tokens=number(s["output_tokens"]),
                 wall_s=number(s["wall_s"]),
                 aggregate_tps=number(s["aggregate_tps"]),

@@ -36,8 +36,9 @@ def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
         for r in verdict.runs:
             n = _load(r)
             share = "n/a" if r.prefill_share is None else f"{r.prefill_share:.0%}"
+            count = "?" if r.requests is None else str(r.requests)
             out.append(
-                f"  {v(r.id)[:22]:<22} {n:>5} {r.requests:>5} {fmt(r.output_tokens, 0):>8} "
+                f"  {v(r.id)[:22]:<22} {n:>5} {count:>5} {fmt(r.output_tokens, 0):>8} "
                 f"{fmt(r.wall_s, 2):>8} {fmt(r.aggregate_tps):>8} {fmt(r.sum_reported_tps):>8} "
                 f"{_overlap(r):>7} {v(r.stop):>8} {share:>7}  {r.verdict}"
             )

@@ -124,6 +124,16 @@ def test_run_without_requests_says_so() -> None:
     assert "r: 0 requests: nothing to audit" in done.stdout
 
 
+def test_summary_without_a_request_count_shows_it_unknown() -> None:
+    # an AIPerf CSV with a duration and no request count: unknown, never "0 requests"
+    verdict = api.audit([hostile("tb07-*.csv")]).to_dict()
+    (run,) = verdict["runs"]
+    assert run["requests"] is None
+    done = cli("audit", relative(hostile("tb07-*.csv")), "--no-html")
+    (row,) = [line for line in done.stdout.splitlines() if line.startswith("  aiperf:tb07")]
+    assert row.split()[1:3] == ["?", "?"]
+
+
 CLAIM = "aggregate=40 N=2 method=wall"
 
 
