@@ -25,7 +25,14 @@ def read_file(
     lenient: bool = False,
     options: dict[str, Any] | None = None,
 ) -> Partial:
-    """One file through its adapter (detected, or named by `fmt`)."""
+    """One file through its adapter (detected, or named by `fmt`); a Parquet file or folder
+    through reporter.parquet."""
+    from reporter import parquet
+
+    if fmt in ("auto", parquet.FORMAT, parquet.NAME) and parquet.is_parquet(path):
+        partial_: Partial = parquet.read(path, lenient=lenient)
+        check_partial(partial_, lenient=lenient)
+        return partial_
     source, skipped = adapters.without_leading_log(Source.read(os.fspath(path)))
     module = adapters.detect(source) if fmt == "auto" else adapters.get(fmt)
     partial: Partial = module.read(source, lenient=lenient, **(options or {}))

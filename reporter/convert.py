@@ -286,8 +286,13 @@ def convert_file(
     lenient: bool = False,
     options: dict[str, Any] | None = None,
 ) -> tuple[Tables, int]:
-    """Read one file through its adapter and write it as a native trace to `out`."""
+    """Read one file through its adapter and write it as a native trace to `out`: JSON Lines,
+    or Parquet when `out` ends in `.parquet` (reporter.parquet)."""
     from reporter import api
 
     tables = api.load([path], fmt, lenient=lenient, options=options)
+    if out.lower().endswith(".parquet"):
+        from reporter import parquet
+
+        return tables, parquet.write(tables, out)
     return tables, write(tables, out)
