@@ -147,8 +147,15 @@ def render_outputs(
     json: str | None = None,
     default_html: bool = False,
     command: str | None = None,
+    csv: str | None = None,
+    badge: str | None = None,
+    card: str | None = None,
 ) -> list[str]:
-    """Write the requested documents; returns the paths written."""
+    """Write the requested documents; returns the paths written.
+
+    `csv` is the run table (reporter.render.runs_csv); `badge` an SVG of the verdict and
+    `card` an HTML fragment for a blog post (reporter.render.badge, reporter.render.card).
+    """
     from reporter.render.json import render_json
 
     written = []
@@ -174,16 +181,32 @@ def render_outputs(
 
         _write(md, render_markdown(verdict, command))
         written.append(md)
+    if csv:
+        from reporter.render.runs_csv import render_csv
+
+        _write(csv, render_csv(verdict), newline="")
+        written.append(csv)
+    if badge:
+        from reporter.render.badge import render_badge
+
+        _write(badge, render_badge(verdict))
+        written.append(badge)
+    if card:
+        from reporter.render.card import render_card
+
+        _write(card, render_card(verdict))
+        written.append(card)
     return written
 
 
-def _write(path: str, text: str | bytes) -> None:
+def _write(path: str, text: str | bytes, *, newline: str | None = None) -> None:
+    """Write a document; `newline=""` keeps the text's own line ends (CSV's CRLF)."""
     from reporter.errors import RenderError
 
     try:
         if isinstance(text, bytes):
             Path(path).write_bytes(text)
         else:
-            Path(path).write_text(text, encoding="utf-8")
+            Path(path).write_text(text, encoding="utf-8", newline=newline)
     except OSError as exc:
         raise RenderError(f"{path}: cannot write: {exc.strerror}") from None
