@@ -2,6 +2,6 @@
 
 from reporter.api import audit
 from reporter.verdict import Verdict
+from reporter.version import __version__
 
-__version__ = "0.1.0"
 __all__ = ["Verdict", "__version__", "audit"]

@@ -10,9 +10,9 @@ from typing import Any
 from reporter import adapters, claims, metrics, rules
 from reporter.config import Config
 from reporter.errors import MAX_SHOWN_PROBLEMS, TraceError, UsageError
+from reporter.facts import audit_data
 from reporter.ingest.integrity import check_partial
 from reporter.ingest.lines import Source
-from reporter.rules.base import AuditData
 from reporter.table import Partial, Tables, build
 from reporter.types import PathLike
 from reporter.verdict import Verdict, build_verdict
@@ -128,10 +128,9 @@ def audit_tables(
     stats = metrics.run_stats(tables)
     config = config or Config()
     checks = claims.evaluate(tables, stats, config[claims.CLAIM_TOLERANCE])
-    data = AuditData(tables, stats, config)
-    data.claim_checks = checks
+    data = audit_data(tables, stats, config, checks)
     findings = rules.run_rules(data, chosen)
-    return build_verdict(data, checks, findings, [r.code for r in chosen])
+    return build_verdict(data, checks, findings, [r.page() for r in chosen])
 
 
 #: Where the HTML report goes when no output is named (the current directory).

@@ -14,7 +14,6 @@ import click
 from reporter import api, rules
 from reporter.cli_guard import GuardedGroup
 from reporter.cli_options import input_options
-from reporter.config import Config
 from reporter.safetext import echo, echo_json
 from reporter.types import Severity
 
@@ -133,7 +132,7 @@ def audit(
         ignore=ignore,
         claim_texts=claim_texts,
         lenient=lenient,
-        config=Config.load(config_path),
+        config=rules.load_config(config_path),
         server_logs=server_logs,
         options=options,
         group_by=group_by,

@@ -57,19 +57,22 @@ class Config:
         return self.overrides.get(t.name, t.default)
 
     @classmethod
-    def load(cls, path: str | Path | None) -> Config:
-        """Read `[thresholds]` from a TOML file: `flat_growth = 1.3`."""
+    def load(cls, path: str | Path | None, known: dict[str, Threshold]) -> Config:
+        """Read `[thresholds]` from a TOML file: `flat_growth = 1.3`.
+
+        `known` is every declared threshold: the modules that declare them (the rules and
+        the analysis they read) sit above this one, so the caller that has imported them
+        passes them (`reporter.rules.load_config`).
+        """
         if path is None:
             return cls()
         table = _thresholds_table(str(path))
         overrides: dict[str, float] = {}
-        import reporter.rules  # noqa: F401  (declares every threshold)
-
         for name, value in table.items():
-            if name not in THRESHOLDS:
-                known = ", ".join(sorted(THRESHOLDS))
-                raise UsageError(f"{path}: unknown threshold {name!r}; expected one of {known}")
-            t = THRESHOLDS[name]
+            if name not in known:
+                names = ", ".join(sorted(known))
+                raise UsageError(f"{path}: unknown threshold {name!r}; expected one of {names}")
+            t = known[name]
             if isinstance(value, bool) or not isinstance(value, int | float):
                 shown = type(value).__name__ if isinstance(value, list | dict) else repr(value)
                 raise UsageError(f"{path}: threshold {name} is {shown}; expected a number")

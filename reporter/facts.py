@@ -14,148 +14,55 @@ open-loop request rate). A sweep's facts: the slope of the aggregate over its lo
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from reporter.config import threshold
-from reporter.metrics import union_length
-from reporter.types import Outcome, Severity, fmt, number_or_nan
-
-if TYPE_CHECKING:
-    from reporter.rules.base import AuditData
-
-SERIAL_OVERLAP = threshold(
-    "serial_overlap",
-    1.15,
-    "a strictly serial server gives 1.0; a few ms of hand-over between requests and clock "
-    "jitter add a little, real batching of even two requests gives close to 2",
+from reporter.auditdata import AuditData
+from reporter.config import Config
+from reporter.decision import (
+    APPROXIMATE_MARGIN,
+    CONCURRENCY,
+    RATE,
+    SERIAL_OVERLAP,
+    UNKNOWN,
+    Decision,
+    DecodeBound,
+    Facts,
+    GroupFacts,
+    InFlight,
+    PrefillWindow,
+    RunFacts,
+    proves_overlap,
 )
-#: An approximate Σ decode time (unequal lengths, mean TPOT) decides only when it is this far
-#: above serial: it can be off by the covariance of length and per-token time, never by 2×.
-APPROXIMATE_MARGIN = 2.0
+from reporter.ladder import ladder
+from reporter.metrics import union_length
+from reporter.slope import slope
+from reporter.table import Tables
+from reporter.types import Outcome, fmt, number_or_nan
 
-#: The load axes a run can sit on.
-CONCURRENCY = "concurrency"
-RATE = "rate"
-UNKNOWN = "unknown"
-
-
-@dataclass
-class Decision:
-    """An answer to one question about a run or a sweep, with the numbers behind it."""
-
-    outcome: Outcome
-    message: str
-    arithmetic: list[str] = field(default_factory=list)
-    numbers: dict[str, Any] = field(default_factory=dict)
-    refs: list[str] = field(default_factory=list)
-    help: str = ""
-    #: What the answer says about serial service: True serial, False overlapping, None neither.
-    serial: bool | None = None
-    #: A severity other than the rule's own (a flat rate sweep is saturation, informational).
-    severity: Severity | None = None
-
-
-@dataclass
-class DecodeBound:
-    """How many requests decoded at once, from Σ decode time ÷ wall (time-averaged).
-
-    The time average of the number decoding is Σ decode time ÷ wall; the peak is at least
-    that (pigeonhole). Exact when the Σ comes from per-request times or exact summaries;
-    approximate (`exact` False) when it is rebuilt from mean output × mean TPOT.
-    """
-
-    value: float
-    exact: bool
-    how: str
-    arithmetic: list[str]
-
-    @property
-    def at_least(self) -> int:
-        """Requests decoding together at some moment: the average, rounded up."""
-        return max(1, math.ceil(self.value - 1e-9))
-
-
-@dataclass
-class InFlight:
-    """Requests in flight, Little's law: Σ end-to-end latency ÷ wall."""
-
-    value: float
-    exact: bool
-    how: str
-
-
-@dataclass
-class PrefillWindow:
-    """An upper bound on the wall time in which any prompt was being processed.
-
-    A server reads a prompt after the request is sent and before its first token, so every
-    prompt's processing lies inside its request's [send, first token] window: the union of the
-    windows (from per-request times), or their sum, Σ TTFT (from a summary), bounds the time
-    prefill took out of the wall, however the server batched it. The same window holds any
-    queueing, so a large share is prefill or queue, never decided between them by this bound.
-    """
-
-    seconds: float
-    share: float
-    #: How the bound was computed, with its numbers.
-    how: str
-    #: When the last request got its first token, seconds after the first send (NaN without
-    #: per-request times).
-    last_first_s: float = math.nan
-
-
-@dataclass
-class RunFacts:
-    run: str
-    group: str
-    #: CONCURRENCY (closed loop at N), RATE (open loop at a request rate) or UNKNOWN.
-    axis: str
-    concurrency: float
-    #: Requests per second (inf: every request sent at once); NaN when not stated.
-    rate: float
-    ladder: Decision
-    decode: DecodeBound | None
-    #: One stream's decode rate (1 ÷ mean TPOT, as the tool defines TPOT) and the aggregate
-    #: as a multiple of it.
-    stream_tps: float
-    stream_multiple: float
-    in_flight: InFlight | None
-    ttft_share: float
-    prefill_window: PrefillWindow | None = None
-    #: True: served one at a time; False: requests overlapped; None: the file cannot tell.
-    serial: bool | None = None
-    #: Why, in one sentence that answers the question.
-    why: str = ""
-    #: What makes the run serial, each prefixed with the code of the question it answers.
-    reasons: list[str] = field(default_factory=list)
-    #: For an undecided run: the field that would decide it.
-    missing: str = ""
-    #: Did the requests overlap: the ladder from timestamps, else a bound from the summary
-    #: (what BR003 prints).
-    overlap: Decision = field(default_factory=lambda: Decision(Outcome.UNDECIDABLE, ""))
-
-
-@dataclass
-class GroupFacts:
-    group: str
-    runs: list[str]
-    axis: str
-    slope: Decision
-    #: Why these runs form one group (the fields they share).
-    why: str = ""
-
-
-@dataclass
-class Facts:
-    runs: dict[str, RunFacts]
-    groups: dict[str, GroupFacts]
-
-    def serial(self, run_id: str) -> bool | None:
-        facts = self.runs.get(run_id)
-        return None if facts is None else facts.serial
+#: The records this module fills in, named here too for the readers that import them from it.
+__all__ = [
+    "APPROXIMATE_MARGIN",
+    "CONCURRENCY",
+    "RATE",
+    "SERIAL_OVERLAP",
+    "UNKNOWN",
+    "Decision",
+    "DecodeBound",
+    "Facts",
+    "GroupFacts",
+    "InFlight",
+    "PrefillWindow",
+    "RunFacts",
+    "audit_data",
+    "compute",
+    "load_axis",
+    "proves_overlap",
+    "request_rate",
+    "unpaced",
+]
 
 
 def _summary(data: AuditData, run_id: str) -> dict[str, Any]:
@@ -352,8 +259,6 @@ def prefill_window(data: AuditData, run_id: str) -> PrefillWindow | None:
 
 
 def _run_facts(data: AuditData, run_id: str) -> RunFacts:
-    from reporter.ladder import ladder
-
     n = data.concurrency(run_id)
     rate = request_rate(data, run_id)
     s = data.figures(run_id)
@@ -468,8 +373,6 @@ def _decide(data: AuditData, f: RunFacts, slope: Decision | None) -> None:
 
 
 def compute(data: AuditData) -> Facts:
-    from reporter.slope import slope
-
     runs = {str(r): _run_facts(data, str(r)) for r in data.stats.index}
     for f in runs.values():
         f.overlap = _overlap(data, f)
@@ -490,6 +393,10 @@ def compute(data: AuditData) -> Facts:
     return Facts(runs=runs, groups=groups)
 
 
-def proves_overlap(f: RunFacts) -> bool:
-    """The run's own evidence shows requests overlapping (timestamps or a decode bound)."""
-    return f.overlap.serial is False
+def audit_data(
+    tables: Tables, stats: pd.DataFrame, config: Config, claim_checks: list[Any]
+) -> AuditData:
+    """What the rules read: the tables and figures with their facts computed once."""
+    data = AuditData(tables, stats, config, claim_checks)
+    data.facts = compute(data)
+    return data

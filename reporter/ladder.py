@@ -6,12 +6,13 @@ computed once per run by reporter.facts.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from reporter.auditdata import AuditData, request_refs
 from reporter.config import threshold
-from reporter.facts import SERIAL_OVERLAP, Decision
+from reporter.decision import SERIAL_OVERLAP, Decision
 from reporter.types import Outcome, fmt
 
 #: What to do about a serial run, whichever way the ladder was found.
@@ -19,9 +20,6 @@ SERIAL_HELP = (
     "do not publish this as concurrent throughput; look for a refused batching flag in the "
     "server log and check the number of slots"
 )
-
-if TYPE_CHECKING:
-    from reporter.rules.base import AuditData
 
 LADDER_STEP_TOLERANCE = threshold(
     "ladder_step_tolerance",
@@ -71,8 +69,6 @@ def ladder(data: AuditData, run_id: str) -> Decision:
         )
     if not s.flag("has_end"):
         return Decision(Outcome.UNDECIDABLE, "no completion time (t_end) for every request")
-    from reporter.rules.base import request_refs
-
     rows = data.requests_of(run_id)
     refs = request_refs(rows)
     done, _ = _completions(data, run_id)

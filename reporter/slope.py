@@ -10,17 +10,14 @@ flat. That is saturation, never serial service.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+from reporter.auditdata import AuditData, run_ref
 from reporter.config import threshold
-from reporter.facts import CONCURRENCY, RATE, Decision, RunFacts, proves_overlap
+from reporter.decision import CONCURRENCY, RATE, Decision, RunFacts, proves_overlap
 from reporter.types import Outcome, Severity, fmt
-
-if TYPE_CHECKING:
-    from reporter.rules.base import AuditData
 
 FLAT_GROWTH = threshold(
     "flat_growth",
@@ -42,8 +39,6 @@ def levels(data: AuditData, runs: list[str]) -> pd.Series:
 
 
 def _refs(data: AuditData, runs: list[str]) -> list[str]:
-    from reporter.rules.base import run_ref
-
     return [x for r in runs for x in run_ref(data, r)][:8]
 
 

@@ -9,10 +9,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reporter.auditdata import AuditData, RunFigures
 from reporter.claims import CLAIM_TOLERANCE, ClaimCheck, matching, rate_digits
 from reporter.facts import Decision, RunFacts
+from reporter.findings import Finding, RuleDoc, clean
 from reporter.latency import latency_table, run_latency
-from reporter.rules.base import AuditData, Finding, RunFigures, clean
 from reporter.table import InputFile
 from reporter.types import Outcome, VerdictKind, finite, fmt, number, worst
 
@@ -90,9 +91,12 @@ class Verdict:
     findings: list[Finding]
     inputs: list[InputFile]
     undisclosed: list[str]
+    #: The codes of the rules that ran.
     rules: list[str]
     data: AuditData | None = None
     groups: list[GroupSummary] = field(default_factory=list)
+    #: The pages of the rules that ran (their code, name, severity and documentation).
+    rule_docs: list[RuleDoc] = field(default_factory=list)
 
     def fired(self) -> list[Finding]:
         return [f for f in self.findings if f.fired]
@@ -248,7 +252,7 @@ def _request_count(s: RunFigures, row: Any) -> int | None:
 
 
 def build_verdict(
-    data: AuditData, checks: list[ClaimCheck], findings: list[Finding], rules: list[str]
+    data: AuditData, checks: list[ClaimCheck], findings: list[Finding], rules: list[RuleDoc]
 ) -> Verdict:
     by_subject = {(f.code, f.subject): f for f in findings}
     facts = data.facts
@@ -346,7 +350,8 @@ def build_verdict(
         findings=findings,
         inputs=data.tables.inputs,
         undisclosed=undisclosed(data),
-        rules=rules,
+        rules=[r.code for r in rules],
+        rule_docs=rules,
         data=data,
         groups=[
             GroupSummary(g.group, g.runs, g.axis, g.why, g.slope.message)

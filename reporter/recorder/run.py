@@ -524,7 +524,7 @@ class Recorder:
         params: dict[str, Any],
         before: dict[str, float] | None,
     ) -> dict[str, Any]:
-        from reporter import __version__
+        from reporter.version import __version__
 
         cfg = self.cfg
         forced = cfg.forced

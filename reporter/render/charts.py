@@ -20,7 +20,7 @@ import pandas as pd
 import vl_convert as vlc
 
 from reporter.errors import RenderError
-from reporter.render.context import MAX_MESSAGE, Chart, num, pct, shown
+from reporter.render.common import MAX_MESSAGE, Chart, num, pct, shown
 from reporter.verdict import Verdict
 
 #: Requests drawn in one timeline; more are sampled evenly in send order.

@@ -16,30 +16,26 @@ from typing import Any
 
 import pandas as pd
 
-import reporter
 from reporter.claims import ClaimCheck, rate_digits
-from reporter.rules import REGISTRY
-from reporter.rules.base import Finding
-from reporter.types import Outcome, Severity, VerdictKind, finite, fmt
+from reporter.findings import Finding, RuleDoc
+from reporter.render.common import (
+    MAX_MESSAGE,
+    SPACES,
+    Chart,
+    num,
+    pct,
+    shown,
+    value_text,
+)
+from reporter.types import Outcome, Severity, VerdictKind, finite
 from reporter.verdict import FORMAT_VERSION, ClaimSummary, GroupSummary, RunSummary, Verdict
+from reporter.version import __version__
 
-#: Longest trace string shown in full; longer ones are cut and say how long they were.
-MAX_SHOWN = 160
-#: Longest finding message shown (messages quote trace strings).
-MAX_MESSAGE = 1200
 #: Evidence rows shown per finding, and refs shown per finding.
 MAX_EVIDENCE_ROWS = 20
 MAX_REFS = 12
 #: The schema the native format declares on its run records.
 NATIVE_SCHEMA = "benchreport/1"
-
-# Characters that reorder or hide text (bidi embeddings, overrides and isolates, marks, zero
-# width) and C0/C1 controls: shown as a visible <U+XXXX> instead of acting on the page.
-_INVISIBLE = re.compile(
-    "[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e"
-    "\u2060-\u2064\u2066-\u2069\ufeff]"
-)
-_SPACES = re.compile(r"[\t\n\r]+")
 
 VERDICT_TEXT = {
     VerdictKind.SUPPORTED: "Supported",
@@ -64,57 +60,6 @@ METRIC_TEXT = {
     "speedup": "speed-up",
     "scaling": "scaling",
 }
-
-
-def shown(value: object, limit: int = MAX_SHOWN) -> str:
-    """A trace string made safe to look at: visible controls, one line, at most `limit` chars.
-
-    The string is cut before anything is replaced in it, so that a 1 MiB id costs no more
-    than a short one; a cut string says how many characters it had.
-    """
-    text = "" if value is None else str(value)
-    if len(text) > limit:
-        text = f"{text[: limit - 1]}… ({len(text):,} characters)"
-    text = _SPACES.sub(" ", text)
-    return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group(0)):04X}>", text)
-
-
-def num(value: float | None, digits: int = 1, unit: str = "") -> str:
-    """One way to print a number: fixed decimals, thousands separated, n/a when unknown."""
-    if finite(value) is None:
-        return "n/a"
-    return fmt(value, digits) + unit
-
-
-def pct(value: float | None, digits: int = 0) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "n/a"
-    return f"{value * 100:,.{digits}f}%"
-
-
-def value_text(value: Any) -> str:
-    """An evidence or numbers value as text (numbers at a readable precision)."""
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return "n/a"
-        if value == int(value) and abs(value) < 1e15:
-            return f"{int(value):,}"
-        if abs(value) >= 1000:
-            return f"{value:,.1f}"
-        if abs(value) >= 0.01:
-            return f"{value:.3f}".rstrip("0").rstrip(".")
-        return f"{value:.3g}"
-    if isinstance(value, list | tuple):
-        items = [value_text(v) for v in value[:8]]
-        more = f", … ({len(value)} in all)" if len(value) > 8 else ""
-        return ", ".join(items) + more
-    return shown(value)
 
 
 # --------------------------------------------------------------------------- dataclasses
@@ -248,21 +193,6 @@ class InputView:
 
 
 @dataclass(frozen=True)
-class Chart:
-    """One chart: an SVG document (already checked to load nothing) and what it shows."""
-
-    id: str
-    title: str
-    caption: str
-    svg: str
-    note: str = ""
-    #: Small charts sit side by side in a grid; the others take the full width.
-    small: bool = False
-    #: Why the chart was left out (it could not be drawn safely); printed in its place.
-    left_out: str = ""
-
-
-@dataclass(frozen=True)
 class Counts:
     fired: int
     passed: int
@@ -347,7 +277,7 @@ def _span(values: list[float]) -> str:
 def rerun_command(verdict: Verdict, command: str | None) -> str:
     """The command line that reproduces this audit (the one given, else one from the inputs)."""
     if command:
-        return _SPACES.sub(" ", command)
+        return SPACES.sub(" ", command)
     return shlex.join(["benchreport", "audit", *(i.path for i in verdict.inputs)])
 
 
@@ -668,10 +598,12 @@ def doc_blocks(doc: str) -> tuple[str, list[DocBlock]]:
     return summary, blocks
 
 
-def rule_pages(codes: Iterable[str]) -> list[RulePage]:
+def rule_pages(codes: Iterable[str], docs: Iterable[RuleDoc]) -> list[RulePage]:
+    """The pages of the rules named by `codes`, from the docs the verdict carries."""
+    by_code = {d.code: d for d in docs}
     pages = []
     for code in sorted(set(codes)):
-        rule = REGISTRY.get(code)
+        rule = by_code.get(code)
         if rule is None:
             continue
         summary, blocks = doc_blocks(rule.doc or rule.summary)
@@ -716,7 +648,7 @@ def build_context(
 ) -> ReportContext:
     """The report's content; `charts=False` skips drawing (the Markdown summary has none)."""
     fired = _fired_sorted(verdict.findings)
-    pages = rule_pages(f.code for f in fired)
+    pages = rule_pages((f.code for f in fired), verdict.rule_docs)
     page_codes = {p.code for p in pages}
     groups = []
     for severity in (Severity.ERROR, Severity.WARNING, Severity.INFO):
@@ -758,7 +690,7 @@ def build_context(
         inputs=input_views(verdict),
         command=cmd,
         command_fence=_fence(cmd),
-        version=reporter.__version__,
+        version=__version__,
         format_version=str(FORMAT_VERSION),
         counts=counts,
         rule_pages=pages,

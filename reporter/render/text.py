@@ -6,7 +6,7 @@ one line, its control, C1 and bidi characters shown as escapes.
 
 from __future__ import annotations
 
-from reporter.rules.base import Finding
+from reporter.findings import Finding
 from reporter.safetext import visible as v
 from reporter.types import Outcome, Severity, fmt
 from reporter.verdict import EMPTY_RUN, RunSummary, Verdict

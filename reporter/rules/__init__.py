@@ -6,7 +6,9 @@ import importlib
 import pkgutil
 import re
 from collections.abc import Iterable
+from pathlib import Path
 
+from reporter.config import THRESHOLDS, Config
 from reporter.errors import UsageError
 from reporter.rules.base import AuditData, Finding, Rule
 
@@ -73,6 +75,12 @@ def lookup(code: str) -> Rule:
     return REGISTRY[code]
 
 
+def load_config(path: str | Path | None) -> Config:
+    """The thresholds of a TOML file (`[thresholds]`), checked against every declared one
+    (this package's modules and what they read declare them all on import)."""
+    return Config.load(path, THRESHOLDS)
+
+
 def run_rules(data: AuditData, rules: list[Rule]) -> list[Finding]:
     findings: list[Finding] = []
     for rule in rules:
@@ -80,4 +88,13 @@ def run_rules(data: AuditData, rules: list[Rule]) -> list[Finding]:
     return sorted(findings, key=Finding.sort_key)
 
 
-__all__ = ["REGISTRY", "AuditData", "Finding", "Rule", "lookup", "run_rules", "select"]
+__all__ = [
+    "REGISTRY",
+    "AuditData",
+    "Finding",
+    "Rule",
+    "load_config",
+    "lookup",
+    "run_rules",
+    "select",
+]

@@ -50,8 +50,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from reporter.ladder import EQUAL_LENGTH_CV
 from reporter.rules.base import AuditData, Finding, Rule, request_refs
-from reporter.rules.br003_serial_ladder import EQUAL_LENGTH_CV
 from reporter.types import Outcome, Severity, fmt, number
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from reporter import api
-from reporter.render import context
-from reporter.render.context import MAX_SHOWN, shown
+from reporter.render import common
+from reporter.render.common import MAX_SHOWN, shown
 from reporter.render.markdown import render_markdown
 from reporter.render.text import render_text
 
@@ -21,14 +21,14 @@ def test_shown_cuts_before_it_escapes(monkeypatch: pytest.MonkeyPatch) -> None:
     # the escaping pass must only ever see the cut string: escaping the whole MiB first is
     # what made a 1 MiB id take ~30 s to render
     seen: list[int] = []
-    real_sub = context._INVISIBLE.sub
+    real_sub = common._INVISIBLE.sub
 
     class Spy:
         def sub(self, repl: Any, text: str) -> str:
             seen.append(len(text))
             return real_sub(repl, text)
 
-    monkeypatch.setattr(context, "_INVISIBLE", Spy())
+    monkeypatch.setattr(common, "_INVISIBLE", Spy())
     text = shown(HUGE)
     assert seen and max(seen) <= MAX_SHOWN + 40
     assert text == "<U+202E>" * (MAX_SHOWN - 1) + "… (1,048,576 characters)"

@@ -10,6 +10,7 @@ import altair as alt
 import pytest
 
 from reporter.errors import RenderError
+from reporter.findings import Finding
 from reporter.render.charts import check_svg, draw_charts, to_svg
 from reporter.render.context import (
     DocBlock,
@@ -22,7 +23,6 @@ from reporter.render.context import (
     value_text,
 )
 from reporter.render.markdown import fenced, md_text
-from reporter.rules.base import Finding
 from reporter.types import Outcome, Severity
 from reporter.verdict import Verdict
 

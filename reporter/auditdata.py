@@ -1,0 +1,153 @@
+"""What a rule reads: the tables, each run's figures, the thresholds and the facts.
+
+Below the analysis layer (reporter.facts, ladder, slope read it) and the rules; the facts are
+filled in once by `reporter.facts.audit_data`, so that this module imports no reader of it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reporter.config import Config
+from reporter.decision import Facts
+from reporter.table import Tables
+from reporter.types import number, number_or_nan
+
+
+@dataclass
+class AuditData:
+    """Everything a rule may read: the tables, the per-run figures, the thresholds."""
+
+    tables: Tables
+    stats: pd.DataFrame
+    config: Config = field(default_factory=Config)
+    #: The claims, recomputed (reporter.claims.ClaimCheck), for the rules about claims.
+    claim_checks: list[Any] = field(default_factory=list)
+    #: What is known of each run and each sweep (reporter.facts), computed once after the
+    #: figures by `reporter.facts.audit_data`; rules and the verdict read it.
+    facts: Facts = field(init=False, repr=False)
+
+    #: Columns a rule never reads per run: leaving them out makes taking a run's rows cheap.
+    _HEAVY = ("id", "error", "token_times")
+
+    @cached_property
+    def _by_run(self) -> tuple[pd.DataFrame, dict[str, slice]]:
+        """The request rows grouped by run (file order within a run), and each run's slice.
+
+        Taking a run's rows is then a view, not a copy: rules read them many times.
+        """
+        req = self.tables.requests
+        slim = req.drop(columns=[c for c in self._HEAVY if c in req.columns])
+        if not len(slim):
+            return slim, {}
+        codes = slim["run"].cat.codes.to_numpy()
+        if len(codes) > 1 and (np.diff(codes) < 0).any():
+            order = np.argsort(codes, kind="stable")
+            slim, codes = slim.take(order), codes[order]
+        bounds = np.flatnonzero(np.diff(codes)) + 1
+        starts = np.concatenate(([0], bounds))
+        stops = np.concatenate((bounds, [len(codes)]))
+        names = slim["run"].cat.categories
+        return slim, {
+            str(names[codes[a]]): slice(int(a), int(b)) for a, b in zip(starts, stops, strict=True)
+        }
+
+    def requests_of(self, run: str) -> pd.DataFrame:
+        """The request rows of one run, in file order (without ids, errors, chunk times)."""
+        slim, slices = self._by_run
+        return slim.iloc[slices.get(run, slice(0, 0))]
+
+    def figures(self, run_id: str) -> RunFigures:
+        """One run's recomputed figures (reporter.metrics), read as plain numbers."""
+        return RunFigures(self._stats_rows[run_id])
+
+    @cached_property
+    def _stats_rows(self) -> dict[str, dict[str, Any]]:
+        """Each run's row of `stats` as a dict, taken once: rules read figures per run many
+        times, and a pandas row lookup costs more than the rule's own arithmetic."""
+        assert self.stats.index.is_unique, "one row of figures per run"
+        return {
+            str(k): {str(c): x for c, x in v.items()}
+            for k, v in self.stats.to_dict("index").items()
+        }
+
+    def run_field(self, run_id: str, name: str) -> Any:
+        """One field of a run's record, as flattened in the run table (None when unset)."""
+        value = self.runs.at[run_id, name]
+        if isinstance(value, float) and value != value:
+            return None
+        return value
+
+    @cached_property
+    def runs(self) -> pd.DataFrame:
+        """The run table indexed by run id."""
+        return self.tables.runs.set_index("run", drop=False)
+
+    def run(self, run_id: str) -> pd.Series:
+        """One run's record, flattened (reporter.table.RUN_COLUMNS)."""
+        return self._run_rows[run_id]
+
+    @cached_property
+    def _run_rows(self) -> dict[str, pd.Series]:
+        """Each run's record as a Series, taken once (rules ask for it per finding)."""
+        assert self.runs.index.is_unique, "one record per run id"
+        return {str(k): row for k, row in self.runs.iterrows()}
+
+    def groups(self) -> dict[str, list[str]]:
+        """Group name → run ids in it, ordered by concurrency then repeat."""
+        out: dict[str, list[str]] = {}
+        ordered = self.tables.runs.sort_values(["concurrency", "repeat"], na_position="first")
+        for _, row in ordered.iterrows():
+            out.setdefault(str(row["group"]), []).append(str(row["run"]))
+        return out
+
+    def group_reason(self, group: str) -> str:
+        """Why the runs of a group were put together (the fields they share)."""
+        return self.tables.group_reasons.get(group, "")
+
+    def concurrency(self, run_id: str) -> float:
+        """The run's concurrency as written (NaN when not stated)."""
+        return number_or_nan(self.runs.at[run_id, "concurrency"])
+
+
+class RunFigures:
+    """One run's row of `AuditData.stats`, read as floats (NaN when unknown)."""
+
+    def __init__(self, row: pd.Series | dict[str, Any]) -> None:
+        self._row = row
+
+    def __getitem__(self, name: str) -> float:
+        return number_or_nan(self._row[name])
+
+    def flag(self, name: str) -> bool:
+        return bool(self._row[name])
+
+    def text(self, name: str) -> str | None:
+        value = self._row[name]
+        return None if value is None or number(value) is not None or value != value else str(value)
+
+
+def ref(row: pd.Series | dict[str, Any]) -> str:
+    line = row["source_line"]
+    if line is None or (isinstance(line, float) and math.isnan(line)):
+        return str(row["source_path"])
+    return f"{row['source_path']}:{int(line)}"
+
+
+def request_refs(rows: pd.DataFrame, limit: int = 8) -> list[str]:
+    """path:line of the first rows, for a finding's evidence pointers."""
+    head = rows.iloc[:limit]
+    paths = head["source_path"].astype(str).to_numpy()
+    lines = head["source_line"].to_numpy()
+    return [f"{p}:{int(n)}" for p, n in zip(paths, lines, strict=True)]
+
+
+def run_ref(data: AuditData, run_id: str) -> list[str]:
+    row = data.run(run_id)
+    return [ref(row)] if row["source_path"] else []

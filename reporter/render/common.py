@@ -1,0 +1,93 @@
+"""What every renderer shares: trace strings made safe to show, numbers as text, a chart.
+
+Below the report's content (reporter.render.context) and its charts (reporter.render.charts),
+so that each of those can use it without importing the other.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from reporter.types import finite, fmt
+
+#: Longest trace string shown in full; longer ones are cut and say how long they were.
+MAX_SHOWN = 160
+#: Longest finding message shown (messages quote trace strings).
+MAX_MESSAGE = 1200
+# Characters that reorder or hide text (bidi embeddings, overrides and isolates, marks, zero
+# width) and C0/C1 controls: shown as a visible <U+XXXX> instead of acting on the page.
+_INVISIBLE = re.compile(
+    "[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u2069\ufeff]"
+)
+#: Line breaks and tabs, which a shown string turns into one space.
+SPACES = re.compile(r"[\t\n\r]+")
+
+
+def shown(value: object, limit: int = MAX_SHOWN) -> str:
+    """A trace string made safe to look at: visible controls, one line, at most `limit` chars.
+
+    The string is cut before anything is replaced in it, so that a 1 MiB id costs no more
+    than a short one; a cut string says how many characters it had.
+    """
+    text = "" if value is None else str(value)
+    if len(text) > limit:
+        text = f"{text[: limit - 1]}… ({len(text):,} characters)"
+    text = SPACES.sub(" ", text)
+    return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group(0)):04X}>", text)
+
+
+def num(value: float | None, digits: int = 1, unit: str = "") -> str:
+    """One way to print a number: fixed decimals, thousands separated, n/a when unknown."""
+    if finite(value) is None:
+        return "n/a"
+    return fmt(value, digits) + unit
+
+
+def pct(value: float | None, digits: int = 0) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    return f"{value * 100:,.{digits}f}%"
+
+
+def value_text(value: Any) -> str:
+    """An evidence or numbers value as text (numbers at a readable precision)."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "n/a"
+        if value == int(value) and abs(value) < 1e15:
+            return f"{int(value):,}"
+        if abs(value) >= 1000:
+            return f"{value:,.1f}"
+        if abs(value) >= 0.01:
+            return f"{value:.3f}".rstrip("0").rstrip(".")
+        return f"{value:.3g}"
+    if isinstance(value, list | tuple):
+        items = [value_text(v) for v in value[:8]]
+        more = f", … ({len(value)} in all)" if len(value) > 8 else ""
+        return ", ".join(items) + more
+    return shown(value)
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One chart: an SVG document (already checked to load nothing) and what it shows."""
+
+    id: str
+    title: str
+    caption: str
+    svg: str
+    note: str = ""
+    #: Small charts sit side by side in a grid; the others take the full width.
+    small: bool = False
+    #: Why the chart was left out (it could not be drawn safely); printed in its place.
+    left_out: str = ""
