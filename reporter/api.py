@@ -209,3 +209,24 @@ def _write(path: str, text: str | bytes, *, newline: str | None = None) -> None:
             Path(path).write_text(text, encoding="utf-8", newline=newline)
     except OSError as exc:
         raise RenderError(f"{path}: cannot write: {exc.strerror}") from None
+
+
+def convert_file(
+    path: PathLike,
+    out: str,
+    fmt: str = "auto",
+    *,
+    lenient: bool = False,
+    options: dict[str, Any] | None = None,
+) -> tuple[Tables, int]:
+    """Read one file through its adapter and write it as a native trace to `out`: JSON Lines
+    (reporter.convert), or Parquet when `out` ends in `.parquet` (reporter.parquet).
+    Returns the tables and the number of records written."""
+    tables = load([path], fmt, lenient=lenient, options=options)
+    if out.lower().endswith(".parquet"):
+        from reporter import parquet
+
+        return tables, parquet.write(tables, out)
+    from reporter import convert
+
+    return tables, convert.write(tables, out)

@@ -23,7 +23,7 @@ from reporter.safetext import echo
 def convert(file: str, out: str, fmt: str, mapping: str | None, lenient: bool, debug: bool) -> None:
     """Convert FILE (vLLM, SGLang, llama-bench, GuideLLM, AIPerf, GenAI-Perf, LLMPerf or a
     custom log) to benchreport's own trace format."""
-    from reporter.convert import convert_file
+    from reporter.api import convert_file
 
     options = {"mapping": mapping} if mapping else None
     # errors: exit 2 with their message (reporter.cli_guard)

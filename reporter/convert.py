@@ -22,7 +22,6 @@ import pandas as pd
 from reporter.errors import RenderError
 from reporter.ingest.validate import SCHEMA_NAME
 from reporter.table import RUN_COLUMNS, Tables
-from reporter.types import PathLike
 
 #: Run columns written in their own place of the run record (all others go to `extra`).
 _FLAT = set(RUN_COLUMNS)
@@ -276,23 +275,3 @@ def write(tables: Tables, path: str) -> int:
     except OSError as exc:
         raise RenderError(f"{path}: cannot write: {exc.strerror}") from None
     return data.count(b"\n")
-
-
-def convert_file(
-    path: PathLike,
-    out: str,
-    fmt: str = "auto",
-    *,
-    lenient: bool = False,
-    options: dict[str, Any] | None = None,
-) -> tuple[Tables, int]:
-    """Read one file through its adapter and write it as a native trace to `out`: JSON Lines,
-    or Parquet when `out` ends in `.parquet` (reporter.parquet)."""
-    from reporter import api
-
-    tables = api.load([path], fmt, lenient=lenient, options=options)
-    if out.lower().endswith(".parquet"):
-        from reporter import parquet
-
-        return tables, parquet.write(tables, out)
-    return tables, write(tables, out)

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reporter import api
+from reporter.api import convert_file
 from reporter.cli import main
-from reporter.convert import convert_file
 from tests.adapters.conftest import HERE
 from tests.adapters.test_detect import FIXTURES, REAL_FILES
 

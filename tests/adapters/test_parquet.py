@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from reporter import api
+from reporter.api import convert_file
 from reporter.cli import main
-from reporter.convert import convert_file
 from reporter.errors import TraceError
 from tests.adapters.conftest import HERE
 from tests.adapters.test_detect import FIXTURES, REAL_FILES

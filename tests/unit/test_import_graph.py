@@ -24,8 +24,9 @@ LAYERS: list[tuple[str, list[str]]] = [
         "reporter.version", "reporter.findings", "reporter.grouping", "reporter.latency",
         "reporter.bandwidth", "reporter.refengine", "reporter.probe",
     ]),
-    ("reading", [
+    ("reading and writing traces", [
         "reporter.ingest", "reporter.table", "reporter.adapters", "reporter.serverlog",
+        "reporter.convert", "reporter.parquet",
     ]),
     ("analysis", [
         "reporter.config", "reporter.metrics", "reporter.claims", "reporter.features",
@@ -35,7 +36,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("rules", ["reporter.rules"]),
     ("verdict", ["reporter.verdict"]),
     ("output", ["reporter.render", "reporter.recorder"]),
-    ("library calls", ["reporter.api", "reporter.convert"]),
+    ("library calls", ["reporter.api"]),
     ("command line", ["reporter.cli", "reporter.__main__", "reporter"]),
 ]  # fmt: skip
 
