@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from reporter.rules.base import Finding
+from reporter.findings import Finding
 from reporter.safetext import visible
 from reporter.types import Severity
 from reporter.verdict import Verdict

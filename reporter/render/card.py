@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-import reporter
-from reporter.render.context import Chart, ClaimView, RunView, build_context, shown
+from reporter.render.common import Chart, shown
+from reporter.render.context import ClaimView, RunView, build_context
 from reporter.render.html import environment
 from reporter.verdict import Verdict
+from reporter.version import __version__
 
 TEMPLATE = "card.html.j2"
 #: Runs whose three questions the card answers; the full report has the rest.
@@ -110,7 +111,7 @@ def build_card(verdict: Verdict) -> CardContext:
         chart=_chart(verdict, focus, ident) if verdict.data is not None else None,
         files=[shown(i.path.rsplit("/", 1)[-1], 80) for i in verdict.inputs[:4]],
         files_more=max(0, len(verdict.inputs) - 4),
-        version=reporter.__version__,
+        version=__version__,
     )
 
 
