@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pytest
 from embed_helpers import HOSTILE_ID
 
+from reporter.findings import Finding
 from reporter.render.annotations import (
     escape_data,
     escape_property,
@@ -15,7 +16,6 @@ from reporter.render.annotations import (
     render_concise,
     render_github,
 )
-from reporter.rules.base import Finding
 from reporter.types import Outcome, Severity
 from reporter.verdict import Verdict
 
