@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from reporter.claims import parse_claim_option
-from reporter.cli import audit, main
+from reporter.cli import main
+from reporter.cli.audit import audit
 from reporter.errors import UsageError
 from tests.conftest import TRACES
 

@@ -26,7 +26,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from reporter.cli import main
-from reporter.cli_guard import GuardedGroup
+from reporter.cli.errors import GuardedGroup
 
 #: Seconds one example may take before it counts as a hang (a loaded two-core machine).
 HANG_S = 60
@@ -182,7 +182,7 @@ class Outcome:
 def invoke(args: Sequence[str], env: dict[str, str] | None = None) -> Outcome:
     """Run the CLI in this process as a user would, warnings shown, not raised.
 
-    The CLI turns an unexpected exception into one line and exit 2 (cli_guard); the
+    The CLI turns an unexpected exception into one line and exit 2 (reporter.cli.errors); the
     exception is kept here as well, so that a crash behind that line still fails the property.
     """
     internal: list[BaseException] = []

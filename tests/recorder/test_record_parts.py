@@ -198,7 +198,7 @@ def test_cli_records_summarises_and_audits(engine, tmp_path):
 
 
 def test_api_key_comes_from_the_named_variable(monkeypatch, tmp_path):
-    from reporter import cli_record
+    from reporter.cli import record as cli_record
 
     seen = {}
 

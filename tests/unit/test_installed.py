@@ -42,7 +42,8 @@ def test_wheel_ships_the_schema_and_the_templates(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "reporter/_data/schemas/benchreport-1.schema.json" in names
     assert "reporter/_data/templates/report.html.j2" in names
-    assert "reporter/cli.py" in names
+    assert "reporter/cli/__init__.py" in names
+    assert "reporter/cli/audit.py" in names
 
 
 def test_installed_package_audits_from_another_directory(wheel: Path, tmp_path: Path) -> None:

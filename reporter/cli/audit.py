@@ -1,8 +1,4 @@
-"""The command line: parse options, call `reporter.api`, print, pick the exit code.
-
-Exit codes: 0 audited and below --fail-on; 1 audited and at or above it; 2 could not audit
-(bad input, or an unexpected error: `reporter.cli_guard`); 130 interrupted.
-"""
+"""`benchreport audit FILE...` and `benchreport validate FILE...`."""
 
 from __future__ import annotations
 
@@ -12,26 +8,17 @@ import sys
 import click
 
 from reporter import api, rules
-from reporter.cli_guard import GuardedGroup
-from reporter.cli_options import input_options
+from reporter.cli.errors import ExitCode
+from reporter.cli.options import input_options
 from reporter.safetext import echo, echo_json
 from reporter.types import Severity
-
-
-@click.group(
-    cls=GuardedGroup,
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-)
-@click.version_option(package_name="benchreport")
-def main() -> None:
-    """Audit throughput claims about LLM serving: recompute the figures and show the arithmetic."""
 
 
 def _severity_at(fail_on: str) -> Severity | None:
     return None if fail_on == "never" else Severity[fail_on.upper()]
 
 
-@main.command()
+@click.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option(
     "-o",
@@ -91,7 +78,6 @@ def _severity_at(fail_on: str) -> Severity | None:
 )
 @click.option("--no-html", is_flag=True, help="Write no HTML report unless -o is given.")
 @click.option("-v", "--verbose", is_flag=True, help="List every undecidable check.")
-@click.option("--debug", is_flag=True, help="Show the traceback of any error.")
 def audit(
     files: tuple[str, ...],
     html_out: str | None,
@@ -110,7 +96,6 @@ def audit(
     config_path: str | None,
     no_html: bool,
     verbose: bool,
-    debug: bool,
 ) -> None:
     """Audit FILE... and print the verdict (an HTML report is written by default).
 
@@ -164,14 +149,13 @@ def audit(
         echo(f"wrote {path}", err=True, layout=False)
     at = _severity_at(fail_on)
     if at is not None and any(f.fired and f.severity >= at for f in verdict.findings):
-        sys.exit(1)
+        sys.exit(ExitCode.FINDINGS)
 
 
-@main.command()
+@click.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @input_options
-@click.option("--debug", is_flag=True)
-def validate(files: tuple[str, ...], fmt: str, mapping: str | None, debug: bool) -> None:
+def validate(files: tuple[str, ...], fmt: str, mapping: str | None) -> None:
     """Check FILE... against the schema; every problem with its file:line."""
     partials = api.validate(list(files), fmt, options={"mapping": mapping} if mapping else None)
     for p in partials:
@@ -180,37 +164,3 @@ def validate(files: tuple[str, ...], fmt: str, mapping: str | None, debug: bool)
             f"{p.input.path}: ok ({p.input.records} records, format {p.input.format})",
             layout=False,
         )
-
-
-@main.command(name="rules")
-def rules_cmd() -> None:
-    """List the rules: code, name, severity, status."""
-    for rule in rules.REGISTRY.values():
-        echo(f"{rule.code}  {rule.name:<34} {rule.severity!s:<8} {rule.status:<7} {rule.summary}")
-
-
-@main.command()
-@click.argument("code")
-@click.option("--debug", is_flag=True)
-def explain(code: str, debug: bool) -> None:
-    """Print the documentation page of one rule (e.g. BR003)."""
-    rule = rules.lookup(code)
-    echo(f"{rule.code} {rule.name} ({rule.severity}, {rule.status} since {rule.since})\n")
-    echo(rule.doc.strip())
-
-
-from reporter.cli_record import record_cmd  # noqa: E402  (the recorder's command)
-
-main.add_command(record_cmd)
-
-from reporter.cli_convert import convert  # noqa: E402  (any supported format → native trace)
-
-main.add_command(convert)
-
-from reporter.cli_compare import compare_cmd  # noqa: E402  (why two figures differ)
-
-main.add_command(compare_cmd)
-
-from reporter.cli_probe import probe_cmd  # noqa: E402  (read-stream memory bandwidth)
-
-main.add_command(probe_cmd)

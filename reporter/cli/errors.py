@@ -1,6 +1,6 @@
-"""One policy for every command's failures: exit 2 when the input could not be audited.
+"""One policy for every command's failures, applied in one place: `GuardedGroup.invoke`.
 
-Exit codes (the same for every command):
+Exit codes (the same for every command, `ExitCode`):
 
     0  done; for `audit`, no finding at or above --fail-on fired
     1  `audit` only: audited, and a finding at or above --fail-on fired
@@ -9,11 +9,13 @@ Exit codes (the same for every command):
   130  interrupted (Ctrl-C)
 
 A crash never exits 1: a CI job gating on `--fail-on error` must be able to tell a failed
-audit from an audit that did not happen.
+audit from an audit that did not happen. Commands raise `BenchreportError` and never call
+`sys.exit(2)` themselves.
 """
 
 from __future__ import annotations
 
+import enum
 import sys
 import traceback
 from collections.abc import Iterable, Sequence
@@ -24,10 +26,19 @@ import click
 from reporter.errors import BenchreportError, TraceError
 from reporter.safetext import echo
 
-#: Could not audit: bad input, bad options, or an unexpected error.
-EXIT_CANNOT_AUDIT = 2
-#: Stopped by Ctrl-C (128 + SIGINT), as shells report it.
-EXIT_INTERRUPTED = 130
+
+class ExitCode(enum.IntEnum):
+    """What a command's exit status means (the same for every command)."""
+
+    #: Done; for `audit`, no finding at or above --fail-on fired.
+    OK = 0
+    #: `audit`: audited, and a finding at or above --fail-on fired.
+    FINDINGS = 1
+    #: Could not audit: bad input, bad options (click's usage errors too), or an internal error.
+    CANNOT_AUDIT = 2
+    #: Stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
+    INTERRUPTED = 130
+
 
 #: The longest exception message printed on the one line (the traceback has it whole).
 MAX_MESSAGE_CHARS = 300
@@ -48,6 +59,36 @@ _OPTION_FILES = (
     ("mapping", "--mapping"),
     ("server_logs", "--server-log"),
 )
+#: Where the shared --debug option leaves its value (`Context.meta` is shared by a command
+#: and its group, so the group's error handler finds it after the command's context is gone).
+DEBUG_KEY = "benchreport.debug"
+
+
+def _remember_debug(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    if value:
+        ctx.meta[DEBUG_KEY] = True
+    return value
+
+
+def debug_option() -> click.Option:
+    """`--debug`, declared here once; `GuardedGroup` gives it to every command it holds."""
+    return click.Option(
+        ["--debug"],
+        is_flag=True,
+        expose_value=False,
+        callback=_remember_debug,
+        help="Show the traceback of any error (the exit code stays 2).",
+    )
+
+
+def with_debug(cmd: click.Command) -> click.Command:
+    """`cmd` (and, for a group such as `probe`, each of its commands) with `--debug`."""
+    if isinstance(cmd, click.Group):
+        for sub in cmd.commands.values():
+            with_debug(sub)
+    elif not any(p.name == "debug" for p in cmd.params):
+        cmd.params.append(debug_option())
+    return cmd
 
 
 def one_line(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
@@ -84,8 +125,16 @@ class GuardedGroup(click.Group):
 
     Expected errors (`BenchreportError`) print their message; anything else prints
     `benchreport: internal error while auditing FILE: ExcType: msg`; both exit 2. With
-    `--debug` the traceback is printed as well (still exit 2).
+    `--debug` the traceback is printed as well (still exit 2). Every command added to the
+    group gets the one `--debug` option.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.params.append(debug_option())  # `benchreport --debug audit ...` works too
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        super().add_command(with_debug(cmd), name)
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
@@ -104,7 +153,7 @@ class GuardedGroup(click.Group):
             raise  # click silences a closed stdout (`| head`)
         except KeyboardInterrupt:
             echo("\nbenchreport: interrupted", err=True)
-            sys.exit(EXIT_INTERRUPTED)
+            sys.exit(ExitCode.INTERRUPTED)
         except BenchreportError as exc:
             self._fail(ctx, exc, None)
         except Exception as exc:
@@ -112,19 +161,20 @@ class GuardedGroup(click.Group):
 
     def _fail(self, ctx: click.Context, exc: Exception, kind: str | None) -> NoReturn:
         cmd_name, params = self._params(ctx)
-        if params.get("debug"):
+        debug = bool(ctx.meta.get(DEBUG_KEY) or params.get("debug"))
+        if debug:
             traceback.print_exception(exc, file=sys.stderr)
         if kind is None:
             text = exc.render() if isinstance(exc, TraceError) else str(exc)
             echo(text, err=True)
         else:
-            hint = "" if params.get("debug") else " (run with --debug for the traceback)"
+            hint = "" if debug else " (run with --debug for the traceback)"
             detail = one_line(f"{type(exc).__name__}: {exc}")
             echo(
                 f"benchreport: {kind} while {_subject(cmd_name, params)}: {detail}{hint}",
                 err=True,
             )
-        sys.exit(EXIT_CANNOT_AUDIT)
+        sys.exit(ExitCode.CANNOT_AUDIT)
 
     @staticmethod
     def _params(ctx: click.Context) -> tuple[str | None, dict[str, Any]]:

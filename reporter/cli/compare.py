@@ -33,10 +33,7 @@ from reporter.verdict import finite_only
     help="Input format of the traces; detected by default.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-@click.option("--debug", is_flag=True, help="Show the traceback of any error.")
-def compare_cmd(
-    run_a: str, run_b: str, traces: tuple[str, ...], fmt: str, as_json: bool, debug: bool
-) -> None:
+def compare_cmd(run_a: str, run_b: str, traces: tuple[str, ...], fmt: str, as_json: bool) -> None:
     """Explain the ratio A ÷ B of two runs' aggregates (total output tokens ÷ wall clock).
 
     A and B are run ids in the --trace files, or FILE:RUN (the file is then read too):
@@ -52,7 +49,7 @@ def compare_cmd(
     token, the decode-rate ratio is also split into bytes per token × achieved bandwidth
     (METHOD.md §6: 1.52 × 1.56 = 2.37).
     """
-    result = _compare(run_a, run_b, traces, fmt)  # errors: exit 2 (reporter.cli_guard)
+    result = _compare(run_a, run_b, traces, fmt)  # errors: exit 2 (reporter.cli.errors)
     if as_json:
         reasons: dict[str, str] = {}
         data = finite_only(result.to_dict(), "", reasons)  # strict JSON: no NaN, no Infinity

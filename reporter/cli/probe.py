@@ -66,7 +66,6 @@ def _size(text: str | None, option: str) -> int | None:
     "--append", is_flag=True, help="Append to --out (e.g. a trace) instead of replacing it."
 )
 @click.option("--run", "run_id", help="Attach the probe records to this run id.")
-@click.option("--debug", is_flag=True, help="Show the traceback of any error.")
 def bandwidth_cmd(
     max_text: str | None,
     min_text: str,
@@ -76,7 +75,6 @@ def bandwidth_cmd(
     out: str | None,
     append: bool,
     run_id: str | None,
-    debug: bool,
 ) -> None:
     """Stream through buffers of growing size and print the read bandwidth of each.
 
@@ -85,7 +83,7 @@ def bandwidth_cmd(
     the data sheet. With --out, the rows become `probe` records that `benchreport audit`
     reads (add `model.working_set_bytes` to the run records).
     """
-    # errors: exit 2 with their message (reporter.cli_guard)
+    # errors: exit 2 with their message (reporter.cli.errors)
     results = _measure(max_text, min_text, fraction, passes, threads)
     if out:
         _write(out, append, [r.record(run_id) for r in results])

@@ -1,4 +1,4 @@
-"""``benchreport record``: the command line of the recorder (reporter.recorder does the work)."""
+"""`benchreport record`: the command line of the recorder (reporter.recorder does the work)."""
 
 from __future__ import annotations
 
@@ -10,16 +10,14 @@ from typing import Any
 
 import click
 
-from reporter.errors import BenchreportError, UsageError
+from reporter.cli.errors import ExitCode
+from reporter.errors import UsageError
 from reporter.ingest.limits import require_regular
 from reporter.recorder.client import RequestState
 from reporter.recorder.config import RecordConfig
 from reporter.recorder.prompts import load_prompts
 from reporter.recorder.run import Observer, RecordResult, RunResult, record
 from reporter.safetext import echo, visible
-
-#: Exit code of a recording stopped by Ctrl-C or SIGTERM (the trace is complete up to there).
-EXIT_INTERRUPTED = 130
 
 
 def _ints(text: str, option: str) -> tuple[int, ...]:
@@ -334,7 +332,6 @@ def summary_lines(result: RecordResult) -> list[str]:
     help="With --audit: write the JSON verdict here.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no notes on stderr.")
-@click.option("--debug", is_flag=True, help="Show tracebacks for expected errors.")
 def record_cmd(**options: Any) -> None:
     """Record a load test of the OpenAI-compatible server at BASE_URL into a trace.
 
@@ -343,13 +340,7 @@ def record_cmd(**options: Any) -> None:
     sending, lets in-flight requests finish for --grace seconds and marks the run
     interrupted (exit code 130).
     """
-    try:
-        result = _record(**options)  # the options, typed one by one, are _record's parameters
-    except BenchreportError as exc:
-        if options["debug"]:
-            raise
-        echo(str(exc), err=True)
-        sys.exit(2)
+    result = _record(**options)  # the options, typed one by one, are _record's parameters
     for line in summary_lines(result):
         echo(line, layout=False)
     echo(f"wrote {result.path}", layout=False)
@@ -357,16 +348,12 @@ def record_cmd(**options: Any) -> None:
         from reporter import api as audit_api
         from reporter.render.text import render_text
 
-        try:
-            verdict = audit_api.audit([result.path])
-            if options["json_out"]:
-                audit_api.render_outputs(verdict, json=options["json_out"])
-        except BenchreportError as exc:
-            echo(str(exc), err=True)
-            sys.exit(2)
+        verdict = audit_api.audit([result.path])  # errors: exit 2 (reporter.cli.errors)
+        if options["json_out"]:
+            audit_api.render_outputs(verdict, json=options["json_out"])
         echo(render_text(verdict), nl=False)
     if result.interrupted:
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(ExitCode.INTERRUPTED)
 
 
 def _record(
@@ -409,7 +396,6 @@ def _record(
     audit_after: bool,
     json_out: str | None,
     quiet: bool,
-    debug: bool,
 ) -> RecordResult:
     if not base_url.startswith(("http://", "https://")):
         raise UsageError(f"BASE_URL {base_url!r}; expected http://host:port")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from reporter.cli_options import input_options
+from reporter.cli.options import input_options
 from reporter.safetext import echo
 
 
@@ -19,14 +19,13 @@ from reporter.safetext import echo
 )
 @input_options
 @click.option("--lenient", is_flag=True, help="Convert the good records; count and skip the bad.")
-@click.option("--debug", is_flag=True, help="Show the traceback of any error.")
-def convert(file: str, out: str, fmt: str, mapping: str | None, lenient: bool, debug: bool) -> None:
+def convert(file: str, out: str, fmt: str, mapping: str | None, lenient: bool) -> None:
     """Convert FILE (vLLM, SGLang, llama-bench, GuideLLM, AIPerf, GenAI-Perf, LLMPerf or a
     custom log) to benchreport's own trace format."""
     from reporter.api import convert_file
 
     options = {"mapping": mapping} if mapping else None
-    # errors: exit 2 with their message (reporter.cli_guard)
+    # errors: exit 2 with their message (reporter.cli.errors)
     tables, count = convert_file(file, out, fmt, lenient=lenient, options=options)
     for inp in tables.inputs:
         if inp.skipped:
