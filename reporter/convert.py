@@ -180,6 +180,8 @@ def request_records(requests: pd.DataFrame) -> Iterator[dict[str, Any]]:
             "chunk_tokens",
             "error",
             "n_chunks",
+            "ttft",
+            "e2e",
         )
     }
     for i in range(len(requests)):
@@ -205,6 +207,10 @@ def request_records(requests: pd.DataFrame) -> Iterator[dict[str, Any]]:
             "error": _str(columns["error"][i]),
             "n_chunks": _int(columns["n_chunks"][i]),
         }
+        if record["t_send"] is None:
+            # durations the tool measured without absolute times (LLMPerf lists)
+            record["ttft"] = _num(columns["ttft"][i])
+            record["e2e"] = _num(columns["e2e"][i])
         yield _drop_none(record)
 
 

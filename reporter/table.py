@@ -239,6 +239,13 @@ def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:
             )
         else:
             out[col] = np.full(n, np.nan)
+    # durations a tool measured without absolute times (LLMPerf: ttft_s and e2e latency per
+    # request, no send time); derive_request_columns prefers the ones from the times
+    for col in ("ttft", "e2e"):
+        if col in frame:
+            out[col] = pd.to_numeric(frame[col], errors="coerce").to_numpy(
+                dtype="float64", na_value=np.nan
+            )
     out["finish_reason"] = (
         _category(frame["finish_reason"].reset_index(drop=True))
         if "finish_reason" in frame
@@ -274,11 +281,23 @@ def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def derive_request_columns(req: pd.DataFrame) -> None:
-    """Add ttft, e2e, decode_s, decode_tps and ok, in place (vectorised)."""
+    """Add ttft, e2e, decode_s, decode_tps and ok, in place (vectorised).
+
+    From the absolute times where a row has them; else from the durations a tool measured
+    (`ttft`, `e2e` columns already in the frame), decode time being e2e − TTFT.
+    """
     with np.errstate(invalid="ignore", divide="ignore"):
+        given_ttft = req.get("ttft")
+        given_e2e = req.get("e2e")
         req["ttft"] = req["t_first"] - req["t_send"]
         req["e2e"] = req["t_end"] - req["t_send"]
         req["decode_s"] = req["t_end"] - req["t_first"]
+        if given_ttft is not None:
+            req["ttft"] = req["ttft"].fillna(given_ttft)
+        if given_e2e is not None:
+            req["e2e"] = req["e2e"].fillna(given_e2e)
+        if given_ttft is not None and given_e2e is not None:
+            req["decode_s"] = req["decode_s"].fillna(req["e2e"] - req["ttft"])
         # Tokens ÷ decode time, as engines report it (llama-server predicted_per_second) and as
         # METHOD.md predicts walls with it (TTFT + tokens ÷ rate); one token has no decode time.
         rate = req["output_tokens"] / req["decode_s"]

@@ -342,6 +342,8 @@ def _read_individual(source: Source, doc: list[Any], lenient: bool) -> Partial:
                 "output_tokens": out,
                 "prompt_tokens": prompt,
                 "reported_tps": rate,
+                "ttft": ttft,
+                "e2e": e2e,
                 "error": error,
                 "finish_reason": "too_short" if too_short else "error" if error else None,
                 "source_line": line,

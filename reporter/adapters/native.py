@@ -31,7 +31,7 @@ DETECT_KEYS = ("kind", "schema")
 REQUEST_FIELDS = (
     "run", "id", "t_send", "t_first", "t_end", "prompt_tokens", "output_tokens",
     "finish_reason", "reported_tps", "prompt_sha256", "token_times", "chunk_tokens", "error",
-    "n_chunks",
+    "n_chunks", "ttft", "e2e",
 )  # fmt: skip
 
 

@@ -27,6 +27,8 @@ from reporter.table import SUMMARY_KEYS, Partial
 #: Problems worded per check (all are counted); the CLI shows the first MAX_SHOWN_PROBLEMS.
 WORDED_PER_CHECK = 5 * MAX_SHOWN_PROBLEMS
 TIME_COLUMNS = ("t_send", "t_first", "t_end")
+#: Durations a tool measured for requests without absolute times (LLMPerf lists).
+DURATION_COLUMNS = ("ttft", "e2e")
 
 
 @dataclass
@@ -54,7 +56,7 @@ def _word(
     times (`{t_send}`, `{t_first}`, `{t_end}`, `{run}`)."""
     problems = []
     for _, row in _where(requests, mask).iterrows():
-        values = {c: _time(float(row[c])) for c in TIME_COLUMNS}
+        values = {c: _time(float(row[c])) for c in TIME_COLUMNS + DURATION_COLUMNS if c in row}
         problems.append(
             Problem(
                 str(row["source_path"]),
@@ -151,6 +153,22 @@ def time_order(requests: pd.DataFrame, already: np.ndarray | None = None) -> lis
                 "times too far apart",
                 f'"{a}" − "{b}" ({{{a}}} − {{{b}}}) overflows to infinity',
                 "times whose differences are finite",
+            )
+        if "ttft" in requests and "e2e" in requests:
+            # durations a tool measured without absolute times (LLMPerf lists)
+            ttft, e2e = (requests[c].to_numpy(dtype="float64") for c in ("ttft", "e2e"))
+            check(
+                np.isinf(ttft) | np.isinf(e2e) | (ttft < 0) | (e2e < 0),
+                "duration not finite",
+                'the durations ("ttft" {ttft}, "e2e" {e2e}) are not finite and at least zero',
+                "finite durations in seconds, at least zero",
+            )
+            check(
+                ttft > e2e,
+                "first token after the end",
+                'the time to first token ("ttft" {ttft}) is longer than the end-to-end latency '
+                '("e2e" {e2e})',
+                "a time to first token at most the end-to-end latency",
             )
         # a run's wall clock is its last time minus its first: finite for every row
         if n:

@@ -32,6 +32,8 @@ _NUMBER_FIELDS: dict[str, tuple[str, float | None]] = {
     "output_tokens": ("integer", 0),
     "reported_tps": ("number", 0),
     "n_chunks": ("integer", 0),
+    "ttft": ("number", 0),
+    "e2e": ("number", 0),
 }
 _STRING_FIELDS = ("prompt_sha256", "error")
 _ID_FIELDS = ("run", "id")

@@ -23,9 +23,14 @@ llama-server's `timings.predicted_per_second` on a serial slot (the recipe's N=4
 89.8, 94.0, 86.1, 90.5 tok/s, each its own decode rate, queue wait excluded, while the run's
 aggregate was ~89 tok/s: the decode definition, consistent, but never to be summed.
 
+Without absolute times, the durations a tool measured per request stand in: LLMPerf lists
+each request's TTFT and end-to-end latency, so end-to-end is `output ÷ e2e` and decode
+`output ÷ (e2e − TTFT)`. When both definitions fall within the tolerance (a short wait), the
+closer one is named.
+
 ## When it cannot decide
-Without reported rates it is not applicable; without send, first-token or end times there is
-nothing to compare a reported rate with.
+Without reported rates it is not applicable; without send, first-token or end times, or the
+tool's own per-request durations, there is nothing to compare a reported rate with.
 
 ## What to do
 Use the trace's own tokens and times; if the reported rate counts chunks, count tokens
@@ -97,7 +102,8 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     best = min(ratios, key=lambda k: abs(math.log(ratios[k])) if ratios[k] > 0 else math.inf)
     token_matches = [m for m in matches if m.startswith("tokens")]
     if token_matches:
-        which = token_matches[0]
+        # with a short wait both definitions can fall within the tolerance: the closer one
+        which = min(token_matches, key=lambda k: abs(math.log(ratios[k])))
         note = (
             " (it excludes the queue wait: never sum it)"
             if "decode" in which

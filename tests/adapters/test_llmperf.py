@@ -222,3 +222,19 @@ def test_bedrock_per_request_rates_and_stop_mode(real):
     )  # fmt: skip
     r = run(tables)
     assert (r["stop"], r["concurrency"], r["output_tokens_requested"]) == ("unknown", 5, 150)
+
+
+@pytest.mark.parametrize("name", ["bedrock", "groq"])
+def test_reported_rates_are_tokens_over_e2e_from_the_listed_durations(real, name):
+    # no send times, but each response lists ttft_s and end_to_end_latency_s: LLMPerf's rate
+    # is output ÷ e2e (SOURCES.md), which BR020 finds from those durations alone
+    individual = BEDROCK_INDIVIDUAL if name == "bedrock" else INDIVIDUAL
+    verdict = api.audit([real(individual)], select=["BR020"]).to_dict()
+    (finding,) = verdict["findings"]
+    assert finding["outcome"] == "passed"
+    assert finding["message"].startswith("reported rates are tokens ÷ end-to-end time")
+    e2e = finding["numbers"]["ratios"]["tokens ÷ end-to-end time"]
+    assert abs(e2e - 1) <= 0.02
+    req = api.load([real(individual)]).requests
+    assert req["t_send"].isna().all() and req["ttft"].notna().all() and req["e2e"].notna().all()
+    assert (req["decode_s"] == req["e2e"] - req["ttft"]).all()

@@ -371,3 +371,23 @@ def test_an_infinite_figure_is_null_with_its_reason(tmp_path: Path) -> None:
     }
     assert run["verdict"] == "insufficient-data"  # never "supported" on an infinite figure
     assert "too short to divide by" in run["reasons"][0]
+
+
+def test_tool_durations_that_cannot_be_are_refused(tmp_path: Path) -> None:
+    # an LLMPerf list whose second response got its first token after it ended
+    items = [
+        {"end_to_end_latency_s": 2.0, "ttft_s": 0.5, "number_output_tokens": 10,
+         "number_input_tokens": 5, "request_output_throughput_token_per_s": 5.0},
+        {"end_to_end_latency_s": 1.0, "ttft_s": 1.5, "number_output_tokens": 10,
+         "number_input_tokens": 5, "request_output_throughput_token_per_s": 10.0},
+    ]  # fmt: skip
+    path = tmp_path / "x_individual_responses.json"
+    path.write_text(json.dumps(items, indent=1), encoding="utf-8")
+    done = cli("audit", path, "--no-html")
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert re.search(
+        r"x_individual_responses\.json:9: the time to first token \(\"ttft\" 1\.5 s\) is longer "
+        r"than the end-to-end latency \(\"e2e\" 1 s\); expected a time to first token at most",
+        done.stderr,
+    ), done.stderr
