@@ -10,6 +10,8 @@ import click
 from reporter import api, rules
 from reporter.cli.errors import ExitCode
 from reporter.cli.options import input_options
+from reporter.errors import UsageError
+from reporter.render.annotations import OUTPUT_FORMATS
 from reporter.safetext import echo, echo_json
 from reporter.types import Severity
 
@@ -34,6 +36,30 @@ def _severity_at(fail_on: str) -> Severity | None:
     "json_out",
     type=click.Path(dir_okay=False, allow_dash=True),
     help="Write the JSON verdict (- for stdout).",
+)
+@click.option(
+    "--csv", "csv_out", type=click.Path(dir_okay=False), help="Write the run table as CSV."
+)
+@click.option(
+    "--badge",
+    "badge_out",
+    type=click.Path(dir_okay=False),
+    help='Write an SVG badge of the verdict ("audit | inflated 3.85×").',
+)
+@click.option(
+    "--card",
+    "card_out",
+    type=click.Path(dir_okay=False),
+    help="Write an HTML fragment for a blog post: the verdict, the claims, the three "
+    "questions and a scaling chart.",
+)
+@click.option(
+    "--output-format",
+    type=click.Choice(OUTPUT_FORMATS),
+    default="text",
+    show_default=True,
+    help="What is printed: the summary (text), each fired finding as a GitHub annotation on "
+    "the trace line it cites (github), or as path:line: CODE message (concise).",
 )
 @input_options
 @click.option(
@@ -84,6 +110,10 @@ def audit(
     pdf_out: str | None,
     md_out: str | None,
     json_out: str | None,
+    csv_out: str | None,
+    badge_out: str | None,
+    card_out: str | None,
+    output_format: str,
     fmt: str,
     mapping: str | None,
     claim_texts: tuple[str, ...],
@@ -109,6 +139,11 @@ def audit(
     """
     from reporter.render.text import render_text
 
+    if json_out == "-" and output_format != "text":
+        raise UsageError(
+            f"--json - and --output-format {output_format} both print to stdout; "
+            "expected one of them, or --json FILE"
+        )
     options = {"mapping": mapping} if mapping else None
     verdict = api.audit(
         list(files),
@@ -133,6 +168,10 @@ def audit(
         from reporter.render.json import render_json
 
         echo_json(render_json(verdict), nl=False)
+    elif output_format != "text":
+        from reporter.render.annotations import render_findings
+
+        echo(render_findings(verdict, output_format), nl=False)
     else:
         echo(render_text(verdict, verbose=verbose), nl=False)
     command = "benchreport audit " + shlex.join(sys.argv[2:]) if len(sys.argv) > 2 else None
@@ -142,8 +181,13 @@ def audit(
         pdf=pdf_out,
         md=md_out,
         json=None if json_out == "-" else json_out,
-        default_html=not (no_html or pdf_out or md_out or json_out),
+        default_html=not (
+            no_html or pdf_out or md_out or json_out or csv_out or badge_out or card_out
+        ),
         command=command,
+        csv=csv_out,
+        badge=badge_out,
+        card=card_out,
     )
     for path in written:
         echo(f"wrote {path}", err=True, layout=False)

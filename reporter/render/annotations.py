@@ -116,3 +116,12 @@ def render_concise(verdict: Verdict) -> str:
 
 def _lines(lines: Iterable[str]) -> str:
     return "".join(f"{line}\n" for line in lines)
+
+
+def render_findings(verdict: Verdict, output_format: str) -> str:
+    """The fired findings in one of the line formats (`github` or `concise`)."""
+    if output_format == "github":
+        return render_github(verdict)
+    if output_format == "concise":
+        return render_concise(verdict)
+    raise ValueError(f"output format {output_format!r}; expected github or concise")
