@@ -1,0 +1,1 @@
+"""Audits of traces larger than memory: batches, streaming reductions and sketches."""
