@@ -37,7 +37,8 @@ REGISTRY: dict[str, Rule] = _discover()
 
 def _check_prefixes(prefixes: Iterable[str], option: str) -> list[str]:
     out = []
-    for prefix in prefixes:
+    # `--select BR003,BR005` as in ruff and flake8, as well as the option given twice
+    for prefix in (part for given in prefixes for part in given.split(",")):
         p = REDIRECTS.get(prefix.strip().upper(), prefix.strip().upper())
         if not p:
             continue

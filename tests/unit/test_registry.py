@@ -69,6 +69,13 @@ def test_select_and_ignore_by_prefix() -> None:
     assert [r.code for r in select([], ["BR0"])] == []
     with pytest.raises(UsageError, match="--select 'XX' matches no rule"):
         select(["XX"])
+    # comma-separated as in ruff and flake8, and repeated
+    assert [r.code for r in select(["BR020,br006", "BR007"])] == ["BR006", "BR007", "BR020"]
+    assert [r.code for r in select(["BR00"], ["BR006,BR007"])] == [
+        c for c in sorted(REGISTRY) if c.startswith("BR00") and c not in ("BR006", "BR007")
+    ]
+    with pytest.raises(UsageError, match="--select 'XX' matches no rule"):
+        select(["BR003,XX"])
 
 
 def test_lookup_unknown_code() -> None:
