@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reporter import api, metrics
-from reporter.convert import convert_file
+from reporter.api import convert_file
 from reporter.stream.aggregates import EXACT, SKETCHED, aggregate
 from reporter.stream.sketch import RELATIVE_ACCURACY, QuantileSketch
 from reporter.stream.sql import duckdb_aggregates, run_aggregates_sql
