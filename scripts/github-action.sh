@@ -66,6 +66,7 @@ for pattern in "${patterns[@]}"; do
   matched=($pattern)
   [ "${#matched[@]}" -gt 0 ] || fail "no file matches '$pattern' in the workspace"
   for f in "${matched[@]}"; do
+    f="${f#./}"  # annotations name files from the workspace root, as the diff does
     if [ -f "$f" ] && [ -z "${seen[$f]:-}" ]; then
       seen[$f]=1
       files+=("$f")

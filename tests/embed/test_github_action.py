@@ -55,7 +55,7 @@ def test_an_inflated_trace_fails_the_step_with_annotations_and_files(tmp_path: P
         tmp_path,
         # blanks and newlines separate patterns; the ladder, matched twice, is read once
         # (twice would be two runs of one id: exit 2)
-        BR_TRACES="traces/case-a-ladder.jsonl\n traces/case-?-queue.jsonl\ttraces/case-a-*.jsonl",
+        BR_TRACES="traces/case-a-ladder.jsonl\n ./traces/case-?-queue.jsonl\ttraces/case-a-*.jsonl",
         BR_OUTPUTS="json, markdown,csv,badge",
     )
     assert done.returncode == 1, done.stderr
