@@ -17,8 +17,9 @@ options, so that a recording of it has a known right answer:
 - ``--reject-param NAME``: answer HTTP 400 naming NAME when a request carries it.
 
 Endpoints: ``/v1/completions`` and ``/v1/chat/completions`` (streaming or not), ``/v1/models``,
-``/metrics`` (Prometheus text), ``/version``, ``/health``. One line per finished request goes
-to the log (stderr or ``--log-file``).
+``/metrics`` (Prometheus text), ``/version``, ``/health``, and llama-server's ``/tokenize`` and
+``/detokenize`` (a whitespace-separated word is a token; ``--no-tokenize`` removes them). One
+line per finished request goes to the log (stderr or ``--log-file``).
 
     python -m reporter.refengine --port 0 --slots 1 --step-ms 10
 """
@@ -70,6 +71,8 @@ class EngineConfig:
     model: str = "ref"
     api_key: str | None = None
     warnings: tuple[str, ...] = ()
+    #: llama-server's /tokenize and /detokenize (a word is a token, as in the prompt count).
+    tokenize: bool = True
 
 
 @dataclass
@@ -295,6 +298,8 @@ class Server:
         self.server: asyncio.Server | None = None
         self.port = 0
         self.connections: set[asyncio.Task[None]] = set()
+        self.vocab: dict[str, int] = {}
+        self.words: list[str] = []
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
         self.engine.start()
@@ -381,11 +386,32 @@ class Server:
             await _send_json(writer, 200, {"version": VERSION, "engine": "refengine"})
         elif method == "GET" and path == "/metrics":
             await _send(writer, 200, self.engine.prometheus().encode(), "text/plain; version=0.0.4")
+        elif method == "POST" and path in ("/tokenize", "/detokenize") and self.config.tokenize:
+            await self._tokenize(path == "/tokenize", body, writer)
         elif method == "POST" and path in ("/v1/completions", "/v1/chat/completions"):
             return await self._generate(path.endswith("chat/completions"), body, writer)
         else:
             await _send_json(writer, 404, {"error": {"message": f"no route {method} {path}"}})
         return True
+
+    async def _tokenize(self, forward: bool, raw: bytes, writer: asyncio.StreamWriter) -> None:
+        """llama-server's dialect: {"content": text} → {"tokens": [...]}, and back."""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            await _send_json(writer, 400, {"error": {"message": "the body must be an object"}})
+        elif forward:
+            ids = [self.vocab.setdefault(w, len(self.vocab)) for w in str(body.get("content", ""))
+                   .split()]  # fmt: skip
+            self.words.extend(list(self.vocab)[len(self.words) :])
+            await _send_json(writer, 200, {"tokens": ids})
+        else:
+            ids = [
+                t for t in body.get("tokens") or [] if type(t) is int and 0 <= t < len(self.words)
+            ]
+            await _send_json(writer, 200, {"content": " ".join(self.words[t] for t in ids)})
 
     async def _generate(self, chat: bool, raw: bytes, writer: asyncio.StreamWriter) -> bool:
         cfg = self.config
@@ -692,6 +718,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[EngineConfig, argpars
     ap.add_argument("--reject-param", action="append", default=[])
     ap.add_argument("--queue-limit", type=int, default=0)
     ap.add_argument("--prefix-cache", action="store_true")
+    ap.add_argument("--no-tokenize", action="store_true", help="no /tokenize, /detokenize")
     ap.add_argument("--model", default="ref")
     ap.add_argument("--api-key")
     ap.add_argument("--warn", action="append", default=[], help="a WARNING line at startup")
@@ -705,7 +732,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[EngineConfig, argpars
         stream_usage=not ns.no_stream_usage, timings=ns.timings,
         reject_params=tuple(ns.reject_param), queue_limit=ns.queue_limit,
         prefix_cache=ns.prefix_cache, model=ns.model, api_key=ns.api_key,
-        warnings=tuple(ns.warn),
+        warnings=tuple(ns.warn), tokenize=not ns.no_tokenize,
     )  # fmt: skip
     return cfg, ns
 

@@ -6,6 +6,7 @@ import json
 import os
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import click
@@ -17,6 +18,7 @@ from reporter.recorder.client import RequestState
 from reporter.recorder.config import RecordConfig
 from reporter.recorder.prompts import load_prompts
 from reporter.recorder.run import Observer, RecordResult, RunResult, record
+from reporter.recorder.workload import load_dataset, parse_length
 from reporter.safetext import echo, visible
 
 
@@ -190,10 +192,16 @@ def summary_lines(result: RecordResult) -> list[str]:
 )
 @click.option(
     "--output-tokens",
-    type=click.IntRange(min=1),
-    default=512,
+    default="512",
     show_default=True,
-    help="Tokens to ask for (forced: max_tokens + ignore_eos + min_tokens).",
+    help="Tokens to ask for (forced: max_tokens + ignore_eos + min_tokens); N±SD (or N:SD) "
+    "draws each request's length from a normal distribution.",
+)
+@click.option(
+    "--prompt-tokens",
+    default=None,
+    help="Synthetic prompts of N (or N±SD, N:SD) tokens, counted by the server's own "
+    "tokenizer (/tokenize) or, without one, estimated (the trace says which).",
 )
 @click.option(
     "--natural-stop", is_flag=True, help="Do not force the length: let the model stop on its own."
@@ -223,6 +231,13 @@ def summary_lines(result: RecordResult) -> list[str]:
     help="Prompts from a file, separated by blank lines.",
 )
 @click.option(
+    "--dataset",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Prompts from a JSON Lines file (a string, or an object with prompt or text) or "
+    "ShareGPT conversations (the first human turn).",
+)
+@click.option(
     "--prompt-set",
     type=click.Choice(["code", "prose"]),
     default=None,
@@ -234,6 +249,13 @@ def summary_lines(result: RecordResult) -> list[str]:
     help="Send identical prompts (by default each request gets a unique tag, so no "
     "two share a cached prefix).",
 )
+@click.option(
+    "--repeat-prompts",
+    is_flag=True,
+    help="Send the same prompts in every run and invocation (no salt), to measure prefix "
+    "caching on purpose; by default a random per-invocation salt starts every prompt.",
+)
+@click.option("--salt", default=None, help="The per-invocation salt [default: random].")
 @click.option(
     "--content",
     type=click.Choice(["code", "prose", "json", "mixed", "unknown"]),
@@ -275,7 +297,11 @@ def summary_lines(result: RecordResult) -> list[str]:
 )
 @click.option("--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True)
 @click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of the Poisson arrivals."
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the synthetic prompts, the drawn lengths and the Poisson arrivals.",
 )
 @click.option(
     "--timeout",
@@ -364,15 +390,19 @@ def _record(
     concurrency: str,
     request_rate: str | None,
     requests: int | None,
-    output_tokens: int,
+    output_tokens: str,
+    prompt_tokens: str | None,
     natural_stop: bool,
     repeats: int,
     out: str | None,
     append: bool,
     prompt: str | None,
     prompt_file: str | None,
+    dataset: str | None,
     prompt_set: str | None,
     same_prompt: bool,
+    repeat_prompts: bool,
+    salt: str | None,
     content: str | None,
     speculative: str,
     spec_method: str | None,
@@ -403,7 +433,29 @@ def _record(
         raise UsageError("--json writes the audit's verdict; expected --audit with it")
     if server_log:  # before the server is asked anything: a FIFO would block the tail
         require_regular(server_log, "server log")
-    prompts, implied = load_prompts(prompt, prompt_file, prompt_set)
+    output = parse_length(output_tokens, "--output-tokens")
+    synthetic = parse_length(prompt_tokens, "--prompt-tokens") if prompt_tokens else None
+    sources = {"--prompt": prompt, "--prompt-file": prompt_file, "--prompt-set": prompt_set,
+               "--dataset": dataset, "--prompt-tokens": prompt_tokens}  # fmt: skip
+    given = [name for name, value in sources.items() if value is not None]
+    if len(given) > 1:
+        raise UsageError(f"{' and '.join(given)} exclude each other; expected one prompt source")
+    if repeat_prompts and same_prompt:
+        raise UsageError("--repeat-prompts and --same-prompt exclude each other; expected one")
+    if salt is not None and (repeat_prompts or same_prompt or not salt.strip()):
+        raise UsageError("--salt is the tag's salt; expected some text, without --repeat-prompts")
+    if dataset is not None:
+        prompts, implied = load_dataset(dataset), "unknown"
+        source = f"file:{Path(dataset).name}"
+    else:
+        prompts, implied = load_prompts(prompt, prompt_file, prompt_set)
+        source = (
+            "prompt" if prompt is not None
+            else f"file:{Path(prompt_file).name}" if prompt_file is not None
+            else f"prompt-set:{prompt_set or 'prose'}"
+        )  # fmt: skip
+    if synthetic is not None:
+        implied = "prose"  # random common words: the answers are prose
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     cfg = RecordConfig(
         base_url=base_url.rstrip("/").removesuffix("/v1"), model=model,
@@ -411,8 +463,10 @@ def _record(
         api="chat" if api == "chat" else "completions",
         concurrency=_ints(concurrency, "--concurrency"),
         request_rates=_floats(request_rate, "--request-rate") if request_rate else (),
-        requests=requests, output_tokens=output_tokens, forced=not natural_stop,
+        requests=requests, output_tokens=output.mean, output_tokens_sd=output.sd,
+        prompt_tokens=synthetic, prompt_source=source, forced=not natural_stop,
         repeats=repeats, prompts=prompts, unique_prompts=not same_prompt,
+        repeat_prompts=repeat_prompts, salt=salt,
         content=content or implied,
         speculative={"on": True, "off": False}.get(speculative), spec_method=spec_method,
         engine_name=engine_name, engine_flags=engine_flags, hardware=hardware,

@@ -31,6 +31,7 @@ MAX_BYTES = {
     "mapping": 1 << 20,
     "config": 1 << 20,
     "prompt file": 64 << 20,
+    "dataset": 1 << 30,  # ShareGPT's conversations are 0.7 GB
 }
 #: What a file of each kind should be, for "expected ..." in a refusal.
 EXPECTED = {
@@ -39,6 +40,7 @@ EXPECTED = {
     "mapping": "a YAML mapping file",
     "config": "a TOML config file",
     "prompt file": "a text file of prompts",
+    "dataset": "a JSON Lines or JSON file of prompts",
 }
 #: The deepest JSON nesting accepted: real records nest 3 or 4 levels.
 MAX_JSON_DEPTH = 64

@@ -151,6 +151,9 @@ class RequestState:
     bad_events: int = 0
     #: Counts the server sent that are not whole numbers ≥ 0: recorded as null, named here.
     bad_counts: list[str] = field(default_factory=list)
+    #: The output length asked for (None: the run's), and fields added to the record as is.
+    requested: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n_chunks(self) -> int:
@@ -208,6 +211,7 @@ class RequestState:
             record["server_timings"] = self.timings
         if self.retried_without:
             record["retried_without"] = self.retried_without
+        record.update(self.extra)
         return record
 
     # ---- the stream ----------------------------------------------------------------------

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # workload imports the client, which imports this module
+    from reporter.recorder.workload import Length
 
 Api = Literal["completions", "chat"]
 
@@ -23,11 +26,23 @@ class RecordConfig:
     #: closed loop, and 4 × the rate (four seconds of arrivals) in an open loop.
     requests: int | None = None
     output_tokens: int = 512
+    #: Standard deviation of each request's output length (drawn around output_tokens).
+    output_tokens_sd: float = 0.0
+    #: Synthetic prompts of this many tokens (by the server's tokenizer) instead of `prompts`.
+    prompt_tokens: Length | None = None
+    #: Where `prompts` came from, for the trace: "prompt-set:prose", "file:NAME", "prompt".
+    prompt_source: str = "prompt-set:prose"
     forced: bool = True
     repeats: int = 1
     prompts: tuple[str, ...] = ("Write about the model server.",)
     #: Prefix each prompt with a request tag, so that no two prompts share a cached prefix.
     unique_prompts: bool = True
+    #: The tag's per-invocation salt (None: a random one), so that no two invocations share a
+    #: cached prefix either.
+    salt: str | None = None
+    #: Leave the salt and the run out of the tag: every run and every invocation sends the same
+    #: prompts (to measure prefix caching on purpose).
+    repeat_prompts: bool = False
     content: str = "unknown"
     speculative: bool | None = None
     spec_method: str | None = None

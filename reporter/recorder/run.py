@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import signal
 import stat
 import threading
@@ -26,6 +27,7 @@ from reporter.errors import BenchreportError, UsageError
 from reporter.ingest.limits import MAX_BYTES
 from reporter.recorder import client as rc
 from reporter.recorder import schedule
+from reporter.recorder import workload as wl
 from reporter.recorder.config import RecordConfig
 from reporter.recorder.health import ClientHealth, HealthMonitor
 from reporter.recorder.server import ServerInfo, identify, metrics_delta, scrape
@@ -36,6 +38,8 @@ from reporter.serverlog import level_of
 #: stop at max_tokens − 1 or + 1 (LM Studio, mistral.rs; FORMATS.md §11.6).
 LENGTH_SLACK = 1
 PREFLIGHT_TOKENS = 8
+#: Hex digits of the tag that starts every prompt.
+TAG_HEX = 12
 #: Server-log lines copied into the trace per run (warnings and errors are always kept).
 MAX_LOG_LINES = 500
 
@@ -164,6 +168,14 @@ class Recorder:
         self.dropped: list[str] = []
         self.engine: str | None = None
         self.prompt_tokens: int | None = None
+        # no salt when prompts repeat on purpose, or are identical anyway
+        self.salt = (
+            None if cfg.repeat_prompts or not cfg.unique_prompts else (cfg.salt or wl.new_salt())
+        )
+        self.tokenizer: wl.ServerTokenizer | None = None
+        #: Tokens the server adds around a prompt's own (BOS, chat template): usage − /tokenize.
+        self.added_tokens: int | None = None
+        self.preflight_prompt = ""
         self.group = cfg.group or ""
         self._current: asyncio.Task[int] | None = None
         self._main: asyncio.Task[Any] | None = None
@@ -195,13 +207,49 @@ class Recorder:
 
     # ---- prompts and bodies ----------------------------------------------------------------
 
+    def tag(self, run_index: int, index: int) -> str:
+        """What makes a prompt unique, at its very front: a hash of the salt, the run and the
+        request, so two prompts share no more than a token or two of prefix (a readable
+        counter would share its first characters with the next request's)."""
+        if not self.cfg.unique_prompts:
+            return ""
+        key = f"{index}" if self.salt is None else f"{self.salt}:{run_index}:{index}"
+        return f"[{hashlib.sha256(key.encode()).hexdigest()[:TAG_HEX]}] "
+
     def prompt(self, run_index: int, index: int) -> tuple[str, str]:
         cfg = self.cfg
-        base = cfg.prompts[index % len(cfg.prompts)]
-        text = f"[request {run_index}.{index:04d}] {base}" if cfg.unique_prompts else base
-        return text, rc.prompt_hash(
-            text if cfg.api == "completions" else [{"role": "user", "content": text}]
+        text = self.tag(run_index, index) + cfg.prompts[index % len(cfg.prompts)]
+        return text, self.sha(text)
+
+    def sha(self, text: str) -> str:
+        return rc.prompt_hash(
+            text if self.cfg.api == "completions" else [{"role": "user", "content": text}]
         )
+
+    async def prepare(self, run_index: int, total: int) -> tuple[list[wl.Prompt], list[int]]:
+        """Every request's prompt and output length, before the run's clock starts."""
+        cfg = self.cfg
+        key = 0 if self.salt is None else run_index + 1  # repeated prompts: one draw for all
+        outputs = wl.Length(cfg.output_tokens, cfg.output_tokens_sd).draw(
+            np.random.default_rng([cfg.seed, 1, key]), total
+        )
+        if cfg.prompt_tokens is None:
+            return [wl.Prompt(self.prompt(run_index, i)[0]) for i in range(total)], outputs
+        rng = np.random.default_rng([cfg.seed, 2, key])
+        targets = cfg.prompt_tokens.draw(rng, total)
+        added = self.added_tokens or 0
+        prompts = []
+        for i, target in enumerate(targets):
+            head = self.tag(run_index, i)
+            if self.tokenizer is None:
+                prompts.append(wl.estimated(head, rng, target))
+                continue
+            try:
+                p = await wl.fit(self.tokenizer, head, rng, max(target - added, 1))
+            except (RuntimeError, httpx.HTTPError, TimeoutError) as exc:
+                raise RecordError(f"{self.tokenizer.endpoint}: building prompts: {exc}") from None
+            prompts.append(wl.Prompt(p.text, (p.tokens or 0) + added, target))
+        return prompts, outputs
 
     def params(self, length: int) -> dict[str, Any]:
         wanted = rc.forced_params(self.engine, length, self.cfg.forced)
@@ -248,6 +296,8 @@ class Recorder:
                     f"({', '.join(info.models[:5])}); sending it anyway"
                 )
             await self._preflight(client)
+            if cfg.prompt_tokens is not None:
+                await self._find_tokenizer(client)
             result = RecordResult(path=cfg.out, server=info)
             self._in_sweep = True
             tail = _LogTail(cfg.server_log) if cfg.server_log else None
@@ -308,6 +358,7 @@ class Recorder:
         the prompt. Refused optional fields are dropped one at a time until it answers."""
         length = min(self.cfg.output_tokens, PREFLIGHT_TOKENS)
         prompt, sha = self.prompt(-1, 0)  # its own tag: no run's prompt is cached by it
+        self.preflight_prompt = prompt
         last = ""
         for _ in range(len(rc.OPTIONAL_PARAMS) + 1):
             body = self.body(prompt, length)
@@ -341,6 +392,21 @@ class Recorder:
             self.drop(named, f"HTTP {state.http_status}")
         raise RecordError(
             f"{self.url}: the server refuses the request even without the optional fields: {last}"
+        )
+
+    async def _find_tokenizer(self, client: httpx.AsyncClient) -> None:
+        """The server's tokenizer, and what the server adds to a prompt's own tokens."""
+        tok = await wl.find_tokenizer(client, self.base, self.cfg.model, self.engine)
+        if tok is not None:
+            ids = await tok.tokens(self.preflight_prompt)
+            if ids is not None and self.prompt_tokens is not None:
+                self.tokenizer = tok
+                self.added_tokens = max(self.prompt_tokens - len(ids), 0)
+                return
+        self.obs.note(
+            "the server has no tokenizer endpoint (/tokenize, /v1/tokenize) or no prompt "
+            f"count in its answers: prompt lengths are estimated at {wl.CHARS_PER_TOKEN} "
+            "characters a token, and the trace says so"
         )
 
     async def _prompt_length(self, client: httpx.AsyncClient, body: dict[str, Any]) -> int | None:
@@ -379,25 +445,34 @@ class Recorder:
         cfg = self.cfg
         run_id: str = spec["id"]
         metrics_url = cfg.metrics_url or (f"{self.base}/metrics" if cfg.scrape_metrics else None)
+        total: int = spec["requests"]
+        prompts, outputs = await self.prepare(run_index, total)
         before = await scrape(client, metrics_url) if cfg.scrape_metrics else None
         params = self.params(cfg.output_tokens)
-        writer.write(self._header(info, spec, params, before))
+        writer.write(self._header(info, spec, params, before, prompts, outputs))
         for rec in _log_records(startup, None, None):
             writer.write(rec)
-        total: int = spec["requests"]
+        varied = cfg.output_tokens_sd > 0
         self.obs.run_started(run_id, total)
         states: list[rc.RequestState] = []
         dropped_at_start = list(self.dropped)
         t0 = time.perf_counter()
 
         async def fire(index: int) -> None:
-            prompt, sha = self.prompt(run_index, index)
-            state = rc.RequestState(index, sha)
+            prompt = prompts[index].text
+            length = outputs[index]
+            sha = self.sha(prompt)
+            extra: dict[str, Any] = {}
+            if prompts[index].target is not None:
+                extra["prompt_tokens_target"] = prompts[index].target
+            if varied:
+                extra["output_tokens_requested"] = length
+            state = rc.RequestState(index, sha, requested=length, extra=extra)
             try:
                 await rc.send(
                     client,
                     self.url,
-                    self.body(prompt, cfg.output_tokens),
+                    self.body(prompt, length),
                     {},
                     state,
                     t0,
@@ -405,12 +480,15 @@ class Recorder:
                 )
                 if state.refused and state.http_status in (400, 422):
                     self.drop(state.refused, f"HTTP {state.http_status} during the run")
-                    retry = rc.RequestState(index, sha, retried_without=list(state.refused))
+                    retry = rc.RequestState(
+                        index, sha, retried_without=list(state.refused), requested=length,
+                        extra=extra,
+                    )  # fmt: skip
                     state = retry
                     await rc.send(
                         client,
                         self.url,
-                        self.body(prompt, cfg.output_tokens),
+                        self.body(prompt, length),
                         {},
                         state,
                         t0,
@@ -523,10 +601,38 @@ class Recorder:
         spec: dict[str, Any],
         params: dict[str, Any],
         before: dict[str, float] | None,
+        prompts: list[wl.Prompt],
+        outputs: list[int],
     ) -> dict[str, Any]:
         from reporter.version import __version__
 
         cfg = self.cfg
+        varied = cfg.output_tokens_sd > 0
+        counted = [p.tokens for p in prompts if p.tokens is not None]
+        prompt_tokens = self.prompt_tokens
+        if cfg.prompt_tokens is not None:
+            prompt_tokens = round(float(np.mean(counted))) if counted else cfg.prompt_tokens.mean
+        if cfg.prompt_tokens is None:
+            how = "server usage (preflight request)" if self.prompt_tokens is not None else None
+        elif self.tokenizer is not None:
+            how = f"server tokenizer ({self.tokenizer.endpoint})"
+        else:
+            how = f"estimated ({wl.CHARS_PER_TOKEN} characters a token)"
+        prompt_block = {
+            "source": "synthetic" if cfg.prompt_tokens is not None else cfg.prompt_source,
+            "seed": cfg.seed, "salt": self.salt,
+            "repeated": self.salt is None and cfg.unique_prompts,
+            "identical": not cfg.unique_prompts,
+            "tag": None if not cfg.unique_prompts
+            else f"[sha256('REQUEST')[:{TAG_HEX}]]" if self.salt is None
+            else f"[sha256('SALT:RUN:REQUEST')[:{TAG_HEX}]]",
+            "requested": cfg.prompt_tokens.text() if cfg.prompt_tokens is not None else None,
+            "tokens_counted": how, "estimated": cfg.prompt_tokens is not None
+            and self.tokenizer is None,
+            "added_tokens": self.added_tokens,
+            "tokens": wl.length_stats(counted)
+            or wl.length_stats([p.target for p in prompts if p.target is not None]),
+        }  # fmt: skip
         forced = cfg.forced
         spec_block = {"enabled": cfg.speculative, "method": cfg.spec_method, "acceptance": None}
         return {
@@ -537,11 +643,15 @@ class Recorder:
             "model": {"name": cfg.model},
             "hardware": {"name": cfg.hardware},
             "workload": {
-                "concurrency": spec["concurrency"], "output_tokens": cfg.output_tokens,
+                "concurrency": spec["concurrency"],
+                "output_tokens": max(outputs) if varied and outputs else cfg.output_tokens,
+                "output_tokens_min": min(outputs) if varied and outputs else None,
+                "output_tokens_sd": cfg.output_tokens_sd if varied else None,
+                "dataset": prompt_block["source"], "prompts": prompt_block,
                 "stop": "forced" if forced else "natural",
                 "ignore_eos": bool(forced and "ignore_eos" in params),
                 "min_tokens": params.get("min_tokens"), "temperature": cfg.temperature,
-                "prompt_tokens": self.prompt_tokens, "context_tokens": cfg.context_tokens,
+                "prompt_tokens": prompt_tokens, "context_tokens": cfg.context_tokens,
                 "content": cfg.content, "request_rate": spec["rate"],
                 "speculative": spec_block,
             },
@@ -566,7 +676,8 @@ class Recorder:
         if not cfg.forced:
             return {"requested": None, "checked": len(ended), "not_honoured": 0}
         want = cfg.output_tokens
-        short = [c for c in counts if abs(c[0] - want) > LENGTH_SLACK]
+        wants = [s.requested or want for s in ended]
+        short = [c for c, w in zip(counts, wants, strict=True) if abs(c[0] - w) > LENGTH_SLACK]
         out: dict[str, Any] = {
             "requested": want,
             "checked": len(ended),
@@ -582,8 +693,9 @@ class Recorder:
             span = f"{lo}" if lo == hi else f"{lo}–{hi}"
             out["message"] = (
                 f"benchreport record: forced length not honoured: {len(short)} of {len(ended)} "
-                f"requests returned {span} tokens, not the {want} asked for "
-                f"({stops} ended with finish_reason stop); fields sent: "
+                f"requests returned {span} tokens, not the "
+                + (f"{want} asked for " if len(set(wants)) < 2 else "lengths asked for ")
+                + f"({stops} ended with finish_reason stop); fields sent: "
                 f"{', '.join(sorted(self.params(want))) or 'none'}"
                 + (f"; refused and dropped: {', '.join(self.dropped)}" if self.dropped else "")
             )

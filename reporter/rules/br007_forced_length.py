@@ -11,7 +11,9 @@ stops early turns a forced-length run into a natural-stop one: every figure comp
 `N × requested ÷ wall` is then wrong, and the ladder test loses its footing.
 
 ## How it decides
-The requested length is `workload.output_tokens` (or `min_tokens` when only that is given).
+The requested length is `workload.output_tokens` (or `min_tokens` when only that is given);
+when each request's length was drawn from a range (`workload.output_tokens_min` to
+`output_tokens`), it is the range's lower end, the length every request asked for at least.
 A request falls short when it wrote fewer tokens, or ended on end-of-sequence
 (`finish_reason: stop`). Any short request fires; the finding counts them and gives the
 shortest.
@@ -60,6 +62,11 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     requested = number(data.run_field(run_id, "output_tokens_requested"))
     if requested is None:
         requested = min_tokens
+    # lengths drawn per request from [min, max]: only the lower end is a length every
+    # request was asked for at least, so only a request below it is surely short
+    low = number(data.run_field(run_id, "output_tokens_requested_min"))
+    if requested is not None and low is not None and 0 < low < requested:
+        requested = low
     rows = data.requests_of(run_id)
     # on the columns as arrays: filtering the whole frame per run dominated big audits
     ok = rows["ok"].to_numpy(dtype=bool, na_value=False)
