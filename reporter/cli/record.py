@@ -16,9 +16,10 @@ from reporter.errors import UsageError
 from reporter.ingest.limits import require_regular
 from reporter.recorder.client import RequestState
 from reporter.recorder.config import RecordConfig
+from reporter.recorder.lengths import parse_length
 from reporter.recorder.prompts import load_prompts
 from reporter.recorder.run import Observer, RecordResult, RunResult, record
-from reporter.recorder.workload import load_dataset, parse_length
+from reporter.recorder.workload import load_dataset
 from reporter.safetext import echo, visible
 
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:  # workload imports the client, which imports this module
-    from reporter.recorder.workload import Length
+from reporter.recorder.lengths import Length
 
 Api = Literal["completions", "chat"]
 

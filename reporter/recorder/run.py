@@ -30,6 +30,7 @@ from reporter.recorder import schedule
 from reporter.recorder import workload as wl
 from reporter.recorder.config import RecordConfig
 from reporter.recorder.health import ClientHealth, HealthMonitor
+from reporter.recorder.lengths import Length
 from reporter.recorder.server import ServerInfo, identify, metrics_delta, scrape
 from reporter.recorder.writer import TraceWriter
 from reporter.serverlog import level_of
@@ -230,7 +231,7 @@ class Recorder:
         """Every request's prompt and output length, before the run's clock starts."""
         cfg = self.cfg
         key = 0 if self.salt is None else run_index + 1  # repeated prompts: one draw for all
-        outputs = wl.Length(cfg.output_tokens, cfg.output_tokens_sd).draw(
+        outputs = Length(cfg.output_tokens, cfg.output_tokens_sd).draw(
             np.random.default_rng([cfg.seed, 1, key]), total
         )
         if cfg.prompt_tokens is None:

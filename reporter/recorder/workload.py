@@ -1,9 +1,8 @@
 """What each request of a run asks: its prompt (text and token count) and its output length.
 
-Lengths are ``N`` or ``N±sd`` (also ``N:sd``, ``N+-sd``): a normal draw per request, rounded
-and at least 1, from a generator seeded by ``--seed`` and the run's index, so a sweep is
-reproducible. A synthetic prompt is built to an exact token count with the server's own
-tokenizer (llama-server ``/tokenize`` and ``/detokenize``, vLLM ``/tokenize`` and
+Lengths (``lengths.Length``) are drawn per request from a generator seeded by ``--seed`` and
+the run's index, so a sweep is reproducible. A synthetic prompt is built to an exact token
+count with the server's own tokenizer (llama-server's or vLLM's ``/tokenize`` and
 ``/detokenize``, also under ``/v1``): a random word text is tokenized, cut at the target,
 detokenized and counted again until the count is the target; the tokens the server adds
 around a prompt (BOS, a chat template) are measured once against the server's ``usage`` and
@@ -19,8 +18,6 @@ measure prefix caching on purpose).
 
 from __future__ import annotations
 
-import math
-import re
 import secrets
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -36,8 +33,6 @@ from reporter.recorder.client import parse_json, read_capped
 CHARS_PER_TOKEN = 4
 #: Rounds of "cut, detokenize, count" before the closest prompt is taken.
 MAX_FIT_ROUNDS = 6
-#: Largest synthetic prompt or output length accepted (far above any context window).
-MAX_LENGTH = 1_000_000
 TOKENIZE_TIMEOUT_S = 30.0
 MAX_TOKENIZE_BYTES = 64 << 20
 #: Prompts read from a dataset file at most (more is not a load test, it is a dataset copy).
@@ -56,38 +51,6 @@ _WORDS = (
     "house city road field market letter garden window table paper story music winter summer"
 )
 WORDS = tuple(_WORDS.split())
-
-_LENGTH = re.compile(r"^\s*(\d+)\s*(?:(?:±|\+-|\+/-|:)\s*(\d+(?:\.\d*)?)\s*)?$")
-
-
-@dataclass(frozen=True)
-class Length:
-    """A requested length: ``mean`` tokens, each request drawn from N(mean, sd²) when sd > 0."""
-
-    mean: int
-    sd: float = 0.0
-
-    def draw(self, rng: np.random.Generator, n: int) -> list[int]:
-        if self.sd <= 0:
-            return [self.mean] * n
-        values = np.rint(rng.normal(self.mean, self.sd, n))
-        return [int(v) for v in np.clip(values, 1, MAX_LENGTH)]
-
-    def text(self) -> str:
-        return f"{self.mean}" if self.sd <= 0 else f"{self.mean}±{self.sd:g}"
-
-
-def parse_length(text: str, option: str) -> Length:
-    """``N``, ``N±sd``, ``N:sd`` or ``N+-sd`` → Length; a usage error otherwise."""
-    m = _LENGTH.match(text)
-    if m is None:
-        raise UsageError(f"{option} {text!r}; expected tokens, or tokens±sd, e.g. 256 or 256:32")
-    mean, sd = int(m.group(1)), float(m.group(2) or 0)
-    if not 1 <= mean <= MAX_LENGTH:
-        raise UsageError(f"{option} {text!r}; expected from 1 to {MAX_LENGTH:,} tokens")
-    if not math.isfinite(sd) or sd > mean:
-        raise UsageError(f"{option} {text!r}; expected a standard deviation of at most {mean}")
-    return Length(mean, sd)
 
 
 def new_salt() -> str:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from reporter.recorder import RecordConfig, record
-from reporter.recorder.workload import Length
+from reporter.recorder.lengths import Length
 from tests.realengine.conftest import serve
 from tests.recorder.conftest import read_trace
 

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from reporter.cli import main
 from reporter.errors import UsageError
-from reporter.recorder.workload import Length, load_dataset, parse_length
+from reporter.recorder.lengths import Length, parse_length
+from reporter.recorder.workload import load_dataset
 from tests.conftest import finding
 from tests.recorder.conftest import read_trace
 
