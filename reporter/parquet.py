@@ -69,6 +69,10 @@ def is_parquet(path: PathLike) -> bool:
     p = Path(path)
     if p.is_dir():
         return any(p.rglob("*.parquet"))
+    if not p.is_file():
+        # a FIFO or a device: opening it to sniff would block or never end; the reader
+        # refuses it with a reason
+        return False
     try:
         with p.open("rb") as f:
             return f.read(4) == b"PAR1"
