@@ -8,7 +8,8 @@
 # Everything arrives in the environment (action.yml maps its inputs there, so no input is
 # ever pasted into shell code):
 #   BR_TRACES       trace files or globs, separated by blanks or newlines (** allowed),
-#                   relative to $GITHUB_WORKSPACE                                  (required)
+#                   relative to $GITHUB_WORKSPACE; a folder counts when it holds Parquet
+#                   parts                                                          (required)
 #   BR_FAIL_ON      error | warning | info | never                         (default: error)
 #   BR_CLAIMS       published figures to check, one per line, as for --claim
 #   BR_FORMAT       the input format (default: auto; custom when BR_MAPPING is set)
@@ -64,17 +65,22 @@ read -r -d '' -a patterns <<<"${BR_TRACES:-}"
 for pattern in "${patterns[@]}"; do
   # shellcheck disable=SC2206  # the pattern is meant to be globbed
   matched=($pattern)
-  [ "${#matched[@]}" -gt 0 ] || fail "no file matches '$pattern' in the workspace"
+  found=0
   for f in "${matched[@]}"; do
     f="${f#./}"  # annotations name files from the workspace root, as the diff does
-    if [ -f "$f" ] && [ -z "${seen[$f]:-}" ]; then
+    # a file, or a folder of Parquet parts (a trace written by convert --to x.parquet)
+    if [ ! -f "$f" ] && ! { [ -d "$f" ] && compgen -G "$f/**/*.parquet" >/dev/null; }; then
+      continue
+    fi
+    found=1
+    if [ -z "${seen[$f]:-}" ]; then
       seen[$f]=1
       files+=("$f")
     fi
   done
+  [ "$found" = 1 ] || fail "no file matches '$pattern' in the workspace"
 done
 shopt -u globstar nullglob
-[ "${#files[@]}" -gt 0 ] || fail "the traces input matches only folders"
 
 out="${BR_OUTPUT_DIR:-benchreport}"
 case "$out" in *$'\n'* | *$'\r'*) fail "the output folder's name holds a line break" ;; esac

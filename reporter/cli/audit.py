@@ -21,7 +21,7 @@ def _severity_at(fail_on: str) -> Severity | None:
 
 
 @click.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, required=True, type=click.Path())  # a folder: Parquet parts
 @click.option(
     "-o",
     "--output",
@@ -197,7 +197,7 @@ def audit(
 
 
 @click.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, required=True, type=click.Path())  # a folder: Parquet parts
 @input_options
 def validate(files: tuple[str, ...], fmt: str, mapping: str | None) -> None:
     """Check FILE... against the schema; every problem with its file:line."""

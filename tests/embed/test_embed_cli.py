@@ -59,3 +59,19 @@ def test_csv_badge_and_card_are_written_instead_of_the_report(in_tmp: Path) -> N
     assert "inflated 3.85×" in (in_tmp / "badge.svg").read_text(encoding="utf-8")
     assert "benchreport-card" in (in_tmp / "card.html").read_text(encoding="utf-8")
     assert not (in_tmp / "report.html").exists()
+
+
+def test_a_folder_of_parquet_parts_audits_and_validates(in_tmp: Path) -> None:
+    from reporter import api
+
+    (in_tmp / "parts" / "day1").mkdir(parents=True)
+    api.convert_file(LADDER, str(in_tmp / "parts" / "day1" / "ladder.parquet"))
+    code, out, err = invoke("audit", "parts", "--no-html", "--output-format", "concise")
+    assert code == 1, err
+    assert "BR003 a-retest-n2" in out
+    code, out, _ = invoke("validate", "parts")
+    assert code == 0 and "ok" in out
+    # a folder without Parquet parts is refused with a reason, like any unreadable input
+    (in_tmp / "empty").mkdir()
+    code, _, err = invoke("audit", "empty", "--no-html")
+    assert code == 2 and err.startswith("empty: ")

@@ -133,7 +133,12 @@ def test_a_bad_trace_is_exit_2_with_its_line_annotated(tmp_path: Path) -> None:
 @needs_bash
 @pytest.mark.parametrize(
     ("traces", "said"),
-    [("traces/no-such-*.jsonl", "no file matches 'traces/no-such-*.jsonl'"), ("", "no traces")],
+    [
+        ("traces/no-such-*.jsonl", "no file matches 'traces/no-such-*.jsonl'"),
+        ("traces/case-a-ladder.jsonl traces/gone.jsonl", "no file matches 'traces/gone.jsonl'"),
+        ("traces", "no file matches 'traces'"),  # a folder without Parquet parts
+        ("", "no traces"),
+    ],
 )
 def test_a_pattern_matching_nothing_is_exit_2(tmp_path: Path, traces: str, said: str) -> None:
     done, _ = _run(tmp_path, BR_TRACES=traces)
@@ -225,3 +230,16 @@ def test_the_audit_hook_fails_on_an_error_finding_only() -> None:
     )
     honest = _entry("benchreport-audit", "traces/honest-batched.jsonl")
     assert honest.returncode == 0, honest.stdout
+
+
+@needs_bash
+@pytest.mark.slow  # a subprocess: Python's start and the imports take seconds
+def test_a_folder_of_parquet_parts_is_a_trace(tmp_path: Path) -> None:
+    from reporter import api
+
+    parts = tmp_path / "parts" / "day1"
+    parts.mkdir(parents=True)
+    api.convert_file(ROOT / "traces" / "case-a-ladder.jsonl", str(parts / "ladder.parquet"))
+    done, runner = _run(tmp_path, BR_TRACES=str(tmp_path / "parts"), BR_OUTPUTS="json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert _outputs(runner)["verdict"] == "inflated"
