@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from reporter import api
+from reporter.render import charts
 from reporter.verdict import Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,6 +51,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         default=False,
         help="rewrite the files in tests/golden/ from the current output (accept intended changes)",
+    )
+    parser.addoption(
+        "--golden-exact",
+        action="store_true",
+        default=False,
+        help="compare the charts of HTML goldens byte for byte, not by their outline",
     )
 
 
@@ -88,3 +97,34 @@ def trace_audit() -> Any:
         return cache[name]
 
     return audit
+
+
+_DRAW_CHART = charts.to_svg
+
+
+@pytest.fixture(autouse=True, scope="session")
+def charts_drawn_once() -> Iterator[None]:
+    """Each distinct chart is drawn by vl-convert once per session, then reused.
+
+    Drawing is most of the cost of a report, and the goldens, the HTML tests and the CLI tests
+    draw the same charts again and again. A drawing depends on nothing but its spec and its id
+    (`test_same_input_same_bytes` checks that with `real_chart_drawing`), so reusing one
+    changes no output. A spec that cannot be drawn raises again each time.
+    """
+    drawn: dict[tuple[str, str], str] = {}
+
+    def draw_once(spec: dict[str, Any], chart_id: str) -> str:
+        key = (json.dumps(spec, sort_keys=True, default=str), chart_id)
+        if key not in drawn:
+            drawn[key] = _DRAW_CHART(spec, chart_id)
+        return drawn[key]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(charts, "to_svg", draw_once)
+        yield
+
+
+@pytest.fixture
+def real_chart_drawing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Draw every chart of this test with vl-convert, none from the session's drawings."""
+    monkeypatch.setattr(charts, "to_svg", _DRAW_CHART)

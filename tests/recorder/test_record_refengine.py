@@ -142,16 +142,18 @@ def test_interrupting_server_cut_streams_are_not_throughput(engine, rec):
         _, trace, v = rec(eng.url, concurrency=(4,))
     reqs = requests_of(trace, "g-c4-r0")
     cut = [r for r in reqs if r["finish_reason"] == "abort"]
-    assert len(cut) == 3
-    # how many tokens a stream wrote before the next request arrived depends on how fast the
-    # client sent the four requests (one step when idle, a few on a loaded machine): only
-    # "cut before its length" is a property of the server
+    whole = [r for r in reqs if r["finish_reason"] == "length"]
+    # Which streams the server cut, and after how many tokens, depends on how fast the client
+    # sent the four requests (all but the last cut after one step when idle; on a loaded
+    # machine a stream may end before the next request arrives). The server's properties:
+    # every stream is cut before its length or whole, and the last one is never cut.
+    assert len(cut) + len(whole) == 4 and cut and whole, [r["finish_reason"] for r in reqs]
     assert all(1 <= r["output_tokens"] < 32 for r in cut), [r["output_tokens"] for r in cut]
     assert all("without a finish reason" in r["error"] for r in cut)
     assert finding(v, "BR019", "g-c4-r0")["outcome"] == "fired"
     run = run_of(v, "g-c4-r0")
-    assert run["output_tokens"] == 32  # the one whole request, not 4 × 32
-    assert run["aggregate_tps"] < 4 * 32 / run["wall_s"] / 3
+    assert run["output_tokens"] == 32 * len(whole)  # the whole requests only, not 4 × 32
+    assert run["aggregate_tps"] == pytest.approx(32 * len(whole) / run["wall_s"], rel=1e-3)
 
 
 def test_refused_parameter_is_dropped_and_said(engine, rec):

@@ -14,7 +14,8 @@ from reporter.render.html import render_html
 from reporter.render.pdf import FetchLog, html_to_pdf
 from reporter.verdict import Verdict
 
-pytestmark = pytest.mark.pdf
+# WeasyPrint takes seconds per report: the PDF tests run in the full lane (CI), not the quick one.
+pytestmark = [pytest.mark.pdf, pytest.mark.slow]
 
 POPPLER = all(shutil.which(tool) for tool in ("pdftoppm", "pdfinfo", "pdftotext"))
 needs_poppler = pytest.mark.skipif(not POPPLER, reason="poppler-utils (pdftoppm) not installed")
