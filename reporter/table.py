@@ -233,6 +233,8 @@ def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:
     for col in REQUEST_FLOATS:
         if col == "chunk_tokens" and col in frame and frame[col].dtype == object:
             out[col] = frame[col].map(_mean_if_list).to_numpy(dtype="float64")
+        elif col in frame and frame[col].dtype == np.float64:
+            out[col] = frame[col].to_numpy()  # NaN is already the missing value: no copy
         elif col in frame:
             out[col] = pd.to_numeric(frame[col], errors="coerce").to_numpy(
                 dtype="float64", na_value=np.nan
@@ -258,12 +260,12 @@ def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:
             out[col] = (
                 frame[col].reset_index(drop=True).astype(object)
                 if col in frame
-                else pd.Series([None] * n, index=index, dtype=object)
+                else pd.Series(np.full(n, None, dtype=object), index=index)
             )
     out["token_times"] = (
         frame["token_times"].reset_index(drop=True)
         if "token_times" in frame
-        else pd.Series([None] * n, index=index, dtype=object)
+        else pd.Series(np.full(n, None, dtype=object), index=index)
     )
     out["source_path"] = (
         _category(frame["source_path"].reset_index(drop=True))
@@ -275,7 +277,8 @@ def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:
         if "source_line" in frame
         else np.zeros(n, dtype="int64")
     )
-    req = pd.DataFrame(out, index=index)
+    # columns kept as they are (no copy into one block per dtype): a million rows
+    req = pd.DataFrame(out, index=index, copy=False)
     derive_request_columns(req)
     return req
 

@@ -20,7 +20,7 @@ import pyarrow.json as pj
 from numpy.lib.stride_tricks import sliding_window_view
 
 from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
-from reporter.ingest.limits import deep_lines
+from reporter.ingest.limits import scan_lines
 from reporter.ingest.lines import Source, iter_lines, json_problem, loads_relaxed, parse_line
 from reporter.ingest.validate import KINDS, bad_request_rows, record_problems
 from reporter.table import InputFile, Partial, normalize_requests
@@ -142,10 +142,8 @@ def _parse_segments(data: bytes, spans: list[tuple[int, int]]) -> pa.Table | Non
 UTF8_CHUNK = 1 << 24
 
 
-def _is_utf8(data: bytes, arr: np.ndarray) -> bool:
-    """Whether the file is UTF-8: plain ASCII at a glance, else decoded in chunks."""
-    if len(arr) == 0 or int(arr.max()) < 0x80:
-        return True
+def _is_utf8(data: bytes) -> bool:
+    """Whether the file is UTF-8, decoded in chunks (the text is not kept)."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     view = memoryview(data)
     try:
@@ -163,9 +161,11 @@ def _read_fast(
     if data.startswith(b"\xef\xbb\xbf") or not data:
         return None
     arr = np.frombuffer(data, np.uint8)
-    if not _is_utf8(data, arr):
+    # one pass by blocks: no temporary array the size of the file
+    scan = scan_lines(data)
+    if not scan.ascii and not _is_utf8(data):
         return None  # pyarrow does not check; the line-by-line reader words each bad line
-    newlines = np.flatnonzero(arr == 10)
+    newlines = scan.newlines
     lines = _line_numbers(data, newlines)
     starts = np.concatenate(([0], newlines + 1))
     if len(lines) == 0:
@@ -183,9 +183,8 @@ def _read_fast(
             is_request[idx] |= (window[:, : len(prefix)] == pattern).all(axis=1)
     # pyarrow's reader overflows the C stack on deep nesting: such lines go to parse_line,
     # which refuses them with their depth
-    deep = deep_lines(data, newlines)
-    if deep:
-        is_request &= ~np.isin(lines, np.fromiter(deep, dtype=np.int64))
+    if scan.deep:
+        is_request &= ~np.isin(lines, np.fromiter(scan.deep, dtype=np.int64))
     if (~is_request).sum() > MAX_OTHER_LINES:
         return None
     # consecutive request lines form one span of bytes for pyarrow
@@ -229,7 +228,9 @@ def _read_fast(
         frames.append(_check_requests(_records_frame(stray, stray_lines), source, problems, starts))
     if not frames:
         return pd.DataFrame({"source_line": np.zeros(0, dtype="int64")}), others
-    joined = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    if len(frames) == 1:
+        return frames[0], others  # in file order already
+    joined = pd.concat(frames, ignore_index=True)
     return joined.sort_values("source_line", kind="stable"), others
 
 
@@ -301,7 +302,10 @@ def _tabulate(
     source: Source, requests: pd.DataFrame, others: list[tuple[int, dict[str, Any]]]
 ) -> Partial:
     partial = Partial()
-    requests["source_path"] = source.path
+    # one category, not a copy of the path a row
+    requests["source_path"] = pd.Categorical.from_codes(
+        np.zeros(len(requests), dtype=np.int8), pd.Index([source.path])
+    )
     if "token_times" in requests:
         counted = requests["token_times"].map(
             lambda t: np.nan if t is None or not hasattr(t, "__len__") else float(len(t))

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
 from reporter.table import SUMMARY_KEYS, Partial
@@ -68,11 +69,81 @@ def _word(
     return Found(reason, mask, problems)
 
 
+#: Rows hashed at a time by _string_hashes (its temporary arrays are ~40 bytes a byte of text).
+HASH_BLOCK = 1 << 15
+_HASH_MULTIPLIER = np.uint64(0x100000001B3)  # FNV-1's 64-bit prime
+_HASH_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _string_hashes(values: pa.Array) -> np.ndarray:
+    """A 64-bit polynomial hash of each string of an Arrow string array (nulls hash as "")."""
+    if not pa.types.is_large_string(values.type):
+        values = values.cast(pa.large_string())
+    n = len(values)
+    out = np.zeros(n, dtype=np.uint64)
+    if n == 0:
+        return out
+    offsets = np.frombuffer(values.buffers()[1], np.int64)[values.offset : values.offset + n + 1]
+    data_buffer = values.buffers()[2]
+    text = (
+        np.frombuffer(data_buffer, np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
+    )
+    longest = int(np.diff(offsets).max())
+    powers = np.cumprod(np.full(max(longest, 1), _HASH_MULTIPLIER, dtype=np.uint64))
+    for begin in range(0, n, HASH_BLOCK):
+        starts = offsets[begin : begin + HASH_BLOCK + 1]
+        lengths = np.diff(starts)
+        first, last = int(starts[0]), int(starts[-1])
+        body = text[first:last].astype(np.uint64)
+        # each byte's place in its own string
+        place = np.arange(last - first, dtype=np.int64) - np.repeat(starts[:-1] - first, lengths)
+        filled = lengths > 0
+        hashes = np.zeros(len(lengths), dtype=np.uint64)
+        if filled.any():
+            hashes[filled] = np.add.reduceat(body * powers[place], (starts[:-1] - first)[filled])
+        out[begin : begin + len(lengths)] = hashes ^ (lengths.astype(np.uint64) * _HASH_MIX)
+    return out
+
+
+def _maybe_duplicates(requests: pd.DataFrame) -> np.ndarray | None:
+    """Rows whose (run, id) hash is another row's too: a superset of the duplicates, found
+    without a hash table of a million strings. None where the ids are not Arrow strings."""
+    ids = requests["id"]
+    if not (pd.api.types.is_string_dtype(ids.dtype) and ids.dtype != object):
+        return None
+    try:
+        chunked = pa.chunked_array(pa.array(ids.array))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        return None
+    if not (pa.types.is_string(chunked.type) or pa.types.is_large_string(chunked.type)):
+        return None
+    hashes = np.concatenate([_string_hashes(c) for c in chunked.chunks] or [np.zeros(0, np.uint64)])
+    run_codes = requests["run"].astype("category").cat.codes.to_numpy().astype(np.uint64)
+    with np.errstate(over="ignore"):
+        key = hashes ^ ((run_codes + np.uint64(1)) * _HASH_MIX)
+    has_id = ids.notna().to_numpy(dtype=bool)
+    return has_id & pd.Series(key).duplicated(keep=False).to_numpy(dtype=bool)
+
+
 def duplicate_requests(requests: pd.DataFrame) -> Found:
     """Requests whose (run, id) an earlier row of the file already has; the first is kept."""
     n = len(requests)
     if n == 0 or "id" not in requests:
         return Found("duplicate request id", np.zeros(n, dtype=bool))
+    maybe = _maybe_duplicates(requests)
+    if maybe is None or maybe.all():
+        return _exact_duplicates(requests)
+    mask = np.zeros(n, dtype=bool)
+    if not maybe.any():
+        return Found("duplicate request id", mask)
+    # every duplicate and its first occurrence are among the rows that share a hash
+    within = _exact_duplicates(requests[maybe])
+    mask[maybe] = within.mask
+    return Found(within.reason, mask, within.problems)
+
+
+def _exact_duplicates(requests: pd.DataFrame) -> Found:
+    """duplicate_requests by a hash table of the ids themselves."""
     # (run, id) as one integer a row: hashing integers is far cheaper than pairs of strings
     id_codes, id_values = pd.factorize(requests["id"], use_na_sentinel=True)
     run_codes = requests["run"].astype("category").cat.codes.to_numpy().astype(np.int64)

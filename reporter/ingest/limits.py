@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -172,30 +173,55 @@ def too_deep(text: bytes, limit: int = MAX_JSON_DEPTH) -> int | None:
     return depth if depth > limit else None
 
 
-def deep_lines(data: bytes, newlines: np.ndarray, limit: int = MAX_JSON_DEPTH) -> dict[int, int]:
-    """{line number: depth} of the lines of a JSON Lines buffer nested deeper than `limit`.
+#: Bytes looked at at once by scan_lines: its temporary arrays are a few times this, reused
+#: from block to block instead of a fresh array the size of the file for every question.
+SCAN_BLOCK = 1 << 18
 
-    Only lines with more than `limit` opening brackets can be that deep; those (rare) are
-    measured exactly. Linear in the bytes, with no Python loop per line.
+
+@dataclass(frozen=True)
+class LineScan:
+    """What one pass over the bytes of a JSON Lines buffer tells."""
+
+    #: Offsets of the b"\n" bytes.
+    newlines: np.ndarray
+    #: No byte at or above 0x80 (so UTF-8 without decoding it).
+    ascii: bool
+    #: {line number: depth} of the lines nested deeper than the limit.
+    deep: dict[int, int]
+
+
+def scan_lines(data: bytes, limit: int = MAX_JSON_DEPTH, block: int = SCAN_BLOCK) -> LineScan:
+    """Newlines, plain ASCII or not, and the lines nested too deep, in one pass by blocks.
+
+    A line can only be nested deeper than `limit` if it holds more than `limit` opening
+    brackets: the brackets before each newline are counted, and those (rare) lines are
+    measured exactly by `json_depth`.
     """
-    arr = np.frombuffer(data, np.uint8)
-    found: dict[int, int] = {}
-    opens = np.flatnonzero((arr | 0x20) == 0x7B)  # "[" is 0x5B, "{" is 0x7B
-    if len(opens) <= limit:
-        return found
-    starts = np.concatenate(([0], newlines + 1))
-    stops = np.concatenate((newlines, [len(arr)]))
-    # limit + 1 opening brackets on one line lie closer together than the longest line
-    near = np.flatnonzero(opens[limit:] - opens[:-limit] < int((stops - starts).max()))
-    if not len(near):
-        return found
-    first = np.searchsorted(newlines, opens[near])
-    last = np.searchsorted(newlines, opens[near + limit])
-    for index in np.unique(first[first == last]):
-        depth = json_depth(data[int(starts[index]) : int(stops[index])])
-        if depth > limit:
-            found[int(index) + 1] = depth
-    return found
+    size = len(data)
+    newlines: list[np.ndarray] = []
+    opens_before: list[np.ndarray] = []  # opening brackets before each newline
+    top = 0
+    opens = 0
+    for begin in range(0, size, block):
+        part = np.frombuffer(data, np.uint8, count=min(block, size - begin), offset=begin)
+        top = max(top, int(part.max()))
+        ends = np.flatnonzero(part == 0x0A)
+        at = np.flatnonzero((part | 0x20) == 0x7B)  # "[" is 0x5B, "{" is 0x7B
+        newlines.append(ends + begin)
+        opens_before.append(np.searchsorted(at, ends) + opens)
+        opens += len(at)
+    ends = np.concatenate(newlines) if newlines else np.zeros(0, dtype=np.int64)
+    deep: dict[int, int] = {}
+    if opens > limit:
+        # each line's count: between the newline before it and its own (or the end)
+        counts = np.diff(np.concatenate(([0], *opens_before, [opens])))
+        starts = np.concatenate(([0], ends + 1))
+        stops = np.concatenate((ends, [size]))
+        for index in np.flatnonzero(counts > limit):
+            depth = json_depth(data[int(starts[index]) : int(stops[index])])
+            if depth > limit:
+                deep[int(index) + 1] = depth
+    return LineScan(ends.astype(np.int64, copy=False), top < 0x80, deep)
 
 
 def depth_problem(path: str, line: int | None, depth: int) -> Problem:

@@ -20,12 +20,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
 from reporter import api
 from reporter.cli import main
 from reporter.errors import TraceError
+from reporter.ingest import integrity
 from reporter.ingest.integrity import check_partial, duplicate_requests, time_order
 from reporter.render.json import render_json
 from reporter.table import InputFile, Partial, normalize_requests
@@ -306,6 +308,27 @@ def test_duplicates_keep_the_first_and_name_its_line() -> None:
 def test_same_id_in_two_runs_and_absent_ids_are_not_duplicates() -> None:
     rows = [{**ROW, "id": "a"}, {**ROW, "run": "s", "id": "a"}, {**ROW}, {**ROW}]
     assert not duplicate_requests(_requests(rows)).mask.any()
+
+
+def test_duplicates_by_hash_are_the_exact_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hashed pre-selection finds the same rows and words the same lines as a hash table
+    of the ids, also when hashes collide (a hash kept to 2 values forces it)."""
+    rng = np.random.default_rng(7)
+    rows = [
+        {**ROW, "run": f"r{rng.integers(3)}", "id": f"id-{rng.integers(40)}"} for _ in range(200)
+    ]
+    rows += [{**ROW, "run": "r0"}, {**ROW, "run": "r0", "id": ""}, {**ROW, "run": "r0", "id": ""}]
+    frame = _requests(rows)
+    exact = integrity._exact_duplicates(frame)
+    assert exact.mask.sum() > 50  # the check below compares something
+    ab, _, ba, again = integrity._string_hashes(pa.array(["ab", None, "ba", "ab"])).tolist()
+    assert ab == again != ba
+    for hashes in (None, lambda values: np.arange(len(values), dtype=np.uint64) % 2):
+        if hashes is not None:
+            monkeypatch.setattr(integrity, "_string_hashes", hashes)
+        found = duplicate_requests(frame)
+        assert found.mask.tolist() == exact.mask.tolist()
+        assert [str(p) for p in found.problems] == [str(p) for p in exact.problems]
 
 
 @pytest.mark.parametrize(

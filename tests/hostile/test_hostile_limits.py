@@ -16,14 +16,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from reporter import api
 from reporter.cli import main
 from reporter.config import THRESHOLDS
-from reporter.ingest.limits import MAX_JSON_DEPTH, deep_lines, json_depth
+from reporter.ingest.limits import MAX_JSON_DEPTH, json_depth, scan_lines
 from tests.conftest import FIXTURES, ROOT, TRACES
 
 #: The regression inputs, read in place (never copied into the repository).
@@ -320,9 +319,27 @@ def test_json_depth_ignores_brackets_in_strings() -> None:
     assert json_depth(b'["' + b"[" * 500 + b'"]') == 1
     assert json_depth(b"") == 0
     text = b'{"x":"' + b"[" * 100 + b'"}\n{"y":[[[1]]]}\n' + b"[" * 70 + b"]" * 70 + b"\n"
-    newlines = np.flatnonzero(np.frombuffer(text, np.uint8) == 10)
-    assert deep_lines(text, newlines) == {3: 70}
+    scan = scan_lines(text)
+    assert scan.deep == {3: 70}
+    assert scan.newlines.tolist() == [i for i, c in enumerate(text) if c == 10]
+    assert scan.ascii
     assert MAX_JSON_DEPTH == 64
+
+
+def test_scan_lines_is_the_same_whatever_the_block_size() -> None:
+    """Lines, brackets and deep lines that straddle the blocks scan_lines reads at a time."""
+    deep = b'{"x":' + b"[" * 70 + b"]" * 70 + b"}"
+    text = b"\n".join([b'{"a":1}', b"", deep, '{"é":[[1]]}'.encode(), deep[:-1] + b"}"])
+    whole = scan_lines(text, block=len(text) + 1)
+    assert whole.deep == {3: 71, 5: 71}
+    assert not whole.ascii
+    for block in (1, 2, 3, 7, 64):
+        scan = scan_lines(text, block=block)
+        assert scan.deep == whole.deep
+        assert scan.newlines.tolist() == whole.newlines.tolist()
+        assert scan.ascii is False
+    assert scan_lines(b"").deep == {}
+    assert scan_lines(b"[" * 65).deep == {1: 65}
 
 
 def _alias_bomb(levels: int) -> str:
