@@ -158,6 +158,9 @@ def test_every_shipped_trace_with_every_document(tmp_path: Path) -> None:
     for name in ("html", "json", "markdown", "csv", "badge", "card"):
         assert Path(out[name]).stat().st_size > 0, name
     assert "<!DOCTYPE html>" in Path(out["html"]).read_text(encoding="utf-8")
+    summary = (runner / "step_summary.md").read_text(encoding="utf-8")
+    assert summary == Path(out["markdown"]).read_text(encoding="utf-8")
+    assert summary.startswith("### benchreport audit: **Inflated**")
     cited = set(re.findall(r"::\w+ file=([^,]+),line=\d+,", done.stdout))
     shipped = {f"traces/{p.name}" for p in (ROOT / "traces").glob("*.jsonl")}
     assert {"traces/case-a-ladder.jsonl", "traces/case-a-versions.jsonl"} < cited <= shipped
