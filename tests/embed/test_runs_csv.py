@@ -81,3 +81,10 @@ def test_render_outputs_writes_the_three_files(
     assert raw.count(b"\r\n") == len(verdict.runs) + 1 and b"\r\r" not in raw
     assert (tmp_path / "out.badge").read_text(encoding="utf-8").startswith("<svg ")
     assert 'class="benchreport-card' in (tmp_path / "out.card").read_text(encoding="utf-8")
+
+
+def test_the_readme_lists_the_columns_in_order() -> None:
+    from embed_helpers import ROOT
+
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"`--csv runs.csv`: the run table ({', '.join(COLUMNS)})" in readme
