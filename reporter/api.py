@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from reporter import adapters, claims, metrics, rules
+from reporter.auditdata import AuditData
 from reporter.config import Config
 from reporter.errors import MAX_SHOWN_PROBLEMS, TraceError, UsageError
 from reporter.facts import audit_data
@@ -120,17 +121,23 @@ def audit(
     return audit_tables(tables, rules_chosen=chosen, config=config)
 
 
+def analyse(tables: Tables, config: Config | None = None) -> AuditData:
+    """What the rules read: each run's figures, the claims recomputed and the facts of every
+    run and sweep (reporter.facts), computed once from the tables."""
+    stats = metrics.run_stats(tables)
+    config = config or Config()
+    checks = claims.evaluate(tables, stats, config[claims.CLAIM_TOLERANCE])
+    return audit_data(tables, stats, config, checks)
+
+
 def audit_tables(
     tables: Tables, *, rules_chosen: list[rules.Rule] | None = None, config: Config | None = None
 ) -> Verdict:
     """The audit of tables already built (adapters and tests start here)."""
     chosen = rules_chosen if rules_chosen is not None else rules.select()
-    stats = metrics.run_stats(tables)
-    config = config or Config()
-    checks = claims.evaluate(tables, stats, config[claims.CLAIM_TOLERANCE])
-    data = audit_data(tables, stats, config, checks)
+    data = analyse(tables, config)
     findings = rules.run_rules(data, chosen)
-    return build_verdict(data, checks, findings, [r.page() for r in chosen])
+    return build_verdict(data, data.claim_checks, findings, [r.page() for r in chosen])
 
 
 #: Where the HTML report goes when no output is named (the current directory).
@@ -149,8 +156,10 @@ def render_outputs(
     csv: str | None = None,
     badge: str | None = None,
     card: str | None = None,
+    json_series: bool = False,
 ) -> list[str]:
-    """Write the requested documents; returns the paths written.
+    """Write the requested documents; returns the paths written. `json_series` puts the
+    per-run chart data in the JSON verdict too (schemas/verdict-2.schema.json, `series`).
 
     `csv` is the run table (reporter.render.runs_csv); `badge` an SVG of the verdict and
     `card` an HTML fragment for a blog post (reporter.render.badge, reporter.render.card).
@@ -159,7 +168,7 @@ def render_outputs(
 
     written = []
     if json:
-        _write(json, render_json(verdict))
+        _write(json, render_json(verdict, include_series=json_series))
         written.append(json)
     if default_html and not html:
         html = DEFAULT_HTML

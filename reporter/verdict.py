@@ -1,4 +1,9 @@
-"""The verdict: per-run figures, claims against recomputed values, findings; JSON-ready."""
+"""The verdict: per-run figures, claims against recomputed values, findings; JSON-ready.
+
+The contract between the library and every output: the renderers read only this (never the
+tables, the figures or the rules), so everything a report shows is here, and `to_dict` writes
+all of it (schemas/verdict-2.schema.json documents each key).
+"""
 
 from __future__ import annotations
 
@@ -13,11 +18,20 @@ from reporter.auditdata import AuditData, RunFigures
 from reporter.claims import CLAIM_TOLERANCE, ClaimCheck, matching, rate_digits
 from reporter.facts import Decision, RunFacts
 from reporter.findings import Finding, RuleDoc, clean
+from reporter.ingest.validate import SCHEMA_NAME
 from reporter.latency import latency_table, run_latency
-from reporter.table import InputFile
-from reporter.types import Outcome, VerdictKind, finite, fmt, number, worst
+from reporter.series import (
+    MAX_RUN_CHARTS,
+    Completions,
+    RunSeries,
+    Timeline,
+    run_series,
+    with_request_times,
+)
+from reporter.types import Outcome, Severity, VerdictKind, finite, fmt, number, worst
+from reporter.version import __version__
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 #: The reason of a run without request rows (a recording killed before its first answer).
@@ -63,6 +77,38 @@ class RunSummary:
     request_rate: float | None = None
     #: The load axis: "concurrency" (closed loop at N), "rate" (open loop) or "unknown".
     load: str = "unknown"
+    #: Requests that failed (None when the file does not say).
+    failed: int | None = None
+    #: What was served and on what, as the run record states it (None when unstated).
+    engine: str | None = None
+    engine_version: str | None = None
+    model: str | None = None
+    hardware: str | None = None
+    content: str | None = None
+    #: Speculative decoding: on (True), off (False) or unstated (None); its method and
+    #: acceptance rate (a share) when stated.
+    speculation: bool | None = None
+    speculation_method: str | None = None
+    speculation_acceptance: float | None = None
+    context_tokens: float | None = None
+    #: The tool that measured the run, and its version.
+    tool: str | None = None
+    tool_version: str | None = None
+    #: Prompt tokens per request (the mean of the requests, else the run record's).
+    prompt_tokens: float | None = None
+    prompt_tokens_total: float | None = None
+    #: Output length asked for, and the shortest and longest output got.
+    output_tokens_requested: float | None = None
+    output_tokens_min: float | None = None
+    output_tokens_max: float | None = None
+    #: Prefill: the rate (prompt tok/s) and where it came from, and the seconds of the wall
+    #: it accounts for (prompt tokens ÷ rate); `prefill_share` is those seconds ÷ wall.
+    prefill_rate: float | None = None
+    prefill_rate_source: str | None = None
+    prefill_s: float | None = None
+    #: Bandwidth utilization from the run record: median decode rate × bytes per token ÷
+    #: the measured read bandwidth (a share; None without all three).
+    bandwidth_utilization: float | None = None
 
 
 @dataclass
@@ -70,6 +116,35 @@ class ClaimSummary:
     check: ClaimCheck
     verdict: VerdictKind
     reason: str
+    #: The claim in one line: "4 × 512 tokens ÷ 22.50 s = 91.0 tok/s; claimed 350 = 3.85×"
+    #: (empty when there is no recomputed figure).
+    equation: str = ""
+
+
+@dataclass
+class InputSummary:
+    """One file that was read: what a reader needs to rerun the audit, and what wrote it."""
+
+    path: str
+    sha256: str
+    format: str
+    records: int
+    skipped: int = 0
+    skipped_reasons: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    #: The tools (name, version) its run records name, in file order.
+    tools: list[tuple[str, str | None]] = field(default_factory=list)
+    #: The schema its records declare (the native format's), else None.
+    schema: str | None = None
+
+
+@dataclass
+class Series:
+    """The per-run chart data of the report (reporter.series), for the first runs that have
+    request times; `runs_with_times` counts them all."""
+
+    runs: list[RunSeries] = field(default_factory=list)
+    runs_with_times: int = 0
 
 
 @dataclass
@@ -81,6 +156,10 @@ class GroupSummary:
     axis: str
     why: str
     slope: str
+    #: The median aggregate (tok/s) at each concurrency N of the group's runs, by N
+    #: (repeats folded), and the last ÷ the first; empty and None with fewer than 2 levels.
+    levels: list[tuple[float, float]] = field(default_factory=list)
+    growth: float | None = None
 
 
 @dataclass
@@ -89,40 +168,56 @@ class Verdict:
     runs: list[RunSummary]
     claims: list[ClaimSummary]
     findings: list[Finding]
-    inputs: list[InputFile]
+    inputs: list[InputSummary]
     undisclosed: list[str]
     #: The codes of the rules that ran.
     rules: list[str]
-    data: AuditData | None = None
     groups: list[GroupSummary] = field(default_factory=list)
     #: The pages of the rules that ran (their code, name, severity and documentation).
     rule_docs: list[RuleDoc] = field(default_factory=list)
+    series: Series = field(default_factory=Series)
 
     def fired(self) -> list[Finding]:
         return [f for f in self.findings if f.fired]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, include_series: bool = False) -> dict[str, Any]:
         """The machine verdict (DESIGN.md): stable keys, numbers rounded, strict JSON.
+
+        Everything a report shows is here (schemas/verdict-2.schema.json); the per-run chart
+        data (`series`, up to a few thousand points) only when `include_series`.
 
         A figure that is not finite is null: NaN stands for unknown throughout, so it is
         null without a word; an infinite one (an overflow, a division by a zero wall) is
         listed with its place under `null_reasons`, present only when there is one.
         """
         reasons: dict[str, str] = {}
-        data = finite_only(self._raw_dict(), "", reasons)
+        raw = self._raw_dict()
+        if include_series:
+            raw["series"] = _series_dict(self.series)
+        data = finite_only(raw, "", reasons)
         if reasons:
             data["null_reasons"] = reasons
         return data  # type: ignore[no-any-return]
 
     def _raw_dict(self) -> dict[str, Any]:
+        fired = {f.code for f in self.findings if f.fired}
         return {
             "format_version": FORMAT_VERSION,
+            "benchreport_version": __version__,
             "verdict": str(self.verdict),
             "runs": [_run_dict(r) for r in self.runs],
             "claims": [_claim_dict(c) for c in self.claims],
             "findings": [_finding_dict(f) for f in self.findings],
             "groups": [
-                {"name": g.name, "runs": g.runs, "axis": g.axis, "why": g.why, "slope": g.slope}
+                {
+                    "name": g.name,
+                    "runs": g.runs,
+                    "axis": g.axis,
+                    "why": g.why,
+                    "slope": g.slope,
+                    "levels": [{"n": _num(n), "aggregate_tps": _num(t)} for n, t in g.levels],
+                    "growth": _num(g.growth),
+                }
                 for g in self.groups
             ],
             "undisclosed": self.undisclosed,
@@ -135,11 +230,122 @@ class Verdict:
                     "skipped": i.skipped,
                     "skipped_reasons": i.skipped_reasons,
                     "notes": i.notes,
+                    "tools": [{"name": n, "version": v} for n, v in i.tools],
+                    "schema": i.schema,
                 }
                 for i in self.inputs
             ],
             "rules": self.rules,
+            "rule_pages": [
+                {
+                    "code": d.code,
+                    "name": d.name,
+                    "severity": str(d.severity),
+                    "summary": d.summary,
+                    "doc": d.doc,
+                }
+                for d in self.rule_docs
+                if d.code in fired
+            ],
         }
+
+
+def verdict_from_dict(data: dict[str, Any]) -> Verdict:
+    """A verdict read back from its JSON (`Verdict.to_dict`): what a CI job or another tool
+    needs to render the same reports without the trace. Figures are as rounded in the JSON;
+    chart series are there only when the JSON was written with them."""
+    if data.get("format_version") != FORMAT_VERSION:
+        raise ValueError(
+            f"format_version {data.get('format_version')!r}; expected {FORMAT_VERSION}"
+        )
+    runs = [RunSummary(**{**r, "verdict": VerdictKind(r["verdict"])}) for r in data["runs"]]
+    claims = [
+        ClaimSummary(
+            ClaimCheck(
+                claim=c["id"], metric=c["metric"], value=c["value"],
+                concurrency=c["concurrency"], method=c["method"], runs=c["runs"],
+                recomputed=c["recomputed"], factor=c["factor"], arithmetic=c["arithmetic"],
+                source=c["source"], ref=c["ref"],
+            ),
+            VerdictKind(c["verdict"]), c["reason"], c["equation"],
+        )
+        for c in data["claims"]
+    ]  # fmt: skip
+    findings = [
+        Finding(
+            **{**f, "severity": Severity[f["severity"].upper()], "outcome": Outcome(f["outcome"])}
+        )
+        for f in data["findings"]
+    ]
+    groups = [
+        GroupSummary(
+            g["name"], g["runs"], g["axis"], g["why"], g["slope"],
+            [(x["n"], x["aggregate_tps"]) for x in g["levels"]], g["growth"],
+        )
+        for g in data["groups"]
+    ]  # fmt: skip
+    inputs = [
+        InputSummary(**{**i, "tools": [(t["name"], t["version"]) for t in i["tools"]]})
+        for i in data["inputs"]
+    ]
+    pages = [
+        RuleDoc(d["code"], d["name"], Severity[d["severity"].upper()], d["summary"], d["doc"])
+        for d in data["rule_pages"]
+    ]
+    series = Series()
+    if "series" in data:
+        series = Series(
+            [_run_series(r) for r in data["series"]["runs"]], data["series"]["runs_with_times"]
+        )
+    return Verdict(
+        verdict=VerdictKind(data["verdict"]), runs=runs, claims=claims, findings=findings,
+        inputs=inputs, undisclosed=data["undisclosed"], rules=data["rules"], groups=groups,
+        rule_docs=pages, series=series,
+    )  # fmt: skip
+
+
+def _run_series(data: dict[str, Any]) -> RunSeries:
+    line, done = data["timeline"], data["completions"]
+    return RunSeries(
+        data["run"],
+        None if line is None else Timeline(line["requests"], line["drawn"], line["segments"]),
+        None
+        if done is None
+        else Completions(done["total"], done["points"], done["single_s"], done["single_run"]),
+    )
+
+
+def _series_dict(series: Series) -> dict[str, Any]:
+    def run(r: RunSeries) -> dict[str, Any]:
+        line, done = r.timeline, r.completions
+        return {
+            "run": r.run,
+            "timeline": None
+            if line is None
+            else {
+                "requests": line.requests,
+                "drawn": line.drawn,
+                "segments": [
+                    {
+                        "request": seg["request"],
+                        "start": _num(seg["start"]),
+                        "end": _num(seg["end"]),
+                        "part": seg["part"],
+                    }
+                    for seg in line.segments
+                ],
+            },
+            "completions": None
+            if done is None
+            else {
+                "total": done.total,
+                "points": [{"t": _num(p["t"]), "done": p["done"]} for p in done.points],
+                "single_s": _num(done.single_s),
+                "single_run": done.single_run,
+            },
+        }
+
+    return {"runs_with_times": series.runs_with_times, "runs": [run(r) for r in series.runs]}
 
 
 def _num(value: Any, digits: int = 6) -> Any:
@@ -184,10 +390,21 @@ def _run_dict(r: RunSummary) -> dict[str, Any]:
         "median_decode_tps": _num(r.median_decode_tps), "format": r.format,
         "verdict": str(r.verdict), "reasons": r.reasons, "questions": r.questions,
         "derived": r.derived, "source": r.source,
-        "latency": {m: {p: _num(v, 6) for p, v in q.items()} for m, q in r.latency.items()},
+        "latency": {m: {p: _num(v, 9) for p, v in q.items()} for m, q in r.latency.items()},
         "phase": r.phase, "prompt_tps": _num(r.prompt_tps),
         "decode_bound": _num(r.decode_bound), "decode_bound_exact": r.decode_bound_exact,
         "in_flight_how": r.in_flight_how, "request_rate": _num(r.request_rate), "load": r.load,
+        "failed": r.failed, "engine": r.engine, "engine_version": r.engine_version,
+        "model": r.model, "hardware": r.hardware, "content": r.content,
+        "speculation": r.speculation, "speculation_method": r.speculation_method,
+        "speculation_acceptance": _num(r.speculation_acceptance),
+        "context_tokens": _num(r.context_tokens), "tool": r.tool, "tool_version": r.tool_version,
+        "prompt_tokens": _num(r.prompt_tokens), "prompt_tokens_total": _num(r.prompt_tokens_total),
+        "output_tokens_requested": _num(r.output_tokens_requested),
+        "output_tokens_min": _num(r.output_tokens_min),
+        "output_tokens_max": _num(r.output_tokens_max),
+        "prefill_rate": _num(r.prefill_rate), "prefill_rate_source": r.prefill_rate_source,
+        "prefill_s": _num(r.prefill_s), "bandwidth_utilization": _num(r.bandwidth_utilization),
     }  # fmt: skip
 
 
@@ -197,7 +414,7 @@ def _claim_dict(c: ClaimSummary) -> dict[str, Any]:
         "id": k.claim, "metric": k.metric, "value": _num(k.value), "concurrency": k.concurrency,
         "method": k.method, "runs": k.runs, "recomputed": _num(k.recomputed),
         "factor": _num(k.factor), "verdict": str(c.verdict), "reason": c.reason,
-        "arithmetic": k.arithmetic, "source": k.source, "ref": k.ref,
+        "arithmetic": k.arithmetic, "source": k.source, "ref": k.ref, "equation": c.equation,
     }  # fmt: skip
 
 
@@ -206,6 +423,7 @@ def _finding_dict(f: Finding) -> dict[str, Any]:
         "code": f.code, "name": f.name, "severity": str(f.severity), "outcome": str(f.outcome),
         "subject": f.subject, "message": f.message, "arithmetic": f.arithmetic, "help": f.help,
         "numbers": {k: _num(v) for k, v in clean(f.numbers).items()}, "refs": f.refs,
+        "evidence": [{k: _num(v) for k, v in clean(row).items()} for row in f.evidence],
     }  # fmt: skip
 
 
@@ -337,9 +555,12 @@ def build_verdict(
                 else None,
                 request_rate=rf.rate if math.isfinite(rf.rate) and rf.rate > 0 else None,
                 load=rf.axis,
+                **_run_details(row, s),
             )
         )
     claims = [_claim_verdict(c, by_subject, run_verdicts, data) for c in checks]
+    for c in claims:
+        c.equation = _equation(c.check, data)
     headline = worst([r.verdict for r in runs] + [c.verdict for c in claims])
     if not runs and not claims:
         headline = VerdictKind.INSUFFICIENT_DATA
@@ -348,16 +569,145 @@ def build_verdict(
         runs=runs,
         claims=claims,
         findings=findings,
-        inputs=data.tables.inputs,
+        inputs=_inputs(data),
         undisclosed=undisclosed(data),
         rules=[r.code for r in rules],
         rule_docs=rules,
-        data=data,
         groups=[
-            GroupSummary(g.group, g.runs, g.axis, g.why, g.slope.message)
+            GroupSummary(g.group, g.runs, g.axis, g.why, g.slope.message, *_levels(runs, g.group))
             for g in facts.groups.values()
         ],
+        series=_series(data, runs),
     )
+
+
+def _text(value: Any) -> str | None:
+    """A string field of the run record; None when unset (None or empty)."""
+    return None if not value else str(value)
+
+
+def _run_details(row: pd.Series, s: RunFigures) -> dict[str, Any]:
+    """What the report shows of a run beyond its figures: its setup as the record states
+    it, its lengths, its prefill, its bandwidth."""
+    enabled = row.get("spec_enabled")
+    unknown = enabled is None or (isinstance(enabled, float) and math.isnan(enabled))
+    prompt = finite(s["prompt_tokens_mean"])
+    decode = finite(s["median_decode_tps"])
+    failed = finite(s["failed"])
+    per_token, bandwidth = (
+        finite(row.get("bytes_per_token")),
+        finite(row.get("bandwidth_measured_gbps")),
+    )
+    utilization = (
+        decode * per_token / 1e9 / bandwidth
+        if decode and per_token and bandwidth and min(decode, per_token, bandwidth) > 0
+        else None
+    )
+    return {
+        "failed": None if failed is None else int(failed),
+        "engine": _text(row.get("engine_name")),
+        "engine_version": _text(row.get("engine_version")),
+        "model": _text(row.get("model_name")),
+        "hardware": _text(row.get("hardware_name")),
+        "content": _text(row.get("content")),
+        "speculation": None if unknown else bool(enabled),
+        "speculation_method": _text(row.get("spec_method")),
+        "speculation_acceptance": finite(row.get("spec_acceptance")),
+        "context_tokens": finite(row.get("context_tokens")),
+        "tool": _text(row.get("tool_name")),
+        "tool_version": _text(row.get("tool_version")),
+        "prompt_tokens": prompt if prompt is not None else finite(row.get("prompt_tokens")),
+        "prompt_tokens_total": finite(s["prompt_tokens_total"]),
+        "output_tokens_requested": finite(row.get("output_tokens_requested")),
+        "output_tokens_min": finite(s["out_min"]),
+        "output_tokens_max": finite(s["out_max"]),
+        "prefill_rate": finite(s["prefill_rate"]),
+        "prefill_rate_source": s.text("prefill_rate_source"),
+        "prefill_s": finite(s["prefill_s"]),
+        "bandwidth_utilization": utilization,
+    }
+
+
+def _levels(runs: list[RunSummary], group: str) -> tuple[list[tuple[float, float]], float | None]:
+    """The median aggregate at each N of a group's runs (repeats folded), and last ÷ first;
+    nothing for a group that does not span two levels of N."""
+    points = [
+        (r.concurrency, r.aggregate_tps)
+        for r in runs
+        if r.group == group and r.concurrency is not None and r.aggregate_tps is not None
+    ]
+    if len({n for n, _ in points}) < 2:
+        return [], None
+    frame = pd.DataFrame(points, columns=["n", "tps"])
+    medians = frame.groupby("n")["tps"].median().sort_index()
+    ns, tps = medians.index.to_numpy(dtype="float64"), medians.to_numpy(dtype="float64")
+    levels = [(float(n), float(t)) for n, t in zip(ns, tps, strict=True)]
+    base, top = levels[0][1], levels[-1][1]
+    return levels, top / base if base else None
+
+
+def _inputs(data: AuditData) -> list[InputSummary]:
+    """The files read, each with the tools its run records name and the schema they declare."""
+    tools: dict[str, list[tuple[str, str | None]]] = {}
+    schemas: dict[str, str] = {}
+    for _, row in data.tables.runs.iterrows():
+        path = str(row.get("source_path") or "")
+        if row.get("tool_name"):
+            tool = (str(row["tool_name"]), _text(row.get("tool_version")))
+            if tool not in tools.setdefault(path, []):
+                tools[path].append(tool)
+        if row.get("format") == "benchreport":
+            schemas[path] = SCHEMA_NAME
+    return [
+        InputSummary(
+            path=i.path, sha256=i.sha256, format=i.format, records=i.records,
+            skipped=i.skipped, skipped_reasons=list(i.skipped_reasons), notes=list(i.notes),
+            tools=tools.get(i.path, []), schema=schemas.get(i.path),
+        )
+        for i in data.tables.inputs
+    ]  # fmt: skip
+
+
+def _series(data: AuditData, runs: list[RunSummary]) -> Series:
+    """The chart data of the first runs with request times (reporter.series)."""
+    timed = with_request_times(data, [(r.id, r.requests) for r in runs])
+    return Series([run_series(data, r) for r in timed[:MAX_RUN_CHARTS]], len(timed))
+
+
+def _equation(k: ClaimCheck, data: AuditData) -> str:
+    """The claim in one line: '4 × 512 tokens ÷ 22.50 s = 91.0 tok/s; claimed 350 = 3.85×'."""
+    if k.recomputed is None or k.factor is None:
+        return ""
+    unit = " tok/s" if k.metric in ("aggregate_tps", "stream_tps") else "×"
+    digits = 2 if unit == "×" else claim_digits(k)
+    left = ""
+    if k.metric == "aggregate_tps" and len(k.runs) == 1 and k.runs[0] in data.stats.index:
+        rows = data.requests_of(k.runs[0])
+        rows = rows[rows["ok"]]
+        s = data.figures(k.runs[0])
+        lengths = rows["output_tokens"].dropna().unique()
+        wall = fmt(finite(s["wall_s"]), 2)
+        if len(rows) and len(lengths) == 1:
+            tokens = fmt(finite(float(lengths[0])), 0)
+            left = f"{len(rows):,} × {tokens} tokens ÷ {wall} s = "
+        elif finite(s["output_tokens"]) is not None:
+            left = f"{fmt(finite(s['output_tokens']), 0)} tokens ÷ {wall} s = "
+    claimed = f"{k.value:,g}"
+    recomputed = f"{left}{fmt(finite(k.recomputed), digits)}{unit}"
+    if unit == "×" and k.arithmetic and "=" in k.arithmetic[-1]:
+        # "scaling = 606.1 ÷ 140.6 = 4.31×": the ratio with its operands
+        recomputed = k.arithmetic[-1].split("=", 1)[1].strip()
+    elif not left and k.arithmetic:
+        # "median of 3 repeats = 514.3 tok/s"
+        recomputed = k.arithmetic[-1]
+    claimed += unit if unit == "×" else ""
+    return f"{recomputed}; claimed {claimed} = {fmt(finite(k.factor), 2)}×"
+
+
+def claim_digits(k: ClaimCheck) -> int:
+    """Decimals for a claim's rates: 0.58 and 0.52 tok/s, not 0.6 and 0.5."""
+    values = [v for v in (k.value, k.recomputed) if v is not None]
+    return rate_digits(min(values)) if values else 1
 
 
 def _claim_verdict(

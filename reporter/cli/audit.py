@@ -38,6 +38,11 @@ def _severity_at(fail_on: str) -> Severity | None:
     help="Write the JSON verdict (- for stdout).",
 )
 @click.option(
+    "--json-series",
+    is_flag=True,
+    help="Put the per-run chart data (request timelines, completions) in the JSON verdict.",
+)
+@click.option(
     "--csv", "csv_out", type=click.Path(dir_okay=False), help="Write the run table as CSV."
 )
 @click.option(
@@ -110,6 +115,7 @@ def audit(
     pdf_out: str | None,
     md_out: str | None,
     json_out: str | None,
+    json_series: bool,
     csv_out: str | None,
     badge_out: str | None,
     card_out: str | None,
@@ -167,7 +173,7 @@ def audit(
     if json_out == "-":
         from reporter.render.json import render_json
 
-        echo_json(render_json(verdict), nl=False)
+        echo_json(render_json(verdict, include_series=json_series), nl=False)
     elif output_format != "text":
         from reporter.render.annotations import render_findings
 
@@ -188,6 +194,7 @@ def audit(
         csv=csv_out,
         badge=badge_out,
         card=card_out,
+        json_series=json_series,
     )
     for path in written:
         echo(f"wrote {path}", err=True, layout=False)

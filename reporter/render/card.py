@@ -108,7 +108,7 @@ def build_card(verdict: Verdict) -> CardContext:
         claims_more=max(0, len(context.claims) - MAX_CARD_CLAIMS),
         runs=runs[:MAX_CARD_RUNS],
         runs_more=max(0, len(runs) - MAX_CARD_RUNS),
-        chart=_chart(verdict, focus, ident) if verdict.data is not None else None,
+        chart=_chart(verdict, focus, ident),
         files=[shown(i.path.rsplit("/", 1)[-1], 80) for i in verdict.inputs[:4]],
         files_more=max(0, len(verdict.inputs) - 4),
         version=__version__,

@@ -15,20 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import altair as alt
-import numpy as np
-import pandas as pd
 import vl_convert as vlc
 
 from reporter.errors import RenderError
 from reporter.render.common import MAX_MESSAGE, Chart, num, pct, shown
-from reporter.verdict import Verdict
+from reporter.series import MAX_RUN_CHARTS, Completions, RunSeries, Timeline
+from reporter.verdict import GroupSummary, Verdict
 
-#: Requests drawn in one timeline; more are sampled evenly in send order.
-MAX_TIMELINE = 200
-#: Completions drawn in one completion chart; more are sampled evenly in completion order.
-MAX_COMPLETIONS = 600
-#: Runs that get their own timeline and completion chart.
-MAX_RUN_CHARTS = 12
 #: Runs shown in the wall-clock split; groups shown against N.
 MAX_SPLIT_RUNS = 40
 MAX_SCALING_GROUPS = 8
@@ -149,63 +142,38 @@ def _values(rows: list[dict[str, Any]]) -> alt.InlineData:
     return alt.InlineData(values=rows)
 
 
-def _even_sample(n: int, limit: int) -> np.ndarray:
-    """Indices of `limit` rows spread evenly over `n` (first and last kept)."""
-    if n <= limit:
-        return np.arange(n)
-    return np.unique(np.linspace(0, n - 1, limit).round().astype(int))
-
-
 # --------------------------------------------------------------------------- per run
 
 
-def _single_request_time(verdict: Verdict, run_id: str, done: np.ndarray) -> tuple[float, str]:
-    """One request's duration alone: the N=1 run of the group if any, else the first completion."""
-    data = verdict.data
-    assert data is not None
-    runs = data.runs
-    group = str(runs.at[run_id, "group"])
-    alone = runs[(runs["group"].astype(str) == group) & (runs["concurrency"] == 1)]
-    for other in alone["run"]:
-        e2e = _f(data.stats.at[str(other), "median_e2e_s"])
-        if str(other) != run_id and math.isfinite(e2e) and e2e > 0:
-            return e2e, f"the N=1 run {_label(other)} takes {num(e2e, 2)} s"
-    return float(done[0]), f"the first completion, {num(float(done[0]), 2)} s"
+def _single_text(done: Completions) -> str:
+    """How one request's duration alone was taken, for the caption."""
+    if done.single_run is not None:
+        return f"the N=1 run {_label(done.single_run)} takes {num(done.single_s, 2)} s"
+    return f"the first completion, {num(done.single_s, 2)} s"
 
 
-def run_chart(verdict: Verdict, run_id: str, index: int) -> Chart | None:
+def run_chart(series: RunSeries, index: int) -> Chart | None:
     """Timeline (waiting, prefill, decode per request) beside completions against the staircase."""
-    data = verdict.data
-    assert data is not None
-    rows = data.requests_of(run_id)
-    rows = rows[rows["t_end"].notna()]
-    if rows.empty:
+    if series.timeline is None:
         return None
-    stats = data.stats.loc[run_id]
-    t0 = _f(stats["t0"])
-    if not math.isfinite(t0):
-        t0 = _f(rows["t_send"].min())
-    if not math.isfinite(t0):
-        return None
+    run_id = series.run
     notes = []
-    timeline, note, legend = _timeline(rows, t0, _opt_rate(stats["prefill_rate"]))
+    timeline, note, legend = _timeline(series.timeline)
     if note:
         notes.append(note)
-    done = np.sort(rows.loc[rows["ok"], "t_end"].to_numpy(dtype="float64") - t0)
     parts: list[Any] = [timeline]
     caption = (
         f"Left: each request from send to last token ({legend}); a staircase of blue bars "
         "is a queue, blue bars side by side are a batch."
     )
-    if len(done):
-        single, why = _single_request_time(verdict, run_id, done)
-        completion, note = _completions(done, single)
+    if series.completions is not None:
+        completion, note = _completions(series.completions)
         parts.append(completion)
         if note:
             notes.append(note)
         caption += (
             f" Right: requests finished over time against the serial staircase "
-            f"(one request at a time, each taking {why})."
+            f"(one request at a time, each taking {_single_text(series.completions)})."
         )
     spec = (
         alt.hconcat(*parts, spacing=24)
@@ -245,43 +213,20 @@ def _opt_rate(value: Any) -> float | None:
     return rate if math.isfinite(rate) and rate > 0 else None
 
 
-def _timeline(
-    rows: pd.DataFrame, t0: float, prefill_rate: float | None
-) -> tuple[alt.Chart, str, str]:
-    order = rows.sort_values(["t_send", "t_first", "t_end", "source_line"], kind="stable")
-    pick = _even_sample(len(order), MAX_TIMELINE)
-    shown_rows = order.iloc[pick]
+def _timeline(line: Timeline) -> tuple[alt.Chart, str, str]:
     note = ""
-    if len(pick) < len(order):
+    if line.drawn < line.requests:
         note = (
-            f"timeline: {len(pick):,} of {len(order):,} requests drawn, evenly spaced in send order"
+            f"timeline: {line.drawn:,} of {line.requests:,} requests drawn, evenly spaced in "
+            "send order"
         )
-    send = shown_rows["t_send"].to_numpy(dtype="float64") - t0
-    first = shown_rows["t_first"].to_numpy(dtype="float64") - t0
-    end = shown_rows["t_end"].to_numpy(dtype="float64") - t0
-    prompt = shown_rows["prompt_tokens"].to_numpy(dtype="float64")
-    segs: list[dict[str, Any]] = []
-    for k in range(len(shown_rows)):
-        y = int(pick[k]) + 1
-        s, f, e = float(send[k]), float(first[k]), float(end[k])
-        s = s if math.isfinite(s) else 0.0
-        if not math.isfinite(f):
-            segs.append({"request": y, "start": s, "end": e, "part": "request"})
-            continue
-        if prefill_rate is not None and math.isfinite(prompt[k]):
-            p0 = max(s, f - float(prompt[k]) / prefill_rate)
-            if p0 > s:
-                segs.append({"request": y, "start": s, "end": p0, "part": "waiting"})
-            segs.append({"request": y, "start": p0, "end": f, "part": "prefill"})
-        elif f > s:
-            segs.append({"request": y, "start": s, "end": f, "part": "wait + prefill"})
-        segs.append({"request": y, "start": f, "end": e, "part": "decode"})
+    segs = line.segments
     parts = [p for p in COLORS if p in {seg["part"] for seg in segs}]
-    n = len(order)
-    height = int(min(max(len(pick) * 12, 90), 300))
+    n = line.requests
+    height = int(min(max(line.drawn * 12, 90), 300))
     chart = (
         alt.Chart(_values(segs))
-        .mark_bar(height={"band": 0.8} if len(pick) <= 60 else 1.5)
+        .mark_bar(height={"band": 0.8} if line.drawn <= 60 else 1.5)
         .encode(
             x=alt.X(
                 "start:Q",
@@ -308,20 +253,21 @@ def _timeline(
     return chart, note, legend
 
 
-def _completions(done: np.ndarray, single: float) -> tuple[Any, str]:
-    n = len(done)
-    pick = _even_sample(n, MAX_COMPLETIONS)
+def _completions(done: Completions) -> tuple[Any, str]:
+    n, single = done.total, done.single_s
     note = ""
-    if len(pick) < n:
-        note = f"completions: {len(pick):,} of {n:,} drawn, evenly spaced in completion order"
+    if len(done.points) < n:
+        note = (
+            f"completions: {len(done.points):,} of {n:,} drawn, evenly spaced in completion order"
+        )
     measured = [{"t": 0.0, "done": 0, "line": "measured"}] + [
-        {"t": float(done[i]), "done": int(i) + 1, "line": "measured"} for i in pick
+        {"t": p["t"], "done": p["done"], "line": "measured"} for p in done.points
     ]
     serial = [{"t": 0.0, "done": 0, "line": "serial"}] + [
-        {"t": float((i + 1) * single), "done": int(i) + 1, "line": "serial"} for i in pick
+        {"t": float(p["done"] * single), "done": p["done"], "line": "serial"} for p in done.points
     ]
-    x_max = max(float(done[-1]), single) * 1.12
-    interpolate = "step-after" if len(pick) == n else "linear"
+    x_max = max(float(done.points[-1]["t"]), single) * 1.12
+    interpolate = "step-after" if len(done.points) == n else "linear"
     domain = ["measured", "serial"]
     base = alt.Chart(_values(measured + serial)).encode(
         x=alt.X(
@@ -369,27 +315,30 @@ def scaling_charts(verdict: Verdict, notes: list[str]) -> list[Chart]:
     for r in verdict.runs:
         if r.concurrency is not None and r.aggregate_tps is not None:
             groups.setdefault(r.group, []).append((r.concurrency, r.aggregate_tps, r.id))
-    swept = {g: pts for g, pts in groups.items() if len({p[0] for p in pts}) >= 2}
-    for k, (group, pts) in enumerate(swept.items()):
+    summaries = {g.name: g for g in verdict.groups}
+    swept: dict[str, tuple[list[tuple[float, float, str]], GroupSummary]] = {
+        g: (pts, summaries[g])
+        for g, pts in groups.items()
+        if g in summaries and summaries[g].levels
+    }
+    for k, (group, (pts, summary)) in enumerate(swept.items()):
         if k >= MAX_SCALING_GROUPS:
             notes.append(
                 f"aggregate against N: {MAX_SCALING_GROUPS} of {len(swept)} sweeps "
                 "drawn; the run table has the rest"
             )
             break
-        frame = pd.DataFrame(pts, columns=["n", "tps", "run"])
-        medians = frame.groupby("n")["tps"].median().sort_index()
-        base_n, base = _f(medians.index[0]), _f(medians.iloc[0])
-        top_n = _f(medians.index[-1])
-        ns = sorted(_f(x) for x in medians.index)
+        levels = summary.levels
+        (base_n, base), (top_n, top) = levels[0], levels[-1]
+        ns = [n for n, _ in levels]
         rows = [
             {"n": float(x), "tps": float(base * x / base_n), "line": "ideal scaling"} for x in ns
         ]
         rows += [{"n": float(x), "tps": base, "line": "serial (flat)"} for x in ns]
-        rows += [{"n": _f(x), "tps": _f(v), "line": "measured"} for x, v in medians.items()]
+        rows += [{"n": x, "tps": v, "line": "measured"} for x, v in levels]
         points = [{"n": float(n), "tps": float(t), "run": _label(r)} for n, t, r in pts]
         domain = ["measured", "ideal scaling", "serial (flat)"]
-        y_max = max(base * top_n / base_n, float(frame["tps"].max())) * 1.08
+        y_max = max(base * top_n / base_n, max(t for _, t, _ in pts)) * 1.08
         lines = (
             alt.Chart(_values(rows))
             .mark_line(strokeWidth=2)
@@ -430,11 +379,11 @@ def scaling_charts(verdict: Verdict, notes: list[str]) -> list[Chart]:
             .to_dict()
         )
         chart_id = f"scaling-{k + 1}"
-        growth = float(medians.iloc[-1]) / base if base else float("nan")
+        growth = summary.growth
         caption = (
             f"Measured aggregate (tokens ÷ wall) at N = "
             f"{', '.join(num(x, 0) for x in ns)}: {num(base, 1)} → "
-            f"{num(float(medians.iloc[-1]), 1)} tok/s, {num(growth, 2)}× for "
+            f"{num(top, 1)} tok/s, {num(growth, 2)}× for "
             f"{num(top_n / base_n, 0)}× the requests. Ideal scaling multiplies the "
             f"N={num(base_n, 0)} figure by N; a serial server stays flat."
         )
@@ -448,13 +397,10 @@ def scaling_charts(verdict: Verdict, notes: list[str]) -> list[Chart]:
 
 def wall_split_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
     """The wall clock of each run split into prefill and the rest (decode)."""
-    data = verdict.data
-    assert data is not None
     rows: list[dict[str, Any]] = []
     unknown = []
     for r in verdict.runs:
-        s = data.stats.loc[r.id]
-        prefill, wall = _f(s["prefill_s"]), _f(s["wall_s"])
+        prefill, wall = _f(r.prefill_s), _f(r.wall_s)
         if not (math.isfinite(prefill) and math.isfinite(wall) and wall > 0):
             unknown.append(r.id)
             continue
@@ -547,15 +493,10 @@ def bandwidth_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
             }
         )
     source = "BR015 findings"
-    if not items and verdict.data is not None:
-        runs = verdict.data.runs
+    if not items:
         for r in verdict.runs:
-            row = runs.loc[r.id]
-            bpt = _opt_rate(row.get("bytes_per_token"))
-            bw = _opt_rate(row.get("bandwidth_measured_gbps"))
-            rate = _opt_rate(r.median_decode_tps)
-            if bpt and bw and rate:
-                u = rate * bpt / 1e9 / bw * 100
+            if r.bandwidth_utilization is not None:
+                u = r.bandwidth_utilization * 100
                 items.append({"subject": _label(r.id), "low": u, "high": u, "source": "run"})
         source = "the run records: median decode rate × bytes per token ÷ measured bandwidth"
     if not items:
@@ -608,25 +549,18 @@ def bandwidth_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
 def draw_charts(verdict: Verdict) -> Drawn:
     """Every chart of the report, in the order the report shows them."""
     drawn = Drawn()
-    if verdict.data is None:
-        return drawn
     drawn.overview.extend(scaling_charts(verdict, drawn.notes))
     for maker in (wall_split_chart, bandwidth_chart):
         chart = maker(verdict, drawn.notes)
         if chart is not None:
             drawn.overview.append(chart)
-    with_rows = [
-        r.id
-        for r in verdict.runs
-        if r.requests and not math.isnan(_f(verdict.data.stats.at[r.id, "t1"]))
-    ]
-    for k, run_id in enumerate(with_rows[:MAX_RUN_CHARTS]):
-        chart = run_chart(verdict, run_id, k + 1)
+    for k, series in enumerate(verdict.series.runs):
+        chart = run_chart(series, k + 1)
         if chart is not None:
             drawn.runs.append(chart)
-    if len(with_rows) > MAX_RUN_CHARTS:
+    if verdict.series.runs_with_times > MAX_RUN_CHARTS:
         drawn.notes.append(
-            f"timelines: {MAX_RUN_CHARTS} of {len(with_rows)} runs drawn (in "
+            f"timelines: {MAX_RUN_CHARTS} of {verdict.series.runs_with_times} runs drawn (in "
             "the order of the run table)"
         )
     return drawn

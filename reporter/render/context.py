@@ -14,9 +14,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import pandas as pd
-
-from reporter.claims import ClaimCheck, rate_digits
 from reporter.findings import Finding, RuleDoc
 from reporter.render.common import (
     MAX_MESSAGE,
@@ -28,14 +25,19 @@ from reporter.render.common import (
     value_text,
 )
 from reporter.types import Outcome, Severity, VerdictKind, finite
-from reporter.verdict import FORMAT_VERSION, ClaimSummary, GroupSummary, RunSummary, Verdict
+from reporter.verdict import (
+    FORMAT_VERSION,
+    ClaimSummary,
+    GroupSummary,
+    RunSummary,
+    Verdict,
+    claim_digits,
+)
 from reporter.version import __version__
 
 #: Evidence rows shown per finding, and refs shown per finding.
 MAX_EVIDENCE_ROWS = 20
 MAX_REFS = 12
-#: The schema the native format declares on its run records.
-NATIVE_SCHEMA = "benchreport/1"
 
 VERDICT_TEXT = {
     VerdictKind.SUPPORTED: "Supported",
@@ -286,86 +288,54 @@ def _fence(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def _run_rows(verdict: Verdict) -> dict[str, pd.Series]:
-    if verdict.data is None:
-        return {}
-    runs = verdict.data.tables.runs
-    return {str(row["run"]): row for _, row in runs.iterrows()}
-
-
-def _stats(verdict: Verdict, run_id: str) -> pd.Series | None:
-    if verdict.data is None or run_id not in verdict.data.stats.index:
-        return None
-    row = verdict.data.stats.loc[run_id]
-    return row if isinstance(row, pd.Series) else None
-
-
-def _speculation(row: pd.Series | None) -> str:
-    if row is None:
+def _speculation(r: RunSummary) -> str:
+    if r.speculation is None:
         return "unknown"
-    enabled = row.get("spec_enabled")
-    if enabled is None or (isinstance(enabled, float) and math.isnan(enabled)):
-        return "unknown"
-    if not enabled:
+    if not r.speculation:
         return "off"
     parts = ["on"]
-    if row.get("spec_method"):
-        parts.append(shown(row["spec_method"]))
-    acceptance = finite(row.get("spec_acceptance"))
-    if acceptance is not None:
-        parts.append(f"acceptance {pct(acceptance, 1)}")
+    if r.speculation_method:
+        parts.append(shown(r.speculation_method))
+    if r.speculation_acceptance is not None:
+        parts.append(f"acceptance {pct(r.speculation_acceptance, 1)}")
     return ", ".join(parts)
 
 
-def _named(row: pd.Series | None, name: str, version: str | None = None) -> str:
-    if row is None or not row.get(name):
+def _named(name: str | None, version: str | None = None) -> str:
+    if not name:
         return "unknown"
-    text = shown(row[name])
-    if version and row.get(version):
-        text += f" {shown(row[version])}"
-    return text
+    return shown(name) + (f" {shown(version)}" if version else "")
 
 
-def _lengths(stats: pd.Series | None, row: pd.Series | None) -> str:
-    requested = finite(row.get("output_tokens_requested")) if row is not None else None
+def _lengths(r: RunSummary) -> str:
     parts = []
-    if requested is not None:
-        parts.append(f"requested {num(requested, 0)}")
-    if stats is not None:
-        lo, hi = finite(stats.get("out_min")), finite(stats.get("out_max"))
-        if lo is not None and hi is not None:
-            parts.append(f"got {num(lo, 0)}" if lo == hi else f"got {num(lo, 0)}–{num(hi, 0)}")
+    if r.output_tokens_requested is not None:
+        parts.append(f"requested {num(r.output_tokens_requested, 0)}")
+    lo, hi = r.output_tokens_min, r.output_tokens_max
+    if lo is not None and hi is not None:
+        parts.append(f"got {num(lo, 0)}" if lo == hi else f"got {num(lo, 0)}–{num(hi, 0)}")
     return "; ".join(parts) or "unknown"
 
 
-def _prefill_note(stats: pd.Series | None) -> str:
-    if stats is None:
-        return ""
-    share = finite(stats.get("prefill_share"))
-    if share is None:
-        if finite(stats.get("prompt_tokens_total")) is None:
+def _prefill_note(r: RunSummary) -> str:
+    if finite(r.prefill_share) is None:
+        if r.prompt_tokens_total is None:
             return "prompt lengths unknown"
         return "prefill rate unknown (no probe, no lone request)"
-    rate = finite(stats.get("prefill_rate"))
     return (
-        f"{num(finite(stats.get('prompt_tokens_total')), 0)} prompt tokens ÷ {num(rate, 0)} tok/s "
-        f"= {num(finite(stats.get('prefill_s')), 2)} s of {num(finite(stats.get('wall_s')), 2)} s; "
-        f"rate from {shown(stats.get('prefill_rate_source') or 'unknown')}"
+        f"{num(r.prompt_tokens_total, 0)} prompt tokens ÷ {num(r.prefill_rate, 0)} tok/s "
+        f"= {num(r.prefill_s, 2)} s of {num(r.wall_s, 2)} s; "
+        f"rate from {shown(r.prefill_rate_source or 'unknown')}"
     )
 
 
-def run_view(r: RunSummary, row: pd.Series | None, stats: pd.Series | None) -> RunView:
-    prompt = finite(stats.get("prompt_tokens_mean")) if stats is not None else None
-    if prompt is None and row is not None:
-        prompt = finite(row.get("prompt_tokens"))
-    context = finite(row.get("context_tokens")) if row is not None else None
-    failed = finite(stats.get("failed")) if stats is not None else None
+def run_view(r: RunSummary) -> RunView:
     return RunView(
         id=shown(r.id),
         group=shown(r.group),
         concurrency="?" if r.concurrency is None else num(r.concurrency, 0),
         requests=num(r.requests, 0),
-        failed=num(failed, 0) if failed else "0",
+        failed=num(r.failed, 0) if r.failed else "0",
         output_tokens=num(r.output_tokens, 0),
         wall_s=num(r.wall_s, 2),
         aggregate_tps=num(r.aggregate_tps),
@@ -380,16 +350,16 @@ def run_view(r: RunSummary, row: pd.Series | None, stats: pd.Series | None) -> R
         q_ladder=shown(r.questions.get("ladder", "not checked"), MAX_MESSAGE),
         q_slope=shown(r.questions.get("slope", "not checked"), MAX_MESSAGE),
         stop=shown(r.stop),
-        lengths=_lengths(stats, row),
-        prompt_tokens="unknown" if prompt is None else num(prompt, 0),
+        lengths=_lengths(r),
+        prompt_tokens="unknown" if r.prompt_tokens is None else num(r.prompt_tokens, 0),
         prefill_share=pct(r.prefill_share),
-        prefill_note=_prefill_note(stats),
-        content=shown(row.get("content") or "unknown") if row is not None else "unknown",
-        speculation=_speculation(row),
-        context_tokens="unknown" if context is None else num(context, 0),
-        engine=_named(row, "engine_name", "engine_version"),
-        model=_named(row, "model_name"),
-        hardware=_named(row, "hardware_name"),
+        prefill_note=_prefill_note(r),
+        content=shown(r.content or "unknown"),
+        speculation=_speculation(r),
+        context_tokens="unknown" if r.context_tokens is None else num(r.context_tokens, 0),
+        engine=_named(r.engine, r.engine_version),
+        model=_named(r.model),
+        hardware=_named(r.hardware),
         median_ttft_s=num(r.median_ttft_s, 3),
         median_decode_tps=num(r.median_decode_tps),
         source=shown(r.source),
@@ -412,49 +382,9 @@ def latency_cells(latency: dict[str, dict[str, Any]]) -> dict[str, str]:
     return cells
 
 
-def _equation(c: ClaimSummary, verdict: Verdict) -> str:
-    """The claim in one line: '4 × 512 tokens ÷ 22.50 s = 91.0 tok/s; claimed 350 = 3.85×'."""
-    k = c.check
-    if k.recomputed is None or k.factor is None:
-        return ""
-    unit = " tok/s" if k.metric in ("aggregate_tps", "stream_tps") else "×"
-    digits = 2 if unit == "×" else _rate_digits(k)
-    left = ""
-    if k.metric == "aggregate_tps" and len(k.runs) == 1 and verdict.data is not None:
-        rows = verdict.data.requests_of(k.runs[0])
-        rows = rows[rows["ok"]]
-        stats = _stats(verdict, k.runs[0])
-        lengths = rows["output_tokens"].dropna().unique()
-        if stats is not None and len(rows) and len(lengths) == 1:
-            left = (
-                f"{len(rows):,} × {num(float(lengths[0]), 0)} tokens ÷ "
-                f"{num(finite(stats['wall_s']), 2)} s = "
-            )
-        elif stats is not None and finite(stats["output_tokens"]) is not None:
-            left = (
-                f"{num(finite(stats['output_tokens']), 0)} tokens ÷ "
-                f"{num(finite(stats['wall_s']), 2)} s = "
-            )
-    claimed = f"{k.value:,g}"
-    recomputed = f"{left}{num(k.recomputed, digits)}{unit}"
-    if unit == "×" and k.arithmetic and "=" in k.arithmetic[-1]:
-        # "scaling = 606.1 ÷ 140.6 = 4.31×": the ratio with its operands
-        recomputed = shown(k.arithmetic[-1].split("=", 1)[1].strip(), MAX_MESSAGE)
-    elif not left and k.arithmetic:
-        # "median of 3 repeats = 514.3 tok/s"
-        recomputed = shown(k.arithmetic[-1], MAX_MESSAGE)
-    return f"{recomputed}; claimed {claimed}{unit if unit == '×' else ''} = {num(k.factor, 2)}×"
-
-
-def _rate_digits(k: ClaimCheck) -> int:
-    """Decimals for a claim's rates: 0.58 and 0.52 tok/s, not 0.6 and 0.5."""
-    values = [v for v in (k.value, k.recomputed) if v is not None]
-    return rate_digits(min(values)) if values else 1
-
-
 def claim_view(c: ClaimSummary, verdict: Verdict) -> ClaimView:
     k = c.check
-    digits = 2 if k.metric in ("speedup", "scaling") else _rate_digits(k)
+    digits = 2 if k.metric in ("speedup", "scaling") else claim_digits(k)
     return ClaimView(
         id=shown(k.claim),
         metric=METRIC_TEXT.get(k.metric, shown(k.metric)),
@@ -467,7 +397,7 @@ def claim_view(c: ClaimSummary, verdict: Verdict) -> ClaimView:
         verdict=str(c.verdict),
         verdict_class=str(c.verdict),
         reason=shown(c.reason, MAX_MESSAGE),
-        equation=_equation(c, verdict),
+        equation=shown(c.equation, MAX_MESSAGE),
         arithmetic=[shown(x, MAX_MESSAGE) for x in k.arithmetic],
         source=shown(k.source or "", MAX_MESSAGE),
         ref=shown(k.ref or ""),
@@ -503,24 +433,16 @@ def finding_view(f: Finding, pages: set[str]) -> FindingView:
 
 
 def input_views(verdict: Verdict) -> list[InputView]:
-    tools: dict[str, list[str]] = {}
-    schemas: dict[str, str] = {}
-    for row in _run_rows(verdict).values():
-        path = str(row.get("source_path") or "")
-        if row.get("tool_name"):
-            tool = shown(row["tool_name"], 60)
-            if row.get("tool_version"):
-                tool += f" {shown(row['tool_version'], 40)}"
-            if tool not in tools.setdefault(path, []):
-                tools[path].append(tool)
-        if row.get("format") == "benchreport":
-            schemas[path] = NATIVE_SCHEMA
     out = []
     for i in verdict.inputs:
-        names = tools.get(i.path, [])
+        names: list[str] = []
+        for name, version in i.tools:
+            tool = shown(name, 60) + (f" {shown(version, 40)}" if version else "")
+            if tool not in names:
+                names.append(tool)
         out.append(InputView(
             path=shown(i.path, 400), sha256=i.sha256, format=shown(i.format),
-            schema=schemas.get(i.path, "—"), records=f"{i.records:,}", skipped=f"{i.skipped:,}",
+            schema=i.schema or "—", records=f"{i.records:,}", skipped=f"{i.skipped:,}",
             skipped_reasons=[shown(x) for x in i.skipped_reasons],
             notes=[shown(x, MAX_MESSAGE) for x in i.notes],
             tools=", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
@@ -655,8 +577,7 @@ def build_context(
         views = [finding_view(f, page_codes) for f in fired if f.severity is severity]
         if views:
             groups.append(SeverityGroup(str(severity), SEVERITY_TITLE[severity], views))
-    rows = _run_rows(verdict)
-    runs = [run_view(r, rows.get(r.id), _stats(verdict, r.id)) for r in verdict.runs]
+    runs = [run_view(r) for r in verdict.runs]
     order = {o: i for i, o in enumerate(Outcome)}
     rest = sorted(
         (f for f in verdict.findings if not f.fired),

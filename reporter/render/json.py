@@ -7,7 +7,8 @@ import json
 from reporter.verdict import Verdict
 
 
-def render_json(verdict: Verdict) -> str:
-    """Strict JSON: no NaN or Infinity (the verdict's dict has none; allow_nan=False says so)."""
-    data = verdict.to_dict()
+def render_json(verdict: Verdict, *, include_series: bool = False) -> str:
+    """Strict JSON: no NaN or Infinity (the verdict's dict has none; allow_nan=False says so).
+    `include_series` adds the per-run chart data (schemas/verdict-2.schema.json, `series`)."""
+    data = verdict.to_dict(include_series=include_series)
     return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False, allow_nan=False) + "\n"

@@ -14,7 +14,6 @@ import io
 import math
 import re
 
-from reporter.types import number
 from reporter.verdict import RunSummary, Verdict
 
 #: The columns, in order (their meaning is in the README's "CSV" section).
@@ -64,13 +63,6 @@ def _number(value: float | int | None) -> str:
     return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
 
 
-def _failed(verdict: Verdict, run_id: str) -> float | None:
-    data = verdict.data
-    if data is None or run_id not in data.stats.index or "failed" not in data.stats.columns:
-        return None
-    return number(data.stats.at[run_id, "failed"])
-
-
 def run_row(verdict: Verdict, r: RunSummary) -> dict[str, str]:
     m = _LINE_REF.fullmatch(r.source)
     source_file, source_line = (m.group(1), m.group(2)) if m else (r.source, "")
@@ -81,7 +73,7 @@ def run_row(verdict: Verdict, r: RunSummary) -> dict[str, str]:
         "concurrency": _number(r.concurrency),
         "request_rate": _number(r.request_rate),
         "requests": _number(r.requests),
-        "failed": _number(_failed(verdict, r.id)),
+        "failed": _number(r.failed),
         "output_tokens": _number(r.output_tokens),
         "wall_s": _number(r.wall_s),
         "aggregate_tps": _number(r.aggregate_tps),

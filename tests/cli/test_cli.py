@@ -38,7 +38,7 @@ def test_json_to_stdout_is_the_machine_verdict() -> None:
     code, out, _ = invoke("audit", "--json", "-", "--fail-on", "never", LADDER)
     assert code == 0
     verdict = json.loads(out)
-    assert verdict["format_version"] == 1
+    assert verdict["format_version"] == 2
     assert verdict["verdict"] == "inflated"
     for key in (
         "id",

@@ -98,7 +98,7 @@ def _audit(files: list[Path], *claims: str) -> tuple[int, Any]:
         assert result.stdout == ""
         return 2, None
     verdict = _strict(result.stdout)
-    assert verdict["format_version"] == 1
+    assert verdict["format_version"] == 2
     return result.exit_code, verdict
 
 

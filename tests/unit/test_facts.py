@@ -41,8 +41,8 @@ def _vllm(tmp_path: Path, name: str = "r.json", **fields: Any) -> Path:
 
 def _facts(*paths: Path, **kw: Any) -> Any:
     verdict = api.audit([str(p) for p in paths], **kw)
-    assert verdict.data is not None
-    return verdict, verdict.data.facts
+    data = api.analyse(api.load([str(p) for p in paths], **kw))
+    return verdict, data.facts
 
 
 def test_decode_bound_from_mean_e2e_and_ttft(tmp_path: Path) -> None:

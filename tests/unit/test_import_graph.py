@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("analysis", [
         "reporter.config", "reporter.metrics", "reporter.claims", "reporter.features",
         "reporter.compare", "reporter.decision", "reporter.auditdata", "reporter.ladder",
-        "reporter.slope", "reporter.facts",
+        "reporter.slope", "reporter.facts", "reporter.series", "reporter.stream",
     ]),
     ("rules", ["reporter.rules"]),
     ("verdict", ["reporter.verdict"]),
@@ -133,7 +133,9 @@ def layer_of(module: str) -> int:
     best, at = -1, -1
     for level, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:
-            matches = module == prefix or module.startswith(prefix + ".")
+            # the package itself (reporter/__init__) is placed by its exact name only
+            below = module.startswith(prefix + ".") and prefix != "reporter"
+            matches = module == prefix or below
             if matches and len(prefix) > best:
                 best, at = len(prefix), level
     return at
