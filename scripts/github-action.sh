@@ -40,6 +40,9 @@ prop() {  # a workflow-command property value, escaped as the runner reads it
   printf '%s' "${value//,/%2C}"
 }
 
+# globstar and associative arrays need bash 4 (macOS's /bin/bash is 3.2)
+[ "${BASH_VERSINFO[0]}" -ge 4 ] || fail "bash ${BASH_VERSION} is too old; expected bash 4 or later"
+
 PY="${BENCHREPORT_PYTHON:-}"
 if [ -z "$PY" ]; then
   PY="$(command -v python || command -v python3 || true)"
