@@ -21,14 +21,14 @@ MAX_TEXT = 1000
 # overrides and isolates, zero width, tag characters), Zl, Zp (line and paragraph separators)
 # and Cs (lone surrogates, which cannot even be encoded for output). Newline and tab are kept
 # by `visible(..., layout=True)`, where they are the layout of a block of text.
-_UNSAFE_ABOVE_C0 = (
+UNSAFE_ABOVE_C0 = (
     "\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
     "\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ud800-\udfff\ufeff\ufff9-\ufffb"
     "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
     "\U000e0001\U000e0020-\U000e007f"
 )
-_UNSAFE = re.compile(f"[\x00-\x1f{_UNSAFE_ABOVE_C0}]")
-_UNSAFE_BUT_LAYOUT = re.compile(f"[\x00-\x08\x0b-\x1f{_UNSAFE_ABOVE_C0}]")
+_UNSAFE = re.compile(f"[\x00-\x1f{UNSAFE_ABOVE_C0}]")
+_UNSAFE_BUT_LAYOUT = re.compile(f"[\x00-\x08\x0b-\x1f{UNSAFE_ABOVE_C0}]")
 _SHORT = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 

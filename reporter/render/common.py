@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from reporter.safetext import UNSAFE_ABOVE_C0
 from reporter.types import finite, fmt
 
 #: Longest trace string shown in full; longer ones are cut and say how long they were.
@@ -18,11 +19,9 @@ MAX_SHOWN = 160
 #: Longest finding message shown (messages quote trace strings).
 MAX_MESSAGE = 1200
 # Characters that reorder or hide text (bidi embeddings, overrides and isolates, marks, zero
-# width) and C0/C1 controls: shown as a visible <U+XXXX> instead of acting on the page.
-_INVISIBLE = re.compile(
-    "[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e"
-    "\u2060-\u2064\u2066-\u2069\ufeff]"
-)
+# width, tags, line separators) and C0/C1 controls, the same set the terminal escapes
+# (reporter.safetext): shown as a visible <U+XXXX> instead of acting on the page.
+_INVISIBLE = re.compile(f"[\x00-\x08\x0b-\x1f{UNSAFE_ABOVE_C0}]")
 #: Line breaks and tabs, which a shown string turns into one space.
 SPACES = re.compile(r"[\t\n\r]+")
 

@@ -50,3 +50,25 @@ def test_json_stays_the_same_value() -> None:
     safe = json_visible(text)
     assert json.loads(safe) == value
     assert visible(safe, layout=True) == safe  # nothing left for a terminal to act on
+
+
+def test_report_and_terminal_hide_the_same_characters() -> None:
+    # every control, format and separator character of Unicode: the terminal escapes it and
+    # the report shows it as <U+XXXX>, one set for both (tab and line breaks become a space)
+    import sys
+    import unicodedata
+
+    from reporter.render.common import shown
+
+    risky = [
+        chr(c)
+        for c in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(c)) in ("Cc", "Cf", "Zl", "Zp")
+    ]
+    for char in risky:
+        text = f"a{char}b"
+        assert char not in visible(text), f"U+{ord(char):04X} raw on the terminal"
+        if char in "\t\n\r":
+            assert shown(text) == "a b"
+        else:
+            assert shown(text) == f"a<U+{ord(char):04X}>b", f"U+{ord(char):04X} raw in the report"
