@@ -140,3 +140,17 @@ def test_hostile_strings_in_the_card_stay_text(audited: Callable[[str], Verdict]
             # the claim's sweep, drawn with the hostile group as its title, as SVG text
             assert page.tags.count("svg") == 1
             assert "aggregate against N: </svg><script>alert(2)</script><U+202E>&lt;" in text
+
+
+def test_a_claim_the_card_cannot_judge_by_its_factor_says_why() -> None:
+    verdict = api.audit(
+        ["traces/case-a-ladder.jsonl"],
+        claim_texts=["aggregate=91 tok/s N=4 run=a-retest-n4 id=mine", "stream=45 tok/s run=nope"],
+    )
+    text = " ".join("".join(_parsed(render_card(verdict)).text).split())
+    # the figure holds (1.00×) but its concurrency was not real: the card says so
+    assert "mine: aggregate tok/s 91.0 at N=4; recomputed 91.0 (1.00×)" in text
+    assert "the figure holds, but run a-retest-n4 was served one request at a time" in text
+    # no recomputed figure: no factor printed, the reason instead
+    assert "single-stream tok/s 45.0names run 'nope', which is not in the trace" in text
+    assert "(n/a)" not in text
