@@ -1,4 +1,4 @@
-"""The report's charts: altair specs drawn to inline SVG by vl-convert.
+"""The report's charts: Vega-Lite specs (altair's calls, vegalite.py) drawn to SVG by vl-convert.
 
 Drawing is deterministic (no random ids: vega numbers its clip paths with a counter that
 lives as long as the process, so every id is renamed after the chart it belongs to), and
@@ -14,10 +14,10 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
 
-import altair as alt
 import vl_convert as vlc
 
 from reporter.errors import RenderError
+from reporter.render import vegalite as alt
 from reporter.render.common import MAX_MESSAGE, Chart, num, pct, shown
 from reporter.series import MAX_RUN_CHARTS, Completions, RunSeries, Timeline
 from reporter.verdict import GroupSummary, Verdict
@@ -291,7 +291,7 @@ def _completions(done: Completions) -> tuple[Any, str]:
             "line:N", title=None, scale=alt.Scale(domain=domain, range=[[1, 0], [5, 4]])
         ),
     )
-    lines = base.mark_line(interpolate=interpolate, clip=True, strokeWidth=2)  # type: ignore[arg-type]
+    lines = base.mark_line(interpolate=interpolate, clip=True, strokeWidth=2)
     layers: list[Any] = [lines]
     if n <= 64:
         points = (
