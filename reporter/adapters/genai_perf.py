@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
+
 from reporter.adapters._common import (
     Fields,
     Problems,
@@ -201,8 +203,9 @@ def _experiment(
                 if data == "[DONE]" or not data:
                     continue
                 try:
-                    payload = json.loads(data)
-                except (ValueError, RecursionError):  # RecursionError: nested too deeply
+                    # strict: NaN and Infinity are not JSON, and an answer with them is no usage
+                    payload = orjson.loads(data)
+                except orjson.JSONDecodeError:
                     continue
                 if not isinstance(payload, dict):
                     continue
@@ -308,8 +311,8 @@ def _payload(req: dict[str, Any]) -> dict[str, Any]:
     raw = get(req, "request_inputs", "payload")
     if isinstance(raw, str):
         try:
-            body = json.loads(raw)
-        except (ValueError, RecursionError):
+            body = orjson.loads(raw)
+        except orjson.JSONDecodeError:  # not strict JSON (NaN, too deep): no settings read
             return {}
         if isinstance(body, dict):
             return body

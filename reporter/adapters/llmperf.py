@@ -23,11 +23,12 @@ in BR019 at info), not server failures.
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from reporter.adapters._common import (
     Fields,
@@ -292,8 +293,8 @@ def _sibling_summary(path: str) -> tuple[dict[str, Any] | None, str | None]:
         return None, None
     sibling = p.with_name(p.name.removesuffix("_individual_responses.json") + "_summary.json")
     try:
-        doc = json.loads(read_bytes(str(sibling), "trace"))
-    except (OSError, ValueError, RecursionError, TraceError):
+        doc = orjson.loads(read_bytes(str(sibling), "trace"))
+    except (OSError, orjson.JSONDecodeError, TraceError):
         return None, None
     if isinstance(doc, dict) and SUMMARY_KEY in doc:
         return doc, sibling.name

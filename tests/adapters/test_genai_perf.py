@@ -80,3 +80,16 @@ def test_response_count_mismatch(tmp_path):
         f'{path}:47: "response_outputs" has 6 items; expected one per response timestamp, 7 '
         "(perf_analyzer profile export request)"
     )
+
+
+def test_payloads_that_are_not_strict_json_are_not_read(tmp_path):
+    # NaN is not JSON: a request body holding one anywhere is not read (no requested length
+    # from it), as the server it was sent to could not have read it either
+    text = RAW.read_text(encoding="utf-8")
+    assert '\\"max_tokens\\": 8,' in text
+    text = text.replace('\\"max_tokens\\": 8,', '\\"max_tokens\\": 8, \\"temperature\\": NaN,')
+    path = tmp_path / "profile_export.json"
+    path.write_text(text, encoding="utf-8")
+    first = str(load(RAW).runs["run"].iloc[0])
+    assert run(load(RAW), first)["output_tokens_requested"] == 8
+    assert run(load(path), first)["output_tokens_requested"] is None
