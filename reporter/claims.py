@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -12,6 +11,7 @@ import pandas as pd
 
 from reporter.config import threshold
 from reporter.errors import UsageError
+from reporter.model import ClaimCheck, Reading, rate_digits
 from reporter.table import Tables
 from reporter.types import fmt, number, number_or_nan
 
@@ -105,43 +105,6 @@ def _tokens(text: str) -> list[str]:
     for word in joined.split():
         out.extend(p for p in re.split(r",(?=[A-Za-z_]+=)", word) if p)
     return [w.rstrip(",") or w for w in out]
-
-
-@dataclass
-class ClaimCheck:
-    """A claim recomputed: which runs it refers to, the honest figure, the factor."""
-
-    claim: str
-    metric: str
-    value: float
-    concurrency: int | None
-    method: str
-    runs: list[str]
-    recomputed: float | None
-    factor: float | None
-    arithmetic: list[str] = field(default_factory=list)
-    problem: str | None = None
-    source: str | None = None
-    ref: str | None = None
-    compared: list[str] = field(default_factory=list)
-    #: Per-request rates of the same runs: a claimed "aggregate" far below the recomputed one
-    #: that matches one of these is a per-request figure (incomparable), not an understatement.
-    per_request: list[Reading] = field(default_factory=list)
-    #: The aggregate over a narrower, defensible window (to the last successful response):
-    #: a claim above the whole-run figure that matches one reproduces that window.
-    windows: list[Reading] = field(default_factory=list)
-    #: A mixed-phase rate of the same test (llama-bench pp+tg: prompt and generated tokens
-    #: over the test's time): a claim above the output rate that matches it is incomparable.
-    mixed: list[Reading] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Reading:
-    """Another figure of the claim's runs that the claim may have meant, with its arithmetic."""
-
-    value: float
-    what: str
-    arithmetic: str
 
 
 def matching(readings: list[Reading], value: float, tol: float) -> Reading | None:
@@ -251,11 +214,6 @@ def _run_rate(stats: pd.DataFrame, run_id: str) -> tuple[float, str | None]:
         f"run {run_id}: {fmt(tokens, 0)} tokens ÷ {fmt(wall, 2)} s = {fmt(agg, rate_digits(agg))} "
         "tok/s"
     )
-
-
-def rate_digits(value: float) -> int:
-    """Decimals that keep a rate's first two significant figures (0.52, not 0.5)."""
-    return 1 if not abs(value) < 10 else 2 if abs(value) >= 0.1 else 3
 
 
 def _aggregate(

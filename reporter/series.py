@@ -9,57 +9,14 @@ JSON and the chart hold the same points; the counts say how many there were in a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from reporter.auditdata import AuditData
+from reporter.model import MAX_COMPLETIONS, MAX_TIMELINE, Completions, RunSeries, Timeline
 from reporter.types import number
-
-#: Requests drawn in one timeline; more are sampled evenly in send order.
-MAX_TIMELINE = 200
-#: Completions drawn in one completion chart; more are sampled evenly in completion order.
-MAX_COMPLETIONS = 600
-#: Runs that get their own timeline and completion chart.
-MAX_RUN_CHARTS = 12
-
-
-@dataclass
-class Timeline:
-    """Each drawn request's segments, in seconds from the run's first send."""
-
-    #: Requests with an end time, and how many of them are drawn.
-    requests: int
-    drawn: int
-    #: {"request": position in send order (from 1), "start", "end", "part"}; part is
-    #: waiting, prefill, "wait + prefill" (no prefill rate), decode, or request (no first
-    #: token time).
-    segments: list[dict[str, Any]]
-
-
-@dataclass
-class Completions:
-    """Requests finished over time against one request at a time (the serial staircase)."""
-
-    #: Completed requests, and the points drawn of them.
-    total: int
-    #: {"t": seconds from the first send, "done": requests finished by then}, evenly sampled
-    #: in completion order (the first and the last kept).
-    points: list[dict[str, Any]]
-    #: One request's duration alone: the N=1 run of the group (`single_run`), else the first
-    #: completion (`single_run` None).
-    single_s: float
-    single_run: str | None
-
-
-@dataclass
-class RunSeries:
-    run: str
-    #: None when no request has an end time or the run has no start.
-    timeline: Timeline | None
-    completions: Completions | None
 
 
 def even_sample(n: int, limit: int) -> np.ndarray:

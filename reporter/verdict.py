@@ -1,430 +1,57 @@
-"""The verdict: per-run figures, claims against recomputed values, findings; JSON-ready.
+"""The verdict built: per-run figures, claims against recomputed values, findings.
 
-The contract between the library and every output: the renderers read only this (never the
-tables, the figures or the rules), so everything a report shows is here, and `to_dict` writes
-all of it (schemas/verdict-2.schema.json documents each key).
+The contract between the library and every output is the records of reporter.model, which
+this module fills in from the tables, the figures, the facts and the findings: everything a
+report shows is computed here, and the renderers read only the records.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from reporter.auditdata import AuditData, RunFigures
-from reporter.claims import CLAIM_TOLERANCE, ClaimCheck, matching, rate_digits
+from reporter.claims import CLAIM_TOLERANCE, matching
 from reporter.facts import Decision, RunFacts
-from reporter.findings import Finding, RuleDoc, clean
+from reporter.findings import Finding, RuleDoc
 from reporter.ingest.validate import SCHEMA_NAME
 from reporter.latency import latency_table, run_latency
-from reporter.series import (
+from reporter.model import (
+    EMPTY_RUN,
+    FORMAT_VERSION,
     MAX_RUN_CHARTS,
-    Completions,
-    RunSeries,
-    Timeline,
-    run_series,
-    with_request_times,
+    ClaimCheck,
+    ClaimSummary,
+    GroupSummary,
+    InputSummary,
+    RunSummary,
+    Series,
+    Verdict,
+    claim_digits,
+    rate_digits,
+    verdict_from_dict,
 )
-from reporter.types import Outcome, Severity, VerdictKind, finite, fmt, number, worst
-from reporter.version import __version__
+from reporter.series import run_series, with_request_times
+from reporter.types import Outcome, VerdictKind, finite, fmt, number, worst
 
-FORMAT_VERSION = 2
-
-
-#: The reason of a run without request rows (a recording killed before its first answer).
-EMPTY_RUN = "0 requests: nothing to audit"
-
-
-@dataclass
-class RunSummary:
-    id: str
-    group: str
-    concurrency: float | None
-    repeat: float | None
-    #: None when only a summary was read and it does not count the requests.
-    requests: int | None
-    output_tokens: float | None
-    wall_s: float | None
-    aggregate_tps: float | None
-    sum_reported_tps: float | None
-    overlap: float | None
-    in_flight: float | None
-    stop: str
-    prefill_share: float | None
-    median_ttft_s: float | None
-    median_decode_tps: float | None
-    format: str
-    verdict: VerdictKind
-    reasons: list[str] = field(default_factory=list)
-    questions: dict[str, str] = field(default_factory=dict)
-    derived: list[str] = field(default_factory=list)
-    source: str = ""
-    #: TTFT, ITL, TPOT and e2e percentiles in seconds (reporter.latency).
-    latency: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: "prompt" for a prompt-processing test (llama-bench pp), whose figure is prompt_tps.
-    phase: str | None = None
-    prompt_tps: float | None = None
-    #: Without per-request times: Σ decode time ÷ wall from the summary, a lower bound of
-    #: `overlap` (the time-averaged number decoding at once); approximate when not exact.
-    decode_bound: float | None = None
-    decode_bound_exact: bool | None = None
-    #: How `in_flight` (Little's law) was obtained, when rebuilt from a summary.
-    in_flight_how: str | None = None
-    #: The open-loop request rate (req/s) when a finite rate paced the sends, else None.
-    request_rate: float | None = None
-    #: The load axis: "concurrency" (closed loop at N), "rate" (open loop) or "unknown".
-    load: str = "unknown"
-    #: Requests that failed (None when the file does not say).
-    failed: int | None = None
-    #: What was served and on what, as the run record states it (None when unstated).
-    engine: str | None = None
-    engine_version: str | None = None
-    model: str | None = None
-    hardware: str | None = None
-    content: str | None = None
-    #: Speculative decoding: on (True), off (False) or unstated (None); its method and
-    #: acceptance rate (a share) when stated.
-    speculation: bool | None = None
-    speculation_method: str | None = None
-    speculation_acceptance: float | None = None
-    context_tokens: float | None = None
-    #: The tool that measured the run, and its version.
-    tool: str | None = None
-    tool_version: str | None = None
-    #: Prompt tokens per request (the mean of the requests, else the run record's).
-    prompt_tokens: float | None = None
-    prompt_tokens_total: float | None = None
-    #: Output length asked for, and the shortest and longest output got.
-    output_tokens_requested: float | None = None
-    output_tokens_min: float | None = None
-    output_tokens_max: float | None = None
-    #: Prefill: the rate (prompt tok/s) and where it came from, and the seconds of the wall
-    #: it accounts for (prompt tokens ÷ rate); `prefill_share` is those seconds ÷ wall.
-    prefill_rate: float | None = None
-    prefill_rate_source: str | None = None
-    prefill_s: float | None = None
-    #: Bandwidth utilization from the run record: median decode rate × bytes per token ÷
-    #: the measured read bandwidth (a share; None without all three).
-    bandwidth_utilization: float | None = None
-
-
-@dataclass
-class ClaimSummary:
-    check: ClaimCheck
-    verdict: VerdictKind
-    reason: str
-    #: The claim in one line: "4 × 512 tokens ÷ 22.50 s = 91.0 tok/s; claimed 350 = 3.85×"
-    #: (empty when there is no recomputed figure).
-    equation: str = ""
-
-
-@dataclass
-class InputSummary:
-    """One file that was read: what a reader needs to rerun the audit, and what wrote it."""
-
-    path: str
-    sha256: str
-    format: str
-    records: int
-    skipped: int = 0
-    skipped_reasons: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    #: The tools (name, version) its run records name, in file order.
-    tools: list[tuple[str, str | None]] = field(default_factory=list)
-    #: The schema its records declare (the native format's), else None.
-    schema: str | None = None
-
-
-@dataclass
-class Series:
-    """The per-run chart data of the report (reporter.series), for the first runs that have
-    request times; `runs_with_times` counts them all."""
-
-    runs: list[RunSeries] = field(default_factory=list)
-    runs_with_times: int = 0
-
-
-@dataclass
-class GroupSummary:
-    """A sweep (or a single point): its runs, its load axis and why they are together."""
-
-    name: str
-    runs: list[str]
-    axis: str
-    why: str
-    slope: str
-    #: The median aggregate (tok/s) at each concurrency N of the group's runs, by N
-    #: (repeats folded), and the last ÷ the first; empty and None with fewer than 2 levels.
-    levels: list[tuple[float, float]] = field(default_factory=list)
-    growth: float | None = None
-
-
-@dataclass
-class Verdict:
-    verdict: VerdictKind
-    runs: list[RunSummary]
-    claims: list[ClaimSummary]
-    findings: list[Finding]
-    inputs: list[InputSummary]
-    undisclosed: list[str]
-    #: The codes of the rules that ran.
-    rules: list[str]
-    groups: list[GroupSummary] = field(default_factory=list)
-    #: The pages of the rules that ran (their code, name, severity and documentation).
-    rule_docs: list[RuleDoc] = field(default_factory=list)
-    series: Series = field(default_factory=Series)
-
-    def fired(self) -> list[Finding]:
-        return [f for f in self.findings if f.fired]
-
-    def to_dict(self, *, include_series: bool = False) -> dict[str, Any]:
-        """The machine verdict (DESIGN.md): stable keys, numbers rounded, strict JSON.
-
-        Everything a report shows is here (schemas/verdict-2.schema.json); the per-run chart
-        data (`series`, up to a few thousand points) only when `include_series`.
-
-        A figure that is not finite is null: NaN stands for unknown throughout, so it is
-        null without a word; an infinite one (an overflow, a division by a zero wall) is
-        listed with its place under `null_reasons`, present only when there is one.
-        """
-        reasons: dict[str, str] = {}
-        raw = self._raw_dict()
-        if include_series:
-            raw["series"] = _series_dict(self.series)
-        data = finite_only(raw, "", reasons)
-        if reasons:
-            data["null_reasons"] = reasons
-        return data  # type: ignore[no-any-return]
-
-    def _raw_dict(self) -> dict[str, Any]:
-        fired = {f.code for f in self.findings if f.fired}
-        return {
-            "format_version": FORMAT_VERSION,
-            "benchreport_version": __version__,
-            "verdict": str(self.verdict),
-            "runs": [_run_dict(r) for r in self.runs],
-            "claims": [_claim_dict(c) for c in self.claims],
-            "findings": [_finding_dict(f) for f in self.findings],
-            "groups": [
-                {
-                    "name": g.name,
-                    "runs": g.runs,
-                    "axis": g.axis,
-                    "why": g.why,
-                    "slope": g.slope,
-                    "levels": [{"n": _num(n), "aggregate_tps": _num(t)} for n, t in g.levels],
-                    "growth": _num(g.growth),
-                }
-                for g in self.groups
-            ],
-            "undisclosed": self.undisclosed,
-            "inputs": [
-                {
-                    "path": i.path,
-                    "sha256": i.sha256,
-                    "format": i.format,
-                    "records": i.records,
-                    "skipped": i.skipped,
-                    "skipped_reasons": i.skipped_reasons,
-                    "notes": i.notes,
-                    "tools": [{"name": n, "version": v} for n, v in i.tools],
-                    "schema": i.schema,
-                }
-                for i in self.inputs
-            ],
-            "rules": self.rules,
-            "rule_pages": [
-                {
-                    "code": d.code,
-                    "name": d.name,
-                    "severity": str(d.severity),
-                    "summary": d.summary,
-                    "doc": d.doc,
-                }
-                for d in self.rule_docs
-                if d.code in fired
-            ],
-        }
-
-
-def verdict_from_dict(data: dict[str, Any]) -> Verdict:
-    """A verdict read back from its JSON (`Verdict.to_dict`): what a CI job or another tool
-    needs to render the same reports without the trace. Figures are as rounded in the JSON;
-    chart series are there only when the JSON was written with them."""
-    if data.get("format_version") != FORMAT_VERSION:
-        raise ValueError(
-            f"format_version {data.get('format_version')!r}; expected {FORMAT_VERSION}"
-        )
-    runs = [RunSummary(**{**r, "verdict": VerdictKind(r["verdict"])}) for r in data["runs"]]
-    claims = [
-        ClaimSummary(
-            ClaimCheck(
-                claim=c["id"], metric=c["metric"], value=c["value"],
-                concurrency=c["concurrency"], method=c["method"], runs=c["runs"],
-                recomputed=c["recomputed"], factor=c["factor"], arithmetic=c["arithmetic"],
-                source=c["source"], ref=c["ref"],
-            ),
-            VerdictKind(c["verdict"]), c["reason"], c["equation"],
-        )
-        for c in data["claims"]
-    ]  # fmt: skip
-    findings = [
-        Finding(
-            **{**f, "severity": Severity[f["severity"].upper()], "outcome": Outcome(f["outcome"])}
-        )
-        for f in data["findings"]
-    ]
-    groups = [
-        GroupSummary(
-            g["name"], g["runs"], g["axis"], g["why"], g["slope"],
-            [(x["n"], x["aggregate_tps"]) for x in g["levels"]], g["growth"],
-        )
-        for g in data["groups"]
-    ]  # fmt: skip
-    inputs = [
-        InputSummary(**{**i, "tools": [(t["name"], t["version"]) for t in i["tools"]]})
-        for i in data["inputs"]
-    ]
-    pages = [
-        RuleDoc(d["code"], d["name"], Severity[d["severity"].upper()], d["summary"], d["doc"])
-        for d in data["rule_pages"]
-    ]
-    series = Series()
-    if "series" in data:
-        series = Series(
-            [_run_series(r) for r in data["series"]["runs"]], data["series"]["runs_with_times"]
-        )
-    return Verdict(
-        verdict=VerdictKind(data["verdict"]), runs=runs, claims=claims, findings=findings,
-        inputs=inputs, undisclosed=data["undisclosed"], rules=data["rules"], groups=groups,
-        rule_docs=pages, series=series,
-    )  # fmt: skip
-
-
-def _run_series(data: dict[str, Any]) -> RunSeries:
-    line, done = data["timeline"], data["completions"]
-    return RunSeries(
-        data["run"],
-        None if line is None else Timeline(line["requests"], line["drawn"], line["segments"]),
-        None
-        if done is None
-        else Completions(done["total"], done["points"], done["single_s"], done["single_run"]),
-    )
-
-
-def _series_dict(series: Series) -> dict[str, Any]:
-    def run(r: RunSeries) -> dict[str, Any]:
-        line, done = r.timeline, r.completions
-        return {
-            "run": r.run,
-            "timeline": None
-            if line is None
-            else {
-                "requests": line.requests,
-                "drawn": line.drawn,
-                "segments": [
-                    {
-                        "request": seg["request"],
-                        "start": _num(seg["start"]),
-                        "end": _num(seg["end"]),
-                        "part": seg["part"],
-                    }
-                    for seg in line.segments
-                ],
-            },
-            "completions": None
-            if done is None
-            else {
-                "total": done.total,
-                "points": [{"t": _num(p["t"]), "done": p["done"]} for p in done.points],
-                "single_s": _num(done.single_s),
-                "single_run": done.single_run,
-            },
-        }
-
-    return {"runs_with_times": series.runs_with_times, "runs": [run(r) for r in series.runs]}
-
-
-def _num(value: Any, digits: int = 6) -> Any:
-    """A number rounded for JSON; a non-finite one is left for `finite_only` to null."""
-    if value is None:
-        return None
-    if isinstance(value, float | int) and not isinstance(value, bool):
-        number = float(value) if math.isfinite(value) else value
-        return round(number, digits) if math.isfinite(number) else number
-    return value
-
-
-#: Why an infinite figure is written as null.
-INFINITE = "infinite (an overflow, or a division by zero): not a figure"
-
-
-def finite_only(value: Any, path: str, reasons: dict[str, str]) -> Any:
-    """`value` with every non-finite float (numpy's too) made None; the paths of the
-    infinite ones go to `reasons`, as `runs[0].wall_s`."""
-    if isinstance(value, dict):
-        return {
-            k: finite_only(v, f"{path}.{k}" if path else str(k), reasons) for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [finite_only(v, f"{path}[{i}]", reasons) for i, v in enumerate(value)]
-    if isinstance(value, np.generic) and not isinstance(value, np.bool_):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        if not math.isnan(value):
-            reasons[path] = INFINITE
-        return None
-    return value
-
-
-def _run_dict(r: RunSummary) -> dict[str, Any]:
-    return {
-        "id": r.id, "group": r.group, "concurrency": _num(r.concurrency), "repeat": _num(r.repeat),
-        "requests": r.requests, "output_tokens": _num(r.output_tokens), "wall_s": _num(r.wall_s),
-        "aggregate_tps": _num(r.aggregate_tps), "sum_reported_tps": _num(r.sum_reported_tps),
-        "overlap": _num(r.overlap), "in_flight": _num(r.in_flight), "stop": r.stop,
-        "prefill_share": _num(r.prefill_share), "median_ttft_s": _num(r.median_ttft_s),
-        "median_decode_tps": _num(r.median_decode_tps), "format": r.format,
-        "verdict": str(r.verdict), "reasons": r.reasons, "questions": r.questions,
-        "derived": r.derived, "source": r.source,
-        "latency": {m: {p: _num(v, 9) for p, v in q.items()} for m, q in r.latency.items()},
-        "phase": r.phase, "prompt_tps": _num(r.prompt_tps),
-        "decode_bound": _num(r.decode_bound), "decode_bound_exact": r.decode_bound_exact,
-        "in_flight_how": r.in_flight_how, "request_rate": _num(r.request_rate), "load": r.load,
-        "failed": r.failed, "engine": r.engine, "engine_version": r.engine_version,
-        "model": r.model, "hardware": r.hardware, "content": r.content,
-        "speculation": r.speculation, "speculation_method": r.speculation_method,
-        "speculation_acceptance": _num(r.speculation_acceptance),
-        "context_tokens": _num(r.context_tokens), "tool": r.tool, "tool_version": r.tool_version,
-        "prompt_tokens": _num(r.prompt_tokens), "prompt_tokens_total": _num(r.prompt_tokens_total),
-        "output_tokens_requested": _num(r.output_tokens_requested),
-        "output_tokens_min": _num(r.output_tokens_min),
-        "output_tokens_max": _num(r.output_tokens_max),
-        "prefill_rate": _num(r.prefill_rate), "prefill_rate_source": r.prefill_rate_source,
-        "prefill_s": _num(r.prefill_s), "bandwidth_utilization": _num(r.bandwidth_utilization),
-    }  # fmt: skip
-
-
-def _claim_dict(c: ClaimSummary) -> dict[str, Any]:
-    k = c.check
-    return {
-        "id": k.claim, "metric": k.metric, "value": _num(k.value), "concurrency": k.concurrency,
-        "method": k.method, "runs": k.runs, "recomputed": _num(k.recomputed),
-        "factor": _num(k.factor), "verdict": str(c.verdict), "reason": c.reason,
-        "arithmetic": k.arithmetic, "source": k.source, "ref": k.ref, "equation": c.equation,
-    }  # fmt: skip
-
-
-def _finding_dict(f: Finding) -> dict[str, Any]:
-    return {
-        "code": f.code, "name": f.name, "severity": str(f.severity), "outcome": str(f.outcome),
-        "subject": f.subject, "message": f.message, "arithmetic": f.arithmetic, "help": f.help,
-        "numbers": {k: _num(v) for k, v in clean(f.numbers).items()}, "refs": f.refs,
-        "evidence": [{k: _num(v) for k, v in clean(row).items()} for row in f.evidence],
-    }  # fmt: skip
+#: The records are named here too, for the readers that import them with the builder.
+__all__ = [
+    "EMPTY_RUN",
+    "FORMAT_VERSION",
+    "ClaimSummary",
+    "GroupSummary",
+    "InputSummary",
+    "RunSummary",
+    "Series",
+    "Verdict",
+    "build_verdict",
+    "claim_digits",
+    "undisclosed",
+    "verdict_from_dict",
+]
 
 
 def _question_answers(facts: RunFacts, slope: Decision | None, stats: RunFigures) -> dict[str, str]:
@@ -702,12 +329,6 @@ def _equation(k: ClaimCheck, data: AuditData) -> str:
         recomputed = k.arithmetic[-1]
     claimed += unit if unit == "×" else ""
     return f"{recomputed}; claimed {claimed} = {fmt(finite(k.factor), 2)}×"
-
-
-def claim_digits(k: ClaimCheck) -> int:
-    """Decimals for a claim's rates: 0.58 and 0.52 tok/s, not 0.6 and 0.5."""
-    values = [v for v in (k.value, k.recomputed) if v is not None]
-    return rate_digits(min(values)) if values else 1
 
 
 def _claim_verdict(

@@ -9,8 +9,8 @@ import click
 from reporter import api, compare
 from reporter.errors import UsageError
 from reporter.metrics import run_stats
+from reporter.model import finite_only
 from reporter.safetext import echo, echo_json
-from reporter.verdict import finite_only
 
 
 @click.command(name="compare")

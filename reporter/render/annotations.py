@@ -16,9 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from reporter.findings import Finding
+from reporter.model import Verdict
 from reporter.safetext import visible
 from reporter.types import Severity
-from reporter.verdict import Verdict
 
 #: The workflow command of each severity (GitHub has no "info": a notice is its lowest).
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
+from reporter.model import Verdict
 from reporter.types import VerdictKind
-from reporter.verdict import Verdict
 
 LABEL = "audit"
 #: Badge colours: red for an accusation, amber for doubt, green for a figure that holds.

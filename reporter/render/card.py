@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
+from reporter.model import Verdict
 from reporter.render.common import Chart, shown
 from reporter.render.context import ClaimView, RunView, build_context
 from reporter.render.html import environment
-from reporter.verdict import Verdict
 from reporter.version import __version__
 
 TEMPLATE = "card.html.j2"

@@ -17,10 +17,9 @@ from typing import Any
 import vl_convert as vlc
 
 from reporter.errors import RenderError
+from reporter.model import MAX_RUN_CHARTS, Completions, GroupSummary, RunSeries, Timeline, Verdict
 from reporter.render import vegalite as alt
 from reporter.render.common import MAX_MESSAGE, Chart, num, pct, shown
-from reporter.series import MAX_RUN_CHARTS, Completions, RunSeries, Timeline
-from reporter.verdict import GroupSummary, Verdict
 
 #: Runs shown in the wall-clock split; groups shown against N.
 MAX_SPLIT_RUNS = 40

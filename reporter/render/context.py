@@ -15,6 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reporter.findings import Finding, RuleDoc
+from reporter.model import (
+    FORMAT_VERSION,
+    ClaimSummary,
+    GroupSummary,
+    RunSummary,
+    Verdict,
+    claim_digits,
+)
 from reporter.render.common import (
     MAX_MESSAGE,
     SPACES,
@@ -25,14 +33,6 @@ from reporter.render.common import (
     value_text,
 )
 from reporter.types import Outcome, Severity, VerdictKind, finite
-from reporter.verdict import (
-    FORMAT_VERSION,
-    ClaimSummary,
-    GroupSummary,
-    RunSummary,
-    Verdict,
-    claim_digits,
-)
 from reporter.version import __version__
 
 #: Evidence rows shown per finding, and refs shown per finding.

@@ -11,9 +11,9 @@ from functools import cache
 import jinja2
 from markupsafe import Markup
 
+from reporter.model import Verdict
 from reporter.render.context import ReportContext, build_context
 from reporter.resources import templates_dir
-from reporter.verdict import Verdict
 
 TEMPLATE = "report.html.j2"
 STYLESHEET = "report.css"

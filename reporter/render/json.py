@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from reporter.verdict import Verdict
+from reporter.model import Verdict
 
 
 def render_json(verdict: Verdict, *, include_series: bool = False) -> str:

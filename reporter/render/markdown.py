@@ -19,9 +19,9 @@ from typing import Any
 
 import jinja2
 
+from reporter.model import Verdict
 from reporter.render.context import FindingView, ReportContext, build_context
 from reporter.resources import templates_dir
-from reporter.verdict import Verdict
 
 TEMPLATE = "summary.md.j2"
 #: Rules whose findings are listed (one line each); the rest are counted.

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reporter.errors import RenderError
+from reporter.model import Verdict
 from reporter.render.html import render_html
-from reporter.verdict import Verdict
 
 
 @dataclass

@@ -14,7 +14,7 @@ import io
 import math
 import re
 
-from reporter.verdict import RunSummary, Verdict
+from reporter.model import RunSummary, Verdict
 
 #: The columns, in order (their meaning is in the README's "CSV" section).
 COLUMNS = (

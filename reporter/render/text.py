@@ -7,9 +7,9 @@ one line, its control, C1 and bidi characters shown as escapes.
 from __future__ import annotations
 
 from reporter.findings import Finding
+from reporter.model import EMPTY_RUN, RunSummary, Verdict
 from reporter.safetext import visible as v
 from reporter.types import Outcome, Severity, fmt
-from reporter.verdict import EMPTY_RUN, RunSummary, Verdict
 
 
 def render_text(verdict: Verdict, *, verbose: bool = False) -> str:

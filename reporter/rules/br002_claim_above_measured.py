@@ -41,7 +41,8 @@ METHOD.md §1, §7.
 
 from __future__ import annotations
 
-from reporter.claims import CLAIM_TOLERANCE, matching, rate_digits
+from reporter.claims import CLAIM_TOLERANCE, matching
+from reporter.model import rate_digits
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
 from reporter.types import Outcome, Severity, fmt
 

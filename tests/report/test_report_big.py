@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from reporter import api
+from reporter.model import MAX_COMPLETIONS, MAX_TIMELINE
 from reporter.render.html import render_html
 from reporter.render.markdown import render_markdown
-from reporter.series import MAX_COMPLETIONS, MAX_TIMELINE
 
 pytestmark = pytest.mark.slow
 

@@ -14,12 +14,12 @@ from typing import Any
 import jsonschema
 import pytest
 
+from reporter.model import FORMAT_VERSION, Verdict, verdict_from_dict
 from reporter.render import charts
 from reporter.render.html import render_html
 from reporter.render.json import render_json
 from reporter.render.markdown import render_markdown
 from reporter.render.text import render_text
-from reporter.verdict import FORMAT_VERSION, Verdict, verdict_from_dict
 from tests.report.test_report_golden import CASES
 
 ROOT = Path(__file__).resolve().parents[2]
