@@ -328,7 +328,7 @@ def _kept_requests(
 
 def read(path: PathLike, *, lenient: bool = False) -> Partial:
     """Parse, validate and tabulate a native Parquet file or folder (whole, in memory)."""
-    from reporter.adapters.native import claim_row, run_row
+    from reporter.runrecord import claim_row, run_row
 
     where = str(path)
     dataset_ = dataset(path)

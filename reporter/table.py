@@ -352,7 +352,7 @@ def _distinct_names(paths: list[str]) -> list[str]:
 
 
 def _complete_runs(partials: list[Partial], requests: pd.DataFrame) -> list[dict[str, Any]]:
-    from reporter.adapters.native import run_row  # the one flattening of a run record
+    from reporter.runrecord import run_row  # the one flattening of a run record
 
     runs = [r for p in partials for r in p.runs]
     by_id = {r["run"]: r for r in runs}

@@ -21,10 +21,10 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from reporter.adapters.native import run_row
 from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
 from reporter.ingest.limits import depth_problem, too_deep
 from reporter.ingest.lines import Source, iter_lines, json_problem, loads_relaxed
+from reporter.runrecord import run_row
 from reporter.table import InputFile, Partial, normalize_requests
 from reporter.table import unique_ids as unique_ids  # the adapters' one name for it
 

@@ -12,8 +12,6 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parents[2] / "reporter"
 
 #: The layers, lowest first; a module may import its own layer or a lower one. A module is
@@ -27,7 +25,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ]),
     ("reading and writing traces", [
         "reporter.ingest", "reporter.table", "reporter.adapters", "reporter.serverlog",
-        "reporter.convert", "reporter.parquet",
+        "reporter.convert", "reporter.parquet", "reporter.runrecord",
     ]),
     ("analysis", [
         "reporter.config", "reporter.metrics", "reporter.claims", "reporter.features",
@@ -40,14 +38,6 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("library calls", ["reporter.api"]),
     ("command line", ["reporter.cli", "reporter.__main__", "reporter"]),
 ]  # fmt: skip
-
-#: Circles not yet taken apart, each with the work that removes it. Empty is the goal.
-KNOWN_CYCLES: list[set[str]] = [
-    # the run record's flattening lives in the native adapter; one field map for the run
-    # record (issue 11, item 4) moves it below both
-    {"reporter.table", "reporter.adapters.native"},
-]
-
 
 def _modules() -> dict[str, Path]:
     out = {}
@@ -155,14 +145,7 @@ def test_every_module_has_a_layer() -> None:
 
 
 def test_no_import_circle() -> None:
-    cycles = [sorted(c) for c in _cycles(graph()) if c not in KNOWN_CYCLES]
-    assert not cycles
-
-
-@pytest.mark.parametrize("known", KNOWN_CYCLES, ids=lambda c: " <-> ".join(sorted(c)))
-def test_known_circles_are_still_there(known: set[str]) -> None:
-    # a circle taken apart leaves KNOWN_CYCLES with it
-    assert known in _cycles(graph())
+    assert [sorted(c) for c in _cycles(graph())] == []
 
 
 def test_no_arrow_up_the_layers() -> None:
