@@ -1,6 +1,7 @@
 """The JSON verdict is the contract: it validates against schemas/verdict-2.schema.json, and
-the reports built from it alone (read back with `verdict_from_dict`) are the reports built
-from the audit: every fact, equation and chart series the HTML shows is in the JSON."""
+the outputs built from it alone (read back with `verdict_from_dict`) are the outputs built
+from the audit (terminal, Markdown, HTML, CSV, badge, card, annotations): every fact,
+equation and chart series the HTML shows is in the JSON."""
 
 from __future__ import annotations
 
@@ -16,18 +17,17 @@ import pytest
 
 from reporter.model import FORMAT_VERSION, Verdict, verdict_from_dict
 from reporter.render import charts
+from reporter.render.annotations import render_concise, render_github
+from reporter.render.badge import render_badge
+from reporter.render.card import render_card
 from reporter.render.html import render_html
 from reporter.render.json import render_json
 from reporter.render.markdown import render_markdown
+from reporter.render.runs_csv import render_csv
 from reporter.render.text import render_text
 from tests.report.test_report_golden import CASES
 
 ROOT = Path(__file__).resolve().parents[2]
-#: Cases in the default lane; the others run in the full lane (each audit and render costs).
-QUICK = {"case-a-ladder", "case-b-long-prompt", "fixture-hostile"}
-PARAMS = [
-    pytest.param(case, marks=() if case in QUICK else pytest.mark.slow) for case in sorted(CASES)
-]
 SCHEMA = json.loads((ROOT / "schemas" / f"verdict-{FORMAT_VERSION}.schema.json").read_text())
 
 
@@ -61,11 +61,12 @@ def _rounded(value: Any) -> Any:
 @pytest.fixture
 def specs_not_svg(monkeypatch: pytest.MonkeyPatch) -> None:
     """Charts drawn as their Vega-Lite spec (what they show), not as SVG (how vega draws it):
-    fast, and comparable between a live verdict and one read back from its JSON."""
+    comparable between a live verdict and one read back from its JSON."""
 
     def spec_text(spec: dict[str, Any], chart_id: str) -> str:
         text = json.dumps(_rounded(spec))
-        # altair names each data set by a hash of its values, which the rounding changes
+        # each data set is named by a hash of its values (as altair names them), which the
+        # rounding changes
         names: dict[str, str] = {}
         text = re.sub(
             r"data-[0-9a-f]{32}", lambda m: names.setdefault(m[0], f"data-{len(names)}"), text
@@ -75,7 +76,7 @@ def specs_not_svg(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(charts, "to_svg", spec_text)
 
 
-@pytest.mark.parametrize("case", PARAMS)
+@pytest.mark.parametrize("case", sorted(CASES))
 def test_the_json_verdict_validates(case: str, audited: Callable[[str], Verdict]) -> None:
     verdict = audited(case)
     validator = jsonschema.Draft202012Validator(SCHEMA)
@@ -127,7 +128,7 @@ def same_up_to_rounding(built: str, rebuilt: str) -> None:
         assert gap <= step * 1.001, f"{x} != {y} near {a[k - 1][-120:]!r}"
 
 
-@pytest.mark.parametrize("case", PARAMS)
+@pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.usefixtures("specs_not_svg")
 def test_every_report_can_be_built_from_the_json_alone(
     case: str, audited: Callable[[str], Verdict]
@@ -135,7 +136,9 @@ def test_every_report_can_be_built_from_the_json_alone(
     verdict = audited(case)
     read_back = verdict_from_dict(json.loads(render_json(verdict, include_series=True)))
     command = f"benchreport audit {CASES[case]}"
-    same_up_to_rounding(render_text(verdict), render_text(read_back))
+    same_up_to_rounding(render_text(verdict, verbose=True), render_text(read_back, verbose=True))
+    for render in (render_csv, render_badge, render_card, render_github, render_concise):
+        same_up_to_rounding(render(verdict), render(read_back))
     same_up_to_rounding(render_markdown(verdict, command), render_markdown(read_back, command))
     built = render_html(verdict, command)
     same_up_to_rounding(built, render_html(read_back, command))
