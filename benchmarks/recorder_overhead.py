@@ -60,14 +60,15 @@ def idle_lag(seconds: float = 2.0) -> dict[str, float | int | None]:
     return asyncio.run(watch())
 
 
-def measure(levels: list[int], tokens: int, step_ms: float) -> list[dict[str, Any]]:
+def measure(levels: list[int], tokens: int, step_ms: float, client: str) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory() as tmp:
         proc, url = start_engine(step_ms, Path(tmp) / "engine.log")
         try:
             out = Path(tmp) / "overhead.jsonl"
             cfg = RecordConfig(base_url=url, model="ref", out=str(out),
                                concurrency=tuple(levels), output_tokens=tokens, pause_s=0.5,
-                               group="overhead", max_in_flight=max(levels) + 8)  # fmt: skip
+                               group="overhead", max_in_flight=max(levels) + 8,
+                               client=client)  # fmt: skip
             record(cfg)
             records = [orjson.loads(x) for x in out.read_bytes().splitlines()]
         finally:
@@ -99,17 +100,19 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--concurrency", default="1,2,4,8,16,32,64,128,256")
     ap.add_argument("--tokens", type=int, default=200, help="forced tokens per request")
     ap.add_argument("--step-ms", type=float, default=10.0, help="one token per stream per step")
+    ap.add_argument("--client", choices=("lean", "httpx"), default="lean",
+                    help="the recorder's streaming client")  # fmt: skip
     ap.add_argument("--json", help="also write the rows here")
     args = ap.parse_args(argv)
     levels = [int(x) for x in args.concurrency.split(",")]
     idle = idle_lag()
-    rows = measure(levels, args.tokens, args.step_ms)
+    rows = measure(levels, args.tokens, args.step_ms, args.client)
     print(
         f"idle loop (the machine alone): lag p50 {idle['loop_lag_p50_ms']:.2f} ms, "
         f"p99 {idle['loop_lag_p99_ms']:.2f} ms, max {idle['loop_lag_max_ms']:.2f} ms"
     )
     print(
-        f"zero-cost server: a token per stream every {args.step_ms:g} ms, "
+        f"{args.client} client; zero-cost server: a token per stream every {args.step_ms:g} ms, "
         f"{args.tokens} tokens per request; loop lag in ms"
     )
     print(

@@ -1,7 +1,8 @@
 """The recorder: drive an OpenAI-compatible server the way the method asks, write the trace.
 
 Data flow: ``server`` (identity, /metrics) → ``schedule`` (closed-loop N or Poisson open loop)
-→ ``client`` (one streamed request) → ``writer`` (one flushed JSON line each) → ``run`` (the
+→ ``stream`` (one streamed request on a lean asyncio protocol; ``client`` holds the request
+state, the SSE reader and the httpx path) → ``writer`` (one flushed JSON line each) → ``run`` (the
 sweep, the checks after each run, the run-end record). ``health`` watches the client itself.
 """
 

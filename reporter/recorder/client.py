@@ -350,50 +350,73 @@ async def send(
             state.t_end = clock() - t0
 
 
-async def _read_events(resp: httpx.Response, state: RequestState, t0: float) -> None:
-    """The SSE lines of a stream, in time linear in the bytes received.
+class SSEReader:
+    """The SSE lines of one stream, fed piece by piece, in time linear in the bytes received.
 
     The buffer holds only the unfinished line, and a search for its end starts where the last
     one stopped (`scan`), so a line arriving in many pieces is searched once; a line longer
-    than MAX_EVENT_BYTES is dropped up to its end and counted as a bad event.
+    than MAX_EVENT_BYTES is dropped up to its end and counted as a bad event. An event's time
+    is that of the piece that completed its line.
     """
-    clock = time.perf_counter
-    buf = bytearray()
-    scan = 0  # bytes of buf already searched for a newline
-    skipping = False  # inside a line too long to keep
-    async for piece in resp.aiter_bytes():
-        now = clock() - t0
+
+    def __init__(self, state: RequestState) -> None:
+        self.state = state
+        self.buf = bytearray()
+        self.scan = 0  # bytes of buf already searched for a newline
+        self.skipping = False  # inside a line too long to keep
+        self.ended = False
+
+    def feed(self, piece: bytes, now: float) -> bool:
+        """One piece of the body; True when the stream is over (its end event came)."""
+        buf = self.buf
         buf += piece
         start = 0
         while True:
-            cut = buf.find(b"\n", max(scan, start))
+            cut = buf.find(b"\n", max(self.scan, start))
             if cut < 0:
                 break
             line = bytes(buf[start:cut]).rstrip(b"\r")
             start = cut + 1
-            if skipping:
-                skipping = False
+            if self.skipping:
+                self.skipping = False
                 continue
-            if line.startswith(b"data:") and state.on_event(line[5:].strip(), now):
-                state.t_end = now
-                return
+            if line.startswith(b"data:") and self.state.on_event(line[5:].strip(), now):
+                self.state.t_end = now
+                self.ended = True
+                return True
         if start:
             del buf[:start]
-        scan = len(buf)
+        self.scan = len(buf)
         if len(buf) > MAX_EVENT_BYTES:
-            if not skipping:
-                state.bad_events += 1
+            if not self.skipping:
+                self.state.bad_events += 1
             buf.clear()
-            scan = 0
-            skipping = True
-    state.t_end = clock() - t0
-    if buf.startswith(b"data:") and not skipping:
-        state.on_event(bytes(buf[5:]).strip(), state.t_end)
-    if state.error is None and state.finish_raw is None and not state.saw_done:
-        state.error = (
-            f"the connection closed mid-stream after {state.n_chunks} chunk(s), "
-            "with no finish reason"
-        )
+            self.scan = 0
+            self.skipping = True
+        return False
+
+    def close(self, now: float) -> None:
+        """The body ended (or the connection closed) without an end event."""
+        state = self.state
+        self.ended = True
+        state.t_end = now
+        if self.buf.startswith(b"data:") and not self.skipping:
+            state.on_event(bytes(self.buf[5:]).strip(), now)
+        if state.error is None and state.finish_raw is None and not state.saw_done:
+            state.error = (
+                f"the connection closed mid-stream after {state.n_chunks} chunk(s), "
+                "with no finish reason"
+            )
+
+
+async def _read_events(resp: httpx.Response, state: RequestState, t0: float) -> None:
+    """The SSE lines of an httpx stream (`SSEReader` does the work)."""
+    clock = time.perf_counter
+    reader = SSEReader(state)
+    async for piece in resp.aiter_bytes():
+        if reader.feed(piece, clock() - t0):
+            return
+    reader.close(clock() - t0)
 
 
 def _whole_response(state: RequestState, raw: bytes, now: float) -> None:

@@ -66,6 +66,8 @@ class RecordConfig:
     group: str | None = None
     fsync: bool = False
     max_in_flight: int = 4096
+    #: The streaming client: "lean" (asyncio protocol, a few µs a chunk) or "httpx".
+    client: Literal["lean", "httpx"] = "lean"
 
     @property
     def mode(self) -> str:

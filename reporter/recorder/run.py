@@ -32,6 +32,7 @@ from reporter.recorder.config import RecordConfig
 from reporter.recorder.health import ClientHealth, HealthMonitor
 from reporter.recorder.lengths import Length
 from reporter.recorder.server import ServerInfo, identify, metrics_delta, scrape
+from reporter.recorder.stream import LeanClient
 from reporter.recorder.writer import TraceWriter
 from reporter.serverlog import level_of
 
@@ -177,6 +178,7 @@ class Recorder:
         #: Tokens the server adds around a prompt's own (BOS, chat template): usage − /tokenize.
         self.added_tokens: int | None = None
         self.preflight_prompt = ""
+        self.lean: LeanClient | None = None
         self.group = cfg.group or ""
         self._current: asyncio.Task[int] | None = None
         self._main: asyncio.Task[Any] | None = None
@@ -268,6 +270,15 @@ class Recorder:
             cfg.extra_params,
         )
 
+    async def send(
+        self, client: httpx.AsyncClient, body: dict[str, Any], state: rc.RequestState, t0: float
+    ) -> None:
+        """One streamed request, by the lean client (httpx when asked for)."""
+        if self.lean is not None:
+            await self.lean.send(self.url, body, {}, state, t0, timeout_s=self.cfg.timeout_s)
+        else:
+            await rc.send(client, self.url, body, {}, state, t0, timeout_s=self.cfg.timeout_s)
+
     def drop(self, names: list[str], why: str) -> None:
         for name in names:
             if name not in self.dropped:
@@ -289,39 +300,53 @@ class Recorder:
         async with httpx.AsyncClient(
             limits=limits, timeout=timeout, headers=self.headers, trust_env=False
         ) as client:
-            info = await identify(client, self.base)
-            self.engine = info.engine
-            if cfg.model not in info.models and info.models:
-                self.obs.note(
-                    f"model {cfg.model!r} is not among the server's models "
-                    f"({', '.join(info.models[:5])}); sending it anyway"
+            if cfg.client == "lean":
+                self.lean = LeanClient(
+                    connect_timeout_s=cfg.connect_timeout_s,
+                    idle_timeout_s=cfg.idle_timeout_s,
+                    headers=self.headers,
                 )
-            await self._preflight(client)
-            if cfg.prompt_tokens is not None:
-                await self._find_tokenizer(client)
-            result = RecordResult(path=cfg.out, server=info)
-            self._in_sweep = True
-            tail = _LogTail(cfg.server_log) if cfg.server_log else None
-            plan = self._plan()
-            self.obs.sweep_started([(p["id"], p["requests"]) for p in plan])
-            with TraceWriter(cfg.out, append=cfg.append, fsync=cfg.fsync) as writer:
-                startup = tail.read() if tail else []
-                for i, spec in enumerate(plan):
+            try:
+                return await self._sweep(client)
+            finally:
+                if self.lean is not None:
+                    await self.lean.aclose()
+
+    async def _sweep(self, client: httpx.AsyncClient) -> RecordResult:
+        cfg = self.cfg
+        info = await identify(client, self.base)
+        self.engine = info.engine
+        if cfg.model not in info.models and info.models:
+            self.obs.note(
+                f"model {cfg.model!r} is not among the server's models "
+                f"({', '.join(info.models[:5])}); sending it anyway"
+            )
+        await self._preflight(client)
+        if cfg.prompt_tokens is not None:
+            await self._find_tokenizer(client)
+        result = RecordResult(path=cfg.out, server=info)
+        self._in_sweep = True
+        tail = _LogTail(cfg.server_log) if cfg.server_log else None
+        plan = self._plan()
+        self.obs.sweep_started([(p["id"], p["requests"]) for p in plan])
+        with TraceWriter(cfg.out, append=cfg.append, fsync=cfg.fsync) as writer:
+            startup = tail.read() if tail else []
+            for i, spec in enumerate(plan):
+                if self.stop.is_set():
+                    break
+                if i and cfg.pause_s > 0:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self.stop.wait(), cfg.pause_s)
                     if self.stop.is_set():
                         break
-                    if i and cfg.pause_s > 0:
-                        with contextlib.suppress(TimeoutError):
-                            await asyncio.wait_for(self.stop.wait(), cfg.pause_s)
-                        if self.stop.is_set():
-                            break
-                    run = await self._run_one(
-                        client, writer, info, spec, i, tail, startup if i == 0 else []
-                    )
-                    result.runs.append(run)
-                    self.obs.run_finished(run)
-            result.interrupted = self.stop.is_set()
-            result.dropped_params = list(self.dropped)
-            return result
+                run = await self._run_one(
+                    client, writer, info, spec, i, tail, startup if i == 0 else []
+                )
+                result.runs.append(run)
+                self.obs.run_finished(run)
+        result.interrupted = self.stop.is_set()
+        result.dropped_params = list(self.dropped)
+        return result
 
     def _plan(self) -> list[dict[str, Any]]:
         cfg = self.cfg
@@ -364,9 +389,7 @@ class Recorder:
         for _ in range(len(rc.OPTIONAL_PARAMS) + 1):
             body = self.body(prompt, length)
             state = rc.RequestState(-1, sha)
-            await rc.send(
-                client, self.url, body, {}, state, time.perf_counter(), timeout_s=self.cfg.timeout_s
-            )
+            await self.send(client, body, state, time.perf_counter())
             if state.http_status is None:
                 raise RecordError(
                     f"{self.url}: cannot reach the server: {state.error or state.aborted}"
@@ -470,15 +493,7 @@ class Recorder:
                 extra["output_tokens_requested"] = length
             state = rc.RequestState(index, sha, requested=length, extra=extra)
             try:
-                await rc.send(
-                    client,
-                    self.url,
-                    self.body(prompt, length),
-                    {},
-                    state,
-                    t0,
-                    timeout_s=cfg.timeout_s,
-                )
+                await self.send(client, self.body(prompt, length), state, t0)
                 if state.refused and state.http_status in (400, 422):
                     self.drop(state.refused, f"HTTP {state.http_status} during the run")
                     retry = rc.RequestState(
@@ -486,15 +501,7 @@ class Recorder:
                         extra=extra,
                     )  # fmt: skip
                     state = retry
-                    await rc.send(
-                        client,
-                        self.url,
-                        self.body(prompt, length),
-                        {},
-                        state,
-                        t0,
-                        timeout_s=cfg.timeout_s,
-                    )
+                    await self.send(client, self.body(prompt, length), state, t0)
             except asyncio.CancelledError:
                 state.aborted = (
                     f"cancelled by the recorder ({self.stop_reason or 'stopped'}) "
@@ -638,7 +645,8 @@ class Recorder:
         spec_block = {"enabled": cfg.speculative, "method": cfg.spec_method, "acceptance": None}
         return {
             "kind": "run", "schema": "benchreport/1", "id": spec["id"],
-            "tool": {"name": "benchreport", "version": __version__, "command": "record"},
+            "tool": {"name": "benchreport", "version": __version__, "command": "record",
+                     "client": cfg.client},
             "engine": {"name": cfg.engine_name or info.engine, "version": info.version,
                        "flags": list(cfg.engine_flags)},
             "model": {"name": cfg.model},

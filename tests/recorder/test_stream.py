@@ -1,0 +1,125 @@
+"""The lean streaming client's HTTP framing, fed byte by byte: chunked, Content-Length and
+until-close bodies give the same request record whatever the pieces' sizes."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+
+from reporter.recorder import client as rc
+from reporter.recorder.stream import LeanClient, _Conn
+from tests.recorder.test_record_hostile import good_stream, hostile_server
+
+SSE = good_stream({"completion_tokens": 4, "prompt_tokens": 3})
+
+
+def chunked(body: bytes, size: int) -> bytes:
+    parts = [body[i : i + size] for i in range(0, len(body), size)]
+    return b"".join(b"%x\r\n%b\r\n" % (len(p), p) for p in parts) + b"0\r\n\r\n"
+
+
+def head(framing: bytes, status: int = 200, kind: bytes = b"text/event-stream") -> bytes:
+    return b"HTTP/1.1 %d OK\r\nContent-Type: %b\r\n%b\r\n" % (status, kind, framing)
+
+
+class FakeTransport(asyncio.Transport):
+    def __init__(self) -> None:
+        super().__init__()
+        self.closed = False
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def feed(raw: bytes, piece: int, lost: bool = False) -> tuple[rc.RequestState, _Conn]:
+    async def go() -> tuple[rc.RequestState, _Conn]:
+        pool = LeanClient(connect_timeout_s=1, idle_timeout_s=1)
+        conn = _Conn(pool, ("h", 1, False))
+        conn.connection_made(FakeTransport())
+        state = rc.RequestState(0, "sha")
+        conn.state, conn.t0 = state, time.perf_counter()
+        conn.done = asyncio.get_running_loop().create_future()
+        for i in range(0, len(raw), piece):
+            conn.data_received(raw[i : i + piece])
+        if lost:
+            conn.connection_lost(None)
+        assert conn.done.done()
+        return state, conn
+
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("piece", [1, 2, 5, 64, 100_000])
+@pytest.mark.parametrize("framing", ["chunked", "length", "close"])
+def test_framings_in_any_pieces(piece: int, framing: str) -> None:
+    if framing == "chunked":
+        raw = head(b"Transfer-Encoding: chunked\r\n") + chunked(SSE, 7)
+    elif framing == "length":
+        raw = head(b"Content-Length: %d\r\n" % len(SSE)) + SSE
+    else:
+        raw = head(b"") + SSE
+    state, conn = feed(raw, piece, lost=framing == "close")
+    record = state.to_record("r")
+    assert (record["output_tokens"], record["n_chunks"], record["finish_reason"]) == (
+        4, 4, "length")  # fmt: skip
+    assert record["prompt_tokens"] == 3 and record["error"] is None and state.saw_done
+    # a chunked or sized body read to its end leaves the connection reusable
+    assert conn.body_done is (framing != "close")
+
+
+def test_a_cut_chunked_stream_is_an_error_not_a_short_answer() -> None:
+    raw = head(b"Transfer-Encoding: chunked\r\n") + chunked(SSE, 7)
+    state, _ = feed(raw[: len(raw) // 2], 3, lost=True)
+    assert state.finish() == ("error", "the connection closed mid-stream after "
+                              f"{state.n_chunks} chunk(s), with no finish reason")  # fmt: skip
+
+
+def test_an_error_answer_names_the_refused_field() -> None:
+    body = b'{"error": "Unrecognized request argument supplied: ignore_eos"}'
+    raw = head(b"Content-Length: %d\r\n" % len(body), 400, b"application/json") + body
+    state, _ = feed(raw, 4)
+    assert state.http_status == 400 and state.error == f"HTTP 400: {body.decode()}"
+
+
+def test_a_bad_chunk_size_is_a_protocol_error() -> None:
+    raw = head(b"Transfer-Encoding: chunked\r\n") + b"zz\r\n"
+    state, conn = feed(raw, 1)
+    assert state.error == "RemoteProtocolError: a bad chunk size b'zz'"
+    assert conn.transport is not None and conn.transport.is_closing()
+
+
+def _send(url: str, **kw: Any) -> rc.RequestState:
+    async def go() -> rc.RequestState:
+        pool = LeanClient(connect_timeout_s=2, idle_timeout_s=kw.pop("idle", 5))
+        state = rc.RequestState(0, "sha")
+        await pool.send(url + "/v1/completions", {"stream": True}, {}, state,
+                        time.perf_counter(), timeout_s=kw.pop("timeout", 5))  # fmt: skip
+        await pool.aclose()
+        return state
+
+    return asyncio.run(go())
+
+
+def test_refused_connection_and_idle_timeout() -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert (_send(f"http://127.0.0.1:{port}").error or "").startswith("ConnectError: ")
+    from tests.recorder.test_record_hostile import Hostile
+
+    def silent(handler: Any, stop: Any) -> None:
+        stop.wait(3)
+
+    with hostile_server(Hostile(stream=silent)) as url:
+        start = time.monotonic()
+        state = _send(url, idle=0.3)
+    assert state.aborted == "timeout: ReadTimeout (no bytes within the idle timeout)"
+    assert time.monotonic() - start < 2.5
