@@ -189,6 +189,23 @@ class RunSummary:
     #: Bandwidth utilization from the run record: median decode rate × bytes per token ÷
     #: the measured read bandwidth (a share; None without all three).
     bandwidth_utilization: float | None = None
+    #: The analysis layer's facts of the run (reporter.facts): served one at a time (True),
+    #: overlapping (False) or undecided (None), and for an undecided run the field that
+    #: would decide it.
+    serial: bool | None = None
+    serial_missing: str | None = None
+    #: How the decode bound was taken, step by step (with `decode_bound`).
+    decode_bound_arithmetic: list[str] = field(default_factory=list)
+    #: One stream's decode rate (1 ÷ mean TPOT) and the aggregate as a multiple of it.
+    stream_tps: float | None = None
+    stream_multiple: float | None = None
+    #: Σ TTFT ÷ Σ end-to-end latency of the completed requests.
+    ttft_share: float | None = None
+    #: An upper bound on prefill (and queueing): the union of the [send, first token]
+    #: windows, or Σ TTFT, in seconds and as a share of the wall; how it was taken.
+    prefill_window_s: float | None = None
+    prefill_window_share: float | None = None
+    prefill_window_how: str | None = None
 
 
 @dataclass
@@ -485,6 +502,12 @@ def _run_dict(r: RunSummary) -> dict[str, Any]:
         "output_tokens_max": _num(r.output_tokens_max),
         "prefill_rate": _num(r.prefill_rate), "prefill_rate_source": r.prefill_rate_source,
         "prefill_s": _num(r.prefill_s), "bandwidth_utilization": _num(r.bandwidth_utilization),
+        "serial": r.serial, "serial_missing": r.serial_missing,
+        "decode_bound_arithmetic": r.decode_bound_arithmetic,
+        "stream_tps": _num(r.stream_tps), "stream_multiple": _num(r.stream_multiple),
+        "ttft_share": _num(r.ttft_share), "prefill_window_s": _num(r.prefill_window_s),
+        "prefill_window_share": _num(r.prefill_window_share),
+        "prefill_window_how": r.prefill_window_how,
     }  # fmt: skip
 
 

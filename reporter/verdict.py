@@ -183,6 +183,7 @@ def build_verdict(
                 request_rate=rf.rate if math.isfinite(rf.rate) and rf.rate > 0 else None,
                 load=rf.axis,
                 **_run_details(row, s),
+                **_run_facts(rf),
             )
         )
     claims = [_claim_verdict(c, by_subject, run_verdicts, data) for c in checks]
@@ -252,6 +253,22 @@ def _run_details(row: pd.Series, s: RunFigures) -> dict[str, Any]:
         "prefill_rate_source": s.text("prefill_rate_source"),
         "prefill_s": finite(s["prefill_s"]),
         "bandwidth_utilization": utilization,
+    }
+
+
+def _run_facts(rf: RunFacts) -> dict[str, Any]:
+    """The analysis layer's facts of a run, as the JSON verdict carries them."""
+    window = rf.prefill_window
+    return {
+        "serial": rf.serial,
+        "serial_missing": rf.missing or None,
+        "decode_bound_arithmetic": list(rf.decode.arithmetic) if rf.decode is not None else [],
+        "stream_tps": finite(rf.stream_tps),
+        "stream_multiple": finite(rf.stream_multiple),
+        "ttft_share": finite(rf.ttft_share),
+        "prefill_window_s": None if window is None else finite(window.seconds),
+        "prefill_window_share": None if window is None else finite(window.share),
+        "prefill_window_how": None if window is None else window.how,
     }
 
 
