@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from reporter import api, metrics
+from reporter.errors import BenchreportError
 from reporter.table import Tables
 
 #: Real result files of the tools, read in place (never copied into the repository).
@@ -26,6 +29,21 @@ def real() -> Any:
         return REAL / name
 
     return path
+
+
+@functools.cache
+def _audited_alone(path: Path) -> dict[str, Any] | None:
+    try:
+        return api.audit([path]).to_dict()
+    except BenchreportError:
+        return None
+
+
+def audited_alone(path: Path) -> dict[str, Any] | None:
+    """`api.audit([path])` as a JSON dict, None when the file is refused; each file is audited
+    once per session (the CLI sweep over the real files and the convert round trip share it)."""
+    verdict = _audited_alone(Path(path))
+    return copy.deepcopy(verdict)
 
 
 def stats_of(tables: Tables) -> Any:
