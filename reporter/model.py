@@ -111,6 +111,8 @@ class RunSeries:
     completions: Completions | None
 
 
+#: The JSON verdict's format (schemas/verdict-2.schema.json); a change of keys or meanings
+#: bumps it, and `verdict_from_dict` reads this one only.
 FORMAT_VERSION = 2
 
 
@@ -120,6 +122,8 @@ EMPTY_RUN = "0 requests: nothing to audit"
 
 @dataclass
 class RunSummary:
+    """One run: its recomputed figures, its verdict and why, and what its record states."""
+
     id: str
     group: str
     concurrency: float | None
@@ -261,6 +265,8 @@ class GroupSummary:
 
 @dataclass
 class Verdict:
+    """The audit: the headline, every run, claim and finding, and what the reports draw."""
+
     verdict: VerdictKind
     runs: list[RunSummary]
     claims: list[ClaimSummary]
