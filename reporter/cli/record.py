@@ -7,7 +7,7 @@ import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import click
 
@@ -162,7 +162,56 @@ def summary_lines(result: RecordResult) -> list[str]:
     return lines
 
 
-@click.command()
+#: `record --help` in sections, each option under the question it answers.
+HELP_SECTIONS: dict[str, tuple[str, ...]] = {
+    "Workload (how much load, and of what length)": (
+        "concurrency", "request_rate", "requests", "output_tokens", "natural_stop", "repeats",
+        "pause", "temperature", "seed", "params", "timeout", "idle_timeout", "grace",
+    ),
+    "Prompts (what is sent; every prompt is distinct by default)": (
+        "prompt_tokens", "dataset", "prompt", "prompt_file", "prompt_set", "same_prompt",
+        "repeat_prompts", "salt", "content",
+    ),
+    "Server (what is measured, as the trace states it)": (
+        "model", "api", "api_key_env", "metrics_url", "no_metrics", "server_log",
+        "engine_name", "engine_flags", "hardware", "context_tokens", "speculative",
+        "spec_method",
+    ),
+    "Output (the trace and what is printed)": (
+        "out", "append", "group", "fsync", "audit_after", "json_out", "quiet", "debug",
+    ),
+}  # fmt: skip
+
+
+class SectionedCommand(click.Command):
+    """A command whose --help lists its options in named sections; options in no section
+    (--help itself) close the last one."""
+
+    sections: ClassVar[dict[str, tuple[str, ...]]] = {}
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows: dict[str, tuple[str, str]] = {}
+        for param in self.get_params(ctx):
+            row = param.get_help_record(ctx)
+            if isinstance(param, click.Option) and row is not None and param.name is not None:
+                rows[param.name] = row
+        placed = {name for names in self.sections.values() for name in names}
+        rest = [row for name, row in rows.items() if name not in placed]
+        titles = list(self.sections)
+        for title, names in self.sections.items():
+            listed = [rows[n] for n in names if n in rows]
+            if title == titles[-1]:
+                listed += rest
+            if listed:
+                with formatter.section(title):
+                    formatter.write_dl(listed)
+
+
+class RecordCommand(SectionedCommand):
+    sections = HELP_SECTIONS
+
+
+@click.command(cls=RecordCommand)
 @click.argument("base_url")
 @click.option("--model", "-m", required=True, help="The model name the server expects.")
 @click.option(
@@ -296,7 +345,13 @@ def summary_lines(result: RecordResult) -> list[str]:
     multiple=True,
     help="An extra request field, KEY=JSON (repeatable), e.g. top_k=1.",
 )
-@click.option("--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True)
+@click.option(
+    "--temperature",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Sampling temperature (0: greedy, so every run decodes the same tokens).",
+)
 @click.option(
     "--seed",
     type=int,

@@ -63,6 +63,8 @@ class _Conn(asyncio.Protocol):
         self.reader: rc.SSEReader | None = None
         self.body_done = False
         self.last_rx = 0.0
+        #: "Connection: close" or HTTP/1.0: the server ends the connection after this answer.
+        self.server_closes = False
 
     # ---- asyncio callbacks -----------------------------------------------------------------
 
@@ -113,7 +115,10 @@ class _Conn(asyncio.Protocol):
         if self.draining and self.body_done:
             self.draining = False
             self.state = self.done = None
-            self.pool.idle[self.key].append(self)
+            if self.server_closes and self.transport is not None:
+                self.transport.close()
+            else:
+                self.pool.idle[self.key].append(self)
 
     # ---- the response ----------------------------------------------------------------------
 
@@ -139,6 +144,10 @@ class _Conn(asyncio.Protocol):
             if sep:
                 headers[name.strip().lower()] = value.strip()
         self.status = status
+        connection = headers.get("connection", "").lower()
+        self.server_closes = "close" in connection or (
+            parts[0] == "HTTP/1.0" and "keep-alive" not in connection
+        )
         assert self.state is not None
         self.state.http_status = status
         if "chunked" in headers.get("transfer-encoding", "").lower():
@@ -289,12 +298,13 @@ class LeanClient:
     def sent_body(self, conn: _Conn) -> dict[str, Any]:
         return self.bodies.get(id(conn), {})
 
-    async def _connect(self, key: tuple[str, int, bool]) -> _Conn:
+    async def _connect(self, key: tuple[str, int, bool]) -> tuple[_Conn, bool]:
+        """A kept-alive connection (True) or a new one (False)."""
         pool = self.idle[key]
         while pool:
             conn = pool.pop()
             if not conn.closed and conn.transport is not None and not conn.transport.is_closing():
-                return conn
+                return conn, True
         loop = asyncio.get_running_loop()
         host, port, tls = key
         if tls and self._ssl is None:
@@ -306,7 +316,7 @@ class LeanClient:
             self.connect_timeout_s,
         )
         self.conns.add(conn)
-        return conn
+        return conn, False
 
     async def send(
         self,
@@ -318,75 +328,99 @@ class LeanClient:
         *,
         timeout_s: float,
     ) -> None:
-        """Stream one request into ``state``; never raises for a failed request."""
+        """Stream one request into ``state``; never raises for a failed request.
+
+        A kept-alive connection the server closed before answering a byte (its keep-alive
+        limit or timeout: llama-server's closes after 5 requests) is the usual race of
+        HTTP/1.1 keep-alive, not a failed request: the request goes again on a new one.
+        """
         clock = time.perf_counter
         split = urlsplit(url)
         tls = split.scheme == "https"
         key = (split.hostname or "127.0.0.1", split.port or (443 if tls else 80), tls)
         payload = orjson.dumps(body)
-        host = split.netloc
-        head = [f"POST {split.path or '/'}{'?' + split.query if split.query else ''} HTTP/1.1",
-                f"Host: {host}", "Content-Type: application/json", "Accept: */*",
+        target = (split.path or "/") + (f"?{split.query}" if split.query else "")
+        head = [f"POST {target} HTTP/1.1", f"Host: {split.netloc}",
+                "Content-Type: application/json", "Accept: */*",
                 f"Content-Length: {len(payload)}"]  # fmt: skip
         head += [f"{k}: {v}" for k, v in (self.headers | headers).items()]
         request = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload
         state.t_send = clock() - t0
-        conn: _Conn | None = None
-        watchdog: asyncio.TimerHandle | None = None
-        loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(timeout_s):
-                try:
-                    conn = await self._connect(key)
-                except TimeoutError:
-                    state.error = "ConnectTimeout: no connection within the connect timeout"
-                    return
-                except OSError as exc:
-                    state.error = f"ConnectError: {str(exc)[: rc.MAX_ERROR_CHARS]}"
-                    return
-                conn._reset()
-                conn.state, conn.t0 = state, t0
-                conn.done = loop.create_future()
-                conn.last_rx = clock() - t0
-                self.bodies[id(conn)] = body
-                assert conn.transport is not None
-                conn.transport.write(request)
-
-                def check_idle() -> None:
-                    nonlocal watchdog
-                    assert conn is not None
-                    quiet = clock() - t0 - conn.last_rx
-                    if quiet >= self.idle_timeout_s:
-                        if conn.done is not None and not conn.done.done():
-                            state.aborted = (
-                                "timeout: ReadTimeout (no bytes within the idle timeout)"
-                            )
-                            conn._finish()
+                for _ in range(2):
+                    try:
+                        conn, reused = await self._connect(key)
+                    except TimeoutError:
+                        state.error = "ConnectTimeout: no connection within the connect timeout"
                         return
-                    watchdog = loop.call_later(self.idle_timeout_s - quiet, check_idle)
-
-                watchdog = loop.call_later(self.idle_timeout_s, check_idle)
-                await conn.done
+                    except OSError as exc:
+                        state.error = f"ConnectError: {str(exc)[: rc.MAX_ERROR_CHARS]}"
+                        return
+                    await self._exchange(conn, key, request, body, state, t0)
+                    stale = reused and not conn.status and state.error is not None
+                    if not (stale and state.error and state.error.startswith("RemoteProtocol")):
+                        return
+                    state.error = None
+                    state.t_end = None
         except TimeoutError:
             state.aborted = f"timeout: no end after {timeout_s:g} s"
         finally:
-            if watchdog is not None:
-                watchdog.cancel()
             if state.t_end is None:
                 state.t_end = clock() - t0
-            if conn is not None:
-                self.bodies.pop(id(conn), None)
-                healthy = not conn.closed and state.aborted is None and state.error is None
-                ended = conn.reader is not None and conn.reader.ended
-                if healthy and conn.body_done:
-                    conn.state = conn.done = None
-                    self.idle[key].append(conn)
-                elif healthy and ended and conn.framing in ("chunked", "length"):
-                    conn.draining = True  # the body's last bytes are still to come
-                else:
-                    conn.state = conn.done = None
-                    if conn.transport is not None:
-                        conn.transport.close()
+
+    async def _exchange(
+        self,
+        conn: _Conn,
+        key: tuple[str, int, bool],
+        request: bytes,
+        body: dict[str, Any],
+        state: rc.RequestState,
+        t0: float,
+    ) -> None:
+        """One request on one connection, until its response ends (or the connection does)."""
+        clock = time.perf_counter
+        loop = asyncio.get_running_loop()
+        watchdog: asyncio.TimerHandle | None = None
+
+        def check_idle() -> None:
+            nonlocal watchdog
+            quiet = clock() - t0 - conn.last_rx
+            if quiet >= self.idle_timeout_s:
+                if conn.done is not None and not conn.done.done():
+                    state.aborted = "timeout: ReadTimeout (no bytes within the idle timeout)"
+                    conn._finish()
+                return
+            watchdog = loop.call_later(self.idle_timeout_s - quiet, check_idle)
+
+        try:
+            conn._reset()
+            conn.state, conn.t0 = state, t0
+            conn.done = loop.create_future()
+            conn.last_rx = clock() - t0
+            self.bodies[id(conn)] = body
+            assert conn.transport is not None
+            conn.transport.write(request)
+            watchdog = loop.call_later(self.idle_timeout_s, check_idle)
+            await conn.done
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
+            self.bodies.pop(id(conn), None)
+            healthy = (
+                not conn.closed and state.aborted is None and state.error is None
+                and not conn.server_closes
+            )  # fmt: skip
+            ended = conn.reader is not None and conn.reader.ended
+            if healthy and conn.body_done:
+                conn.state = conn.done = None
+                self.idle[key].append(conn)
+            elif healthy and ended and conn.framing in ("chunked", "length"):
+                conn.draining = True  # the body's last bytes are still to come
+            else:
+                conn.state = conn.done = None
+                if conn.transport is not None:
+                    conn.transport.close()
 
     async def aclose(self) -> None:
         for conn in list(self.conns):

@@ -4,6 +4,7 @@ until-close bodies give the same request record whatever the pieces' sizes."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from typing import Any
 
@@ -123,3 +124,41 @@ def test_refused_connection_and_idle_timeout() -> None:
         state = _send(url, idle=0.3)
     assert state.aborted == "timeout: ReadTimeout (no bytes within the idle timeout)"
     assert time.monotonic() - start < 2.5
+
+
+def test_a_kept_alive_connection_the_server_closed_is_retried_on_a_new_one() -> None:
+    """One answer per connection, and the next request on it closed unanswered (no
+    "Connection: close" said): that request goes again on a new connection."""
+    answer = head(b"Transfer-Encoding: chunked\r\n") + chunked(SSE, 50)
+
+    async def go() -> tuple[list[rc.RequestState], int]:
+        connections = 0
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal connections
+            connections += 1
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(answer)
+            await writer.drain()
+            with contextlib.suppress(asyncio.IncompleteReadError):
+                await reader.readuntil(b"\r\n\r\n")  # the next request: closed unanswered
+            writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1/completions"
+        pool = LeanClient(connect_timeout_s=2, idle_timeout_s=5)
+        states = []
+        for _ in range(2):
+            state = rc.RequestState(0, "sha")
+            await pool.send(url, {}, {}, state, time.perf_counter(), timeout_s=5)
+            states.append(state)
+            await asyncio.sleep(0.2)
+        await pool.aclose()
+        await asyncio.sleep(0.1)  # the handlers see the close and end
+        server.close()
+        await server.wait_closed()
+        return states, connections
+
+    states, connections = asyncio.run(go())
+    assert [s.finish() for s in states] == [("length", None), ("length", None)]
+    assert connections == 2  # the kept-alive one, and the retry's

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import click
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -186,3 +187,18 @@ def test_cli_dataset_is_recorded_by_name(engine, tmp_path):
     assert trace[0]["workload"]["prompts"]["seed"] == 5
     # the salted tag (one word to the engine) + the dataset's prompts, in order
     assert [r["prompt_tokens"] for r in sorted(_requests(trace), key=lambda r: r["id"])] == [4, 3]
+
+
+def test_record_help_lists_every_option_in_a_section_with_help():
+    from reporter.cli.record import HELP_SECTIONS, record_cmd
+
+    options = [p for p in record_cmd.params if isinstance(p, click.Option)]
+    placed = [name for names in HELP_SECTIONS.values() for name in names]
+    assert sorted(placed) == sorted(p.name for p in options)  # each option, once
+    assert all(p.help for p in options), [p.name for p in options if not p.help]
+    text = CliRunner().invoke(main, ["record", "--help"]).output
+    titles = [t for t in HELP_SECTIONS if f"\n{t}:\n" in text]
+    assert titles == list(HELP_SECTIONS)
+    workload = text.split("\nPrompts")[0]
+    assert "--concurrency" in workload and "--prompt-tokens" not in workload
+    assert text.rstrip().endswith("Show this message and exit.")
