@@ -42,8 +42,19 @@ print(time.perf_counter() - t, sum(r.requests for r in verdict.runs))
 """
 
 
-def write_trace(path: Path, total: int) -> None:
-    """A closed-loop sweep: N streams, each request sent when the stream's previous one ended."""
+#: Chunk times a request of the chunk-times trace carries (one per token, as the recorder
+#: writes them when each streamed chunk holds one token).
+CHUNKS = 128
+
+
+def write_trace(path: Path, total: int, chunk_times: bool = False) -> None:
+    """A closed-loop sweep: N streams, each request sent when the stream's previous one ended.
+
+    With `chunk_times`, each request is written as the recorder writes it (prompt hash, 128
+    chunk times in `token_times`, chunk_tokens, n_chunks, error), except that its id is a
+    string: a bare pyarrow parse of the whole file refuses an `id` column that is a string in
+    the run records and a number in the requests.
+    """
     rng = np.random.default_rng(1234)
     levels = [1, 2, 4, 8, 16, 32, 64, 128]
     runs = [(n, rep) for n in levels for rep in (0, 1)]
@@ -85,6 +96,34 @@ def write_trace(path: Path, total: int) -> None:
                 ends[mask] = np.cumsum(duration[mask])
             sends = ends - duration
             firsts = sends + ttft
+            if chunk_times:
+                steps = np.linspace(0.0, 1.0, CHUNKS)
+                lines = [
+                    orjson.dumps(
+                        {
+                            "kind": "request",
+                            "run": run_id,
+                            "id": f"{run_id}-{i}",
+                            "t_send": round(float(a), 6),
+                            "t_first": round(float(b), 6),
+                            "t_end": round(float(c), 6),
+                            "prompt_tokens": 32,
+                            "output_tokens": CHUNKS,
+                            "finish_reason": "length",
+                            "reported_tps": None,
+                            "prompt_sha256": f"{i:064x}",
+                            "token_times": np.round(b + (c - b) * steps, 6),
+                            "chunk_tokens": 1,
+                            "error": None,
+                            "output_tokens_source": "usage",
+                            "n_chunks": CHUNKS,
+                        },
+                        option=orjson.OPT_SERIALIZE_NUMPY,
+                    )
+                    for i, (a, b, c) in enumerate(zip(sends, firsts, ends, strict=True))
+                ]
+                f.write(b"\n".join(lines) + b"\n")
+                continue
             lines = [
                 orjson.dumps(
                     {

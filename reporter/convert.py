@@ -199,8 +199,9 @@ def request_records(requests: pd.DataFrame) -> Iterator[dict[str, Any]]:
             "finish_reason": _str(columns["finish_reason"][i]),
             "reported_tps": _num(columns["reported_tps"][i]),
             "prompt_sha256": _str(columns["prompt_sha256"][i]),
+            # absent: None, NaN, or NA in the native reader's Arrow lists
             "token_times": None
-            if times is None or (isinstance(times, float) and math.isnan(times))
+            if times is None or times is pd.NA or (isinstance(times, float) and math.isnan(times))
             else [float(t) for t in times],
             # the table keeps a mean; only a whole one is a valid native value
             "chunk_tokens": per_chunk if isinstance(per_chunk, int) and per_chunk >= 1 else None,

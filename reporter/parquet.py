@@ -106,6 +106,10 @@ def _numbers(values: pd.Series) -> pa.Array:
 
 
 def _token_times(values: pd.Series) -> pa.Array:
+    if isinstance(values.dtype, pd.ArrowDtype) and pa.types.is_list(values.dtype.pyarrow_dtype):
+        # the native reader's Arrow lists: cast whole, no Python list a row
+        lists = pa.chunked_array(values.array._pa_array).combine_chunks()
+        return lists.cast(pa.list_(pa.float64()))
     out: list[list[float] | None] = []
     for times in values.to_numpy(dtype=object):
         if times is None or (isinstance(times, float) and math.isnan(times)):

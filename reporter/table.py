@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 #: Request columns as adapters deliver them (any subset; the rest is filled with nulls).
 REQUEST_FLOATS = (
@@ -204,6 +206,21 @@ def _category(series: pd.Series) -> pd.Series:
     return pd.Series(
         pd.Categorical([None if v is None else str(v) for v in values]), index=series.index
     )
+
+
+def chunk_counts(token_times: pd.Series) -> np.ndarray:
+    """How many chunk times each row holds (NaN where it holds none, not even an empty list).
+
+    Arrow lists are counted from their offsets; other columns row by row.
+    """
+    if isinstance(token_times.dtype, pd.ArrowDtype) and pa.types.is_list(
+        token_times.dtype.pyarrow_dtype
+    ):
+        lengths = pc.list_value_length(pa.chunked_array(token_times.array._pa_array))
+        return np.asarray(lengths.to_numpy(zero_copy_only=False), dtype="float64")
+    return token_times.map(
+        lambda t: np.nan if t is None or not hasattr(t, "__len__") else float(len(t))
+    ).to_numpy(dtype="float64")
 
 
 def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:

@@ -23,7 +23,7 @@ from reporter.ingest.limits import scan_lines
 from reporter.ingest.lines import Source, iter_lines, json_problem, loads_relaxed, parse_line
 from reporter.ingest.validate import KINDS, bad_request_rows, record_problems
 from reporter.runrecord import claim_row, run_row
-from reporter.table import InputFile, Partial, normalize_requests
+from reporter.table import InputFile, Partial, chunk_counts, normalize_requests
 
 NAME = "benchreport"
 #: Keys that make a file look like this format (to rank the "could not tell" candidates).
@@ -214,13 +214,7 @@ def _read_fast(
                 others.append((int(line), record))
     frames = []
     if table is not None:
-        cols = [c for c in REQUEST_FIELDS if c in table.column_names]
-        table = table.select(cols)
-        for name in ("run", "finish_reason"):  # few distinct values: categorical columns
-            if name in cols and pa.types.is_string(table.schema.field(name).type):
-                i = table.column_names.index(name)
-                table = table.set_column(i, name, pc.dictionary_encode(table.column(name)))
-        frame = table.to_pandas(split_blocks=True)
+        frame = _request_frame(table.select([c for c in REQUEST_FIELDS if c in table.column_names]))
         del table
         frame["source_line"] = lines[is_request]
         frames.append(_check_requests(frame, source, problems, starts))
@@ -232,6 +226,59 @@ def _read_fast(
         return frames[0], others  # in file order already
     joined = pd.concat(frames, ignore_index=True)
     return joined.sort_values("source_line", kind="stable"), others
+
+
+#: Request fields that hold numbers (a column pyarrow typed null holds no value: NaN).
+_NUMBER_FIELDS = (
+    "t_send", "t_first", "t_end", "prompt_tokens", "output_tokens", "reported_tps", "n_chunks",
+    "chunk_tokens",
+)  # fmt: skip
+
+
+def _categorical(column: pa.ChunkedArray) -> pd.Series:
+    """A string column as a pandas categorical, categories in order of first appearance.
+
+    Runs of equal values (a run's requests are written together) are found by comparing each
+    row with the one before: only the first row of each run is hashed.
+    """
+    n = len(column)
+    if n == 0 or column.null_count:
+        return pd.Series(pc.dictionary_encode(column).to_pandas())
+    changes = np.ones(n, dtype=bool)
+    if n > 1:
+        differs = pc.not_equal(column.slice(1), column.slice(0, n - 1))
+        changes[1:] = differs.to_numpy(zero_copy_only=False)
+    heads = np.flatnonzero(changes)
+    encoded = pc.dictionary_encode(pa.chunked_array(column.take(heads)).combine_chunks())
+    codes = np.repeat(np.asarray(encoded.indices, dtype=np.int32), np.diff(np.append(heads, n)))
+    categories = pd.Index(encoded.dictionary.to_pylist())
+    return pd.Series(pd.Categorical.from_codes(codes, categories))
+
+
+def _request_frame(table: pa.Table) -> pd.DataFrame:
+    """The request columns of pyarrow's table as pandas, column by column, without a Python
+    object per row where Arrow has the values: run and finish_reason are categorical, chunk
+    times stay Arrow lists (reporter.latency and the checks read them whole), a column of
+    nulls only is NaN where it holds numbers."""
+    n = table.num_rows
+    out: dict[str, Any] = {}
+    for name in table.column_names:
+        column = table.column(name)
+        kind = column.type
+        if name in ("run", "finish_reason") and pa.types.is_string(kind):
+            out[name] = _categorical(column)
+        elif name == "token_times" and pa.types.is_list(kind) and _is_numeric(kind.value_type):
+            lists = pc.cast(column, pa.list_(pa.float64()))
+            out[name] = pd.Series(pd.arrays.ArrowExtensionArray(lists))
+        elif name in _NUMBER_FIELDS and pa.types.is_null(kind):
+            out[name] = np.full(n, np.nan)
+        else:
+            out[name] = column.to_pandas()
+    return pd.DataFrame(out, index=pd.RangeIndex(n), copy=False)
+
+
+def _is_numeric(kind: pa.DataType) -> bool:
+    return bool(pa.types.is_floating(kind) or pa.types.is_integer(kind) or pa.types.is_null(kind))
 
 
 def _records_frame(records: list[dict[str, Any]], lines: list[int]) -> pd.DataFrame:
@@ -307,9 +354,7 @@ def _tabulate(
         np.zeros(len(requests), dtype=np.int8), pd.Index([source.path])
     )
     if "token_times" in requests:
-        counted = requests["token_times"].map(
-            lambda t: np.nan if t is None or not hasattr(t, "__len__") else float(len(t))
-        )
+        counted = pd.Series(chunk_counts(requests["token_times"]), index=requests.index)
         # a converted trace may state chunk counts without chunk times (no clock in the source)
         if "n_chunks" in requests:
             counted = counted.fillna(pd.to_numeric(requests["n_chunks"], errors="coerce"))

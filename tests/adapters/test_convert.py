@@ -135,8 +135,13 @@ def test_generated_results_round_trip(tmp_path, doc):
     columns = ["run", "id", "t_send", "t_first", "t_end", "output_tokens", "n_chunks", "ok"]
     left, right = a.requests[columns], b.requests[columns]
     assert left.astype(str).equals(right.astype(str))
+    # the native reader keeps chunk times as Arrow lists, absent ones as NA
     times = [np.asarray(t, dtype=float) for t in a.requests["token_times"] if t is not None]
-    again = [np.asarray(t, dtype=float) for t in b.requests["token_times"] if t is not None]
+    again = [
+        np.asarray(t, dtype=float)
+        for t in b.requests["token_times"].to_numpy(dtype=object, na_value=None)
+        if t is not None
+    ]
     assert len(times) == len(again)
     assert all(np.array_equal(x, y) for x, y in zip(times, again, strict=True))
     # the audit of the tables just read (api.audit would read both files again)
@@ -163,3 +168,24 @@ def test_cli_convert_bad_input(tmp_path):
         f"{bad}:1:49: the JSON document ends early (the file is truncated); expected a complete "
         "JSON document\n"
     )
+
+
+def test_native_chunk_times_round_trip_with_absent_lists(tmp_path: Path) -> None:
+    """A native trace whose chunk times are Arrow lists in the table (some absent, one
+    empty) converts to the same lists, and the absent ones stay absent."""
+    run = {"kind": "run", "schema": "benchreport/1", "id": "r", "workload": {"concurrency": 1}}
+    times: list[list[float] | None] = [[0.1, 0.2], None, [], [1.5]]
+    requests = [
+        {"kind": "request", "run": "r", "id": str(i), "t_send": i, "t_first": i + 0.1,
+         "t_end": i + 2, "output_tokens": 2,
+         "token_times": None if t is None else [i + x for x in t]}
+        for i, t in enumerate(times)
+    ]  # fmt: skip
+    lines = [json.dumps(record) for record in [run, *requests]]
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.jsonl"
+    convert_file(src, str(out))
+    written = [json.loads(x) for x in out.read_text().splitlines()]
+    got = [r.get("token_times") for r in written if r["kind"] == "request"]
+    assert got == [None if t is None else [i + x for x in t] for i, t in enumerate(times)]

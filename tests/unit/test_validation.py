@@ -173,3 +173,48 @@ def test_blank_lines_keep_line_numbers(tmp_path: Path) -> None:
     assert err.value.problems[0].line == 6
     tables = api.load([write(tmp_path, [GOOD_RUN, "", good(1)], "ok.jsonl")])
     assert tables.requests["source_line"].tolist() == [3]
+
+
+def test_arrow_chunk_times_are_checked_as_lists_are() -> None:
+    """The vectorised check of Arrow lists (the native reader's) marks the rows the
+    row-by-row check of Python lists marks: times not finite, going back, before the send."""
+    import random
+
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+
+    from reporter.ingest.validate import _bad_token_times
+
+    rng = random.Random(3)
+    kind = pa.list_(pa.float64())
+    marked = 0
+    for _ in range(200):
+        rows: list[list[float | None] | None] = []
+        for _ in range(rng.randint(0, 12)):
+            if rng.random() < 0.15:
+                rows.append(None)
+                continue
+            times: list[float | None] = sorted(rng.uniform(0, 5) for _ in range(rng.randint(0, 5)))
+            if times and rng.random() < 0.2:
+                rng.shuffle(times)
+            if times and rng.random() < 0.1:
+                times[rng.randrange(len(times))] = rng.choice([None, float("inf")])
+            rows.append(times)
+        send = np.array([rng.choice([np.nan, 0.0, 1.0, 2.0]) for _ in rows])
+        as_lists = pd.Series(
+            [None if r is None else [np.nan if t is None else t for t in r] for r in rows],
+            dtype=object,
+        )
+        want = _bad_token_times(as_lists, send).tolist()
+        marked += sum(want)
+        half = len(rows) // 2
+        layouts = (
+            pa.chunked_array([pa.array(rows[:half], kind), pa.array(rows[half:], kind)], kind),
+            # a slice inside a longer array: offsets that do not start at 0
+            pa.chunked_array([pa.array([[7.0], *rows, [9.0]], kind).slice(1, len(rows))], kind),
+        )
+        for lists in layouts:
+            column = pd.Series(pd.arrays.ArrowExtensionArray(lists))
+            assert _bad_token_times(column, send).tolist() == want
+    assert marked > 50
