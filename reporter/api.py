@@ -144,6 +144,18 @@ def audit_tables(
 DEFAULT_HTML = "report.html"
 
 
+def prepare_outputs(
+    *, html: str | None = None, pdf: str | None = None, default_html: bool = False
+) -> None:
+    """Before `audit`: when the report will be drawn, start the processes that draw its
+    charts, so that their JavaScript engines start while the audit runs
+    (reporter.render.drawing). Without it, `render_outputs` draws the charts in process."""
+    if html or pdf or default_html:
+        from reporter.render import drawing
+
+        drawing.start()
+
+
 def render_outputs(
     verdict: Verdict,
     *,
@@ -176,6 +188,9 @@ def render_outputs(
         from reporter.render.html import render_html
 
         page = render_html(verdict, command)
+        from reporter.render import drawing
+
+        drawing.stop()  # the charts are drawn: free the helpers' cores for the PDF
         if html:
             _write(html, page)
             written.append(html)

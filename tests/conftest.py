@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from reporter import api
-from reporter.render import charts
+from reporter.render import charts, drawing
 from reporter.verdict import Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,6 +121,16 @@ def charts_drawn_once() -> Iterator[None]:
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(charts, "to_svg", draw_once)
+        yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def charts_drawn_in_process() -> Iterator[None]:
+    """No helper process draws charts in the tests (the CLI starts two per report,
+    reporter.render.drawing): the session's drawings above are reused instead.
+    tests/report/test_drawing.py starts helpers itself."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(drawing, "WORKERS", 0)
         yield
 
 

@@ -151,6 +151,10 @@ def audit(
             "expected one of them, or --json FILE"
         )
     options = {"mapping": mapping} if mapping else None
+    default_html = not (
+        no_html or pdf_out or md_out or json_out or csv_out or badge_out or card_out
+    )
+    api.prepare_outputs(html=html_out, pdf=pdf_out, default_html=default_html)
     verdict = api.audit(
         list(files),
         fmt=fmt,
@@ -187,9 +191,7 @@ def audit(
         pdf=pdf_out,
         md=md_out,
         json=None if json_out == "-" else json_out,
-        default_html=not (
-            no_html or pdf_out or md_out or json_out or csv_out or badge_out or card_out
-        ),
+        default_html=default_html,
         command=command,
         csv=csv_out,
         badge=badge_out,

@@ -11,13 +11,14 @@ from __future__ import annotations
 import math
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import vl_convert as vlc
 
 from reporter.errors import RenderError
 from reporter.model import MAX_RUN_CHARTS, Completions, GroupSummary, RunSeries, Timeline, Verdict
+from reporter.render import drawing
 from reporter.render import vegalite as alt
 from reporter.render.common import MAX_MESSAGE, Chart, num, pct, shown
 
@@ -80,6 +81,11 @@ def to_svg(spec: dict[str, Any], chart_id: str) -> str:
         svg: str = vlc.vegalite_to_svg(spec, config=CONFIG, allowed_base_urls=[])
     except Exception as exc:  # vl-convert raises plain ValueErrors for spec problems
         raise RenderError(f"chart {chart_id}: cannot draw: {exc}") from None
+    return finished_svg(svg, chart_id)
+
+
+def finished_svg(svg: str, chart_id: str) -> str:
+    """vl-convert's SVG with its ids renamed `<chart_id>-<n>` and checked to load nothing."""
     ids = list(dict.fromkeys(_ID.findall(svg)))
     for n, old in enumerate(ids, start=1):
         new = f"{chart_id}-{n}"
@@ -105,13 +111,31 @@ def drawn_chart(
     A trace string in a label can make vega write something `check_svg` refuses (a run id
     holding `url(` lands in an attribute); that costs the one chart, never the report.
     """
+    chart = Chart(chart_id, title, caption, "", note, small=small)
+    if _waiting is not None:  # draw_charts draws it with the others
+        _waiting.append((chart, spec))
+        return chart
+    return _drawn(chart, spec, None)
+
+
+def _drawn(chart: Chart, spec: dict[str, Any], drawing: str | Exception | None) -> Chart:
+    """`chart` with its SVG: drawn by a helper (`drawing`), or here when no helper did."""
     try:
-        svg = to_svg(spec, chart_id)
+        if isinstance(drawing, str):
+            svg = finished_svg(drawing, chart.id)
+        elif isinstance(drawing, Exception):
+            raise RenderError(f"chart {chart.id}: cannot draw: {drawing}")
+        else:
+            svg = to_svg(spec, chart.id)
     except RenderError as exc:
         reason = shown(str(exc), MAX_MESSAGE)
         left_out = f"This chart was left out: it could not be drawn safely ({reason})."
-        return Chart(chart_id, title, "", "", small=small, left_out=left_out)
-    return Chart(chart_id, title, caption, svg, note, small=small)
+        return replace(chart, caption="", note="", left_out=left_out)
+    return replace(chart, svg=svg)
+
+
+#: Charts waiting to be drawn together by the helper processes (reporter.render.drawing).
+_waiting: list[tuple[Chart, dict[str, Any]]] | None = None
 
 
 def check_svg(svg: str, chart_id: str = "chart") -> None:
@@ -546,7 +570,28 @@ def bandwidth_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
 
 
 def draw_charts(verdict: Verdict) -> Drawn:
-    """Every chart of the report, in the order the report shows them."""
+    """Every chart of the report, in the order the report shows them; drawn by the helper
+    processes all at once when they were started (reporter.render.drawing), else one by one."""
+    global _waiting
+    if not drawing.running():
+        return _specified_charts(verdict)
+    _waiting = []
+    try:
+        drawn = _specified_charts(verdict)
+        waiting = _waiting
+    finally:
+        _waiting = None
+    drawings = drawing.draw_all([spec for _, spec in waiting], CONFIG)
+    done = {
+        chart.id: _drawn(chart, spec, result)
+        for (chart, spec), result in zip(waiting, drawings, strict=True)
+    }
+    drawn.overview = [done.get(c.id, c) for c in drawn.overview]
+    drawn.runs = [done.get(c.id, c) for c in drawn.runs]
+    return drawn
+
+
+def _specified_charts(verdict: Verdict) -> Drawn:
     drawn = Drawn()
     drawn.overview.extend(scaling_charts(verdict, drawn.notes))
     for maker in (wall_split_chart, bandwidth_chart):

@@ -1,0 +1,122 @@
+"""Charts drawn by helper processes, started while the audit runs.
+
+vl-convert draws a chart in a JavaScript engine that it starts once per process (about half
+a second of CPU) and that holds the GIL while it draws; most of a chart's cost is vega's
+text measurement, which reads the font for every glyph it measures. A report of the shipped
+traces draws 22 charts, about 2.5 s of CPU in one process. `start()` launches two helper
+processes that start their engine while the audit parses and checks the traces; the
+report's charts are then drawn by both at once. Each helper runs vl-convert exactly as the
+report process would (same spec, same config), and the SVG goes through the same id renaming
+and safety check (`charts.finished_svg`), so the report is byte for byte the same.
+
+Without `start()` (library use, tests) nothing is launched and charts are drawn in process;
+a helper that fails or dies costs nothing but time: its charts are drawn in process.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import queue
+import subprocess
+import sys
+import threading
+from typing import Any
+
+#: Helper processes: two, the cores of the smallest machine the audits run on.
+WORKERS = 2
+#: The helper: reads one JSON job per line, writes one JSON answer per line. It imports
+#: nothing of benchreport (whose import pulls pandas and pyarrow), only vl-convert.
+_SOURCE = r"""
+import json, sys
+import vl_convert as vlc
+vlc.vegalite_to_svg({"mark": "point"})
+for line in sys.stdin:
+    job = json.loads(line)
+    try:
+        answer = {"svg": vlc.vegalite_to_svg(job["spec"], config=job["config"],
+                                             allowed_base_urls=[])}
+    except Exception as exc:
+        answer = {"error": str(exc)}
+    sys.stdout.write(json.dumps(answer) + "\n")
+    sys.stdout.flush()
+"""
+
+_workers: list[subprocess.Popen[str]] = []
+
+
+def start(count: int | None = None) -> None:
+    """Launch the helpers (once); they start their engine at once, in the background."""
+    if _workers:
+        return
+    for _ in range(WORKERS if count is None else count):
+        try:
+            # -P: no script or current directory on sys.path, so that no file of the
+            # user's (or this package's json.py) can stand in for a module the helper imports.
+            _workers.append(
+                subprocess.Popen(
+                    [sys.executable, "-P", "-c", _SOURCE],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    text=True,
+                    encoding="utf-8",
+                )
+            )
+        except OSError:
+            break
+    atexit.register(stop)
+
+
+def stop() -> None:
+    """End the helpers: closing their input ends their loop; one that hangs is killed."""
+    while _workers:
+        worker = _workers.pop()
+        try:
+            if worker.stdin is not None:
+                worker.stdin.close()
+            worker.wait(timeout=2)
+        except (OSError, subprocess.TimeoutExpired):
+            worker.kill()
+            worker.wait()
+        if worker.stdout is not None:
+            worker.stdout.close()
+
+
+def running() -> bool:
+    return bool(_workers)
+
+
+def draw_all(specs: list[dict[str, Any]], config: dict[str, Any]) -> list[str | Exception | None]:
+    """Each spec drawn by a helper: its SVG, the error vl-convert raised, or None when no
+    helper could draw it (the caller draws those in process)."""
+    results: list[str | Exception | None] = [None] * len(specs)
+    jobs: queue.Queue[int] = queue.Queue()
+    for index in range(len(specs)):
+        jobs.put(index)
+
+    def serve(worker: subprocess.Popen[str]) -> None:
+        while True:
+            try:
+                index = jobs.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                assert worker.stdin is not None and worker.stdout is not None
+                worker.stdin.write(json.dumps({"spec": specs[index], "config": config}) + "\n")
+                worker.stdin.flush()
+                line = worker.stdout.readline()
+                answer = json.loads(line)
+            except (OSError, ValueError):
+                return  # this helper is gone: the others, or the caller, draw the rest
+            if "svg" in answer:
+                results[index] = str(answer["svg"])
+            else:
+                results[index] = ValueError(str(answer.get("error", "no answer")))
+
+    threads = [threading.Thread(target=serve, args=(w,), daemon=True) for w in _workers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results

@@ -1,0 +1,71 @@
+"""Charts drawn by helper processes (reporter.render.drawing) are the charts drawn in process.
+
+The CLI starts two helpers before the audit so that their JavaScript engines start while
+the traces are checked; the report must not change by a byte, and a helper that dies or
+fails must cost only time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from reporter.render import charts, drawing
+from reporter.verdict import Verdict
+
+
+@pytest.fixture
+def helpers() -> Iterator[None]:
+    yield
+    drawing.stop()
+
+
+@pytest.mark.slow  # two helper processes start a JavaScript engine each: ~2 s of CPU
+def test_helpers_draw_the_same_bytes_as_the_report_process(
+    fixture_verdicts: Callable[[str], Verdict], helpers: None, real_chart_drawing: None
+) -> None:
+    verdict = fixture_verdicts("batched.jsonl")
+    here = charts.draw_charts(verdict)
+    drawing.start(2)
+    assert drawing.running()
+    there = charts.draw_charts(verdict)
+    assert there == here
+    assert [c.id for c in there.runs] == ["run-1", "run-2", "run-3", "run-4"]
+    assert all(c.svg.startswith("<svg") for c in [*there.overview, *there.runs])
+
+
+def test_a_helper_that_dies_leaves_its_charts_to_the_report_process(
+    fixture_verdicts: Callable[[str], Verdict],
+    helpers: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    verdict = fixture_verdicts("ladder.jsonl")
+    here = charts.draw_charts(verdict)
+    monkeypatch.setattr(drawing, "_SOURCE", "import sys; sys.exit(3)")
+    drawing.start(2)
+    there = charts.draw_charts(verdict)
+    assert there == here
+    assert not any(c.left_out for c in [*there.overview, *there.runs])
+
+
+def test_a_chart_a_helper_cannot_draw_is_left_out_with_its_reason(
+    fixture_verdicts: Callable[[str], Verdict],
+    helpers: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    answer = '{"error": "unsupported mark"}'
+    monkeypatch.setattr(
+        drawing,
+        "_SOURCE",
+        f"import sys\nfor line in sys.stdin:\n    print({answer!r}, flush=True)\n",
+    )
+    drawing.start(1)
+    drawn = charts.draw_charts(fixture_verdicts("ladder.jsonl"))
+    assert drawn.overview and drawn.runs
+    for chart in [*drawn.overview, *drawn.runs]:
+        assert chart.svg == "" and chart.caption == ""
+        assert chart.left_out == (
+            "This chart was left out: it could not be drawn safely "
+            f"(chart {chart.id}: cannot draw: unsupported mark)."
+        )
