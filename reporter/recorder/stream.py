@@ -186,29 +186,32 @@ class _Conn(asyncio.Protocol):
             self._dechunk(data, now)
 
     def _dechunk(self, data: bytes, now: float) -> None:
-        """Transfer-Encoding: chunked, fed in pieces of any size."""
-        view = memoryview(data)
-        while view and not self.body_done:  # past the SSE end too: the terminator frees it
+        """Transfer-Encoding: chunked, fed in pieces of any size. The data of every chunk in
+        one read goes to the SSE reader at once (they arrived at the same time)."""
+        pos, size_of = 0, len(data)
+        pieces: list[bytes] = []
+        while pos < size_of and not self.body_done:  # past the SSE end: the terminator frees it
             if self.chunk_state == "data":
-                piece = view[: self.remaining]
-                self.remaining -= len(piece)
-                view = view[len(piece) :]
-                self._piece(bytes(piece), now)
+                take = min(self.remaining, size_of - pos)
+                pieces.append(data[pos : pos + take])
+                pos += take
+                self.remaining -= take
                 if self.remaining == 0:
                     self.chunk_state = "data_crlf"
-                    self.chunk_line.clear()
                 continue
-            cut = bytes(view).find(b"\n")
+            cut = data.find(b"\n", pos)
             if cut < 0:
-                self.chunk_line += view
-                view = view[len(view) :]
+                self.chunk_line += data[pos:]
                 if len(self.chunk_line) > MAX_CHUNK_LINE:
                     raise _ProtocolError("a chunk-size line of more than 1 KiB")
                 break
-            self.chunk_line += view[:cut]
-            view = view[cut + 1 :]
-            line = bytes(self.chunk_line).strip()
-            self.chunk_line.clear()
+            if self.chunk_line:
+                self.chunk_line += data[pos:cut]
+                line = bytes(self.chunk_line).strip()
+                self.chunk_line.clear()
+            else:
+                line = data[pos:cut].strip()
+            pos = cut + 1
             if self.chunk_state == "data_crlf":
                 if line:
                     raise _ProtocolError("a chunk longer than its stated size")
@@ -223,8 +226,12 @@ class _Conn(asyncio.Protocol):
                 else:
                     self.chunk_state = "trailer"
             elif not line:  # the empty line after the trailers: the body is whole
+                self._piece(b"".join(pieces), now)
+                pieces = []
                 self.body_done = True
                 self._body_end(now)
+        if pieces:
+            self._piece(pieces[0] if len(pieces) == 1 else b"".join(pieces), now)
 
     def _piece(self, piece: bytes, now: float) -> None:
         if not piece or self._finished():
