@@ -101,15 +101,33 @@ def audit(
     server_logs: Sequence[PathLike] = (),
     options: dict[str, Any] | None = None,
     group_by: str = "settings",
+    stream: bool | None = None,
 ) -> Verdict:
-    """Read, recompute, run the rules, and return the verdict."""
+    """Read, recompute, run the rules, and return the verdict.
+
+    `stream`: read one Parquet trace in batches and a run at a time (reporter.stream.audit),
+    for traces larger than memory; None streams by itself above its size threshold."""
     from reporter.grouping import GROUP_BY
 
     if group_by not in GROUP_BY:
         raise UsageError(f"group_by {group_by!r}; expected one of {', '.join(GROUP_BY)}")
     chosen = rules.select(select, ignore)
     extra_claims = [claims.parse_claim_option(t, i + 1) for i, t in enumerate(claim_texts)]
-    tables = load(paths, fmt, lenient=lenient, options=options, group_by=group_by)
+    from reporter.stream import audit as streamed
+
+    if stream is None:
+        stream = fmt == "auto" and streamed.should_stream(paths)
+    if stream:
+        from reporter import parquet
+
+        if len(paths) != 1 or not parquet.is_parquet(paths[0]):
+            raise UsageError(
+                "a streamed audit reads one Parquet file or folder; expected "
+                "`benchreport convert FILE --to trace.parquet` first"
+            )
+        tables = streamed.load_streamed(paths[0], lenient=lenient, group_by=group_by)
+    else:
+        tables = load(paths, fmt, lenient=lenient, options=options, group_by=group_by)
     if extra_claims:
         import pandas as pd
 

@@ -60,6 +60,8 @@ class AuditData:
 
     def requests_of(self, run: str) -> pd.DataFrame:
         """The request rows of one run, in file order (without ids, errors, chunk times)."""
+        if self.tables.store is not None:  # a streamed audit: read from the store
+            return self.tables.store.slim_rows_of(run)
         slim, slices = self._by_run
         return slim.iloc[slices.get(run, slice(0, 0))]
 

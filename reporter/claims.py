@@ -379,8 +379,8 @@ def per_request_rates(tables: Tables, stats: pd.DataFrame, runs: list[str]) -> l
     output ÷ end-to-end time, the decode rate (over completed requests), or the summary's mean
     per-request rate and 1 ÷ TPOT when the file has no request rows."""
     out: list[Reading] = []
-    requests = tables.requests
-    rows = requests[requests["run"].astype(str).isin(runs) & requests["ok"].astype(bool)]
+    rows = tables.rows_of(runs)
+    rows = rows[rows["ok"].astype(bool)]
     n = len(rows)
     per_e2e = rows["output_tokens"] / rows["e2e"].where(rows["e2e"] > 0)
     for label, series in (
@@ -429,8 +429,7 @@ def _windows(tables: Tables, stats: pd.DataFrame, runs: list[str]) -> list[Readi
     if len(runs) != 1:
         return []
     run_id = runs[0]
-    requests = tables.requests
-    rows = requests[requests["run"].astype(str) == run_id]
+    rows = tables.rows_of([run_id])
     ok = rows[rows["ok"].astype(bool)]
     tokens, wall = (number_or_nan(stats.at[run_id, c]) for c in ("output_tokens", "wall_s"))
     if ok.empty or not tokens > 0 or not wall > 0:

@@ -77,13 +77,12 @@ def _prefill_rates(tables: Tables, stats: pd.DataFrame) -> tuple[pd.Series, pd.S
                 source[unset] = where
     # else: a lone request of the same group measures it (prompt tokens ÷ time to first token)
     runs = tables.runs.set_index("run")
-    req = tables.requests
-    if len(req) and rate.isna().any():
+    if tables.request_count() and rate.isna().any():
         alone = stats.index[(stats["requests"] == 1) & stats["has_first"]]
         by_group: dict[str, tuple[float, float]] = {}
         # each run's first request, found once: searching the whole table per run made
         # thousands of one-request runs quadratic
-        first = req.drop_duplicates(subset="run", keep="first")
+        first = tables.first_requests()
         firsts = dict(
             zip(
                 first["run"].astype(str),
@@ -114,6 +113,51 @@ def _prefill_rates(tables: Tables, stats: pd.DataFrame) -> tuple[pd.Series, pd.S
     return rate, source, bound
 
 
+def request_aggregates(req: pd.DataFrame) -> pd.DataFrame:
+    """The request rows' sums, counts, extremes and medians, one row per run present (index:
+    run id), with each run's total decode time and the length of the union of its decode
+    windows (their ratio is the overlap). `run_stats` turns them into the run's figures."""
+    ok = req[req["ok"]]
+    g = req.groupby("run", observed=True)
+    gok = ok.groupby("run", observed=True)
+    agg = pd.DataFrame(
+        {
+            "requests": g.size(),
+            "ok": gok.size(),
+            "output_tokens": gok["output_tokens"].sum(min_count=1),
+            "t0": g["t_send"].min(),
+            "t1": g["t_end"].max(),
+            "sum_reported_tps": gok["reported_tps"].sum(min_count=1),
+            "median_ttft_s": gok["ttft"].median(),
+            "median_decode_tps": gok["decode_tps"].median(),
+            "median_e2e_s": gok["e2e"].median(),
+            "sum_e2e": g["e2e"].sum(min_count=1),
+            "out_min": gok["output_tokens"].min(),
+            "out_max": gok["output_tokens"].max(),
+            "out_mean": gok["output_tokens"].mean(),
+            "out_std": gok["output_tokens"].std(ddof=0),
+            "send_spread_s": g["t_send"].max() - g["t_send"].min(),
+            "prompt_tokens_total": g["prompt_tokens"].sum(min_count=1),
+            "prompt_tokens_mean": g["prompt_tokens"].mean(),
+            "n_send": g["t_send"].count(),
+            "n_first": g["t_first"].count(),
+            "n_end": gok["t_end"].count(),
+            "n_reported": gok["reported_tps"].count(),
+        }
+    )
+    agg.index = agg.index.astype(str)
+    decoding = ok.dropna(subset=["t_first", "t_end"])
+    codes = decoding["run"].cat.codes.to_numpy()
+    names = decoding["run"].cat.categories.astype(str)
+    union = union_length(codes, decoding["t_first"].to_numpy(), decoding["t_end"].to_numpy())
+    union.index = names[union.index.to_numpy()]
+    total = decoding.groupby("run", observed=True)["decode_s"].sum()
+    total.index = total.index.astype(str)
+    agg["decode_total_s"] = total.reindex(agg.index)
+    agg["decode_union_s"] = union.reindex(agg.index)
+    return agg
+
+
 def run_stats(tables: Tables) -> pd.DataFrame:
     """One row per run: the recomputed figures every rule and report reads."""
     req = tables.requests
@@ -129,36 +173,16 @@ def run_stats(tables: Tables) -> pd.DataFrame:
     stats["requests"] = 0.0
     stats["ok"] = 0.0
     stats["failed"] = 0.0
-    if len(req):
-        ok = req[req["ok"]]
-        g = req.groupby("run", observed=True)
-        gok = ok.groupby("run", observed=True)
-        agg = pd.DataFrame(
-            {
-                "requests": g.size(),
-                "ok": gok.size(),
-                "output_tokens": gok["output_tokens"].sum(min_count=1),
-                "t0": g["t_send"].min(),
-                "t1": g["t_end"].max(),
-                "sum_reported_tps": gok["reported_tps"].sum(min_count=1),
-                "median_ttft_s": gok["ttft"].median(),
-                "median_decode_tps": gok["decode_tps"].median(),
-                "median_e2e_s": gok["e2e"].median(),
-                "sum_e2e": g["e2e"].sum(min_count=1),
-                "out_min": gok["output_tokens"].min(),
-                "out_max": gok["output_tokens"].max(),
-                "out_mean": gok["output_tokens"].mean(),
-                "out_std": gok["output_tokens"].std(ddof=0),
-                "send_spread_s": g["t_send"].max() - g["t_send"].min(),
-                "prompt_tokens_total": g["prompt_tokens"].sum(min_count=1),
-                "prompt_tokens_mean": g["prompt_tokens"].mean(),
-                "n_send": g["t_send"].count(),
-                "n_first": g["t_first"].count(),
-                "n_end": gok["t_end"].count(),
-                "n_reported": gok["reported_tps"].count(),
-            }
-        )
-        agg.index = agg.index.astype(str)
+    # the rows' figures per run: from the whole table, or computed a run at a time by a
+    # streamed audit (reporter.stream.audit) whose rows are not in memory together
+    agg = (
+        tables.store.request_aggregates
+        if tables.store is not None and tables.request_count()
+        else request_aggregates(req)
+        if len(req)
+        else None
+    )
+    if agg is not None:
         agg = agg.reindex(stats.index)
         for col in (
             "requests",
@@ -195,16 +219,8 @@ def run_stats(tables: Tables) -> pd.DataFrame:
             stats["wall_s"] = stats["t1"] - stats["t0"]
             stats["aggregate_tps"] = stats["output_tokens"] / stats["wall_s"]
             stats["in_flight"] = agg["sum_e2e"] / stats["wall_s"]
-        decoding = ok.dropna(subset=["t_first", "t_end"])
-        codes = decoding["run"].cat.codes.to_numpy()
-        names = decoding["run"].cat.categories.astype(str)
-        union = union_length(codes, decoding["t_first"].to_numpy(), decoding["t_end"].to_numpy())
-        union.index = names[union.index.to_numpy()]
-        total = decoding.groupby("run", observed=True)["decode_s"].sum()
-        total.index = total.index.astype(str)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            overlap = (total / union).reindex(stats.index)
-        stats["overlap"] = overlap.where(union.reindex(stats.index) > 0)
+            overlap = agg["decode_total_s"] / agg["decode_union_s"]
+        stats["overlap"] = overlap.where(agg["decode_union_s"] > 0)
     _apply_summaries(tables, stats)
     rate, source, bound = _prefill_rates(tables, stats)
     stats["prefill_rate"] = rate

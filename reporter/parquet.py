@@ -216,10 +216,13 @@ def files_of(path: PathLike) -> list[Path]:
     return sorted(p.rglob("*.parquet")) if p.is_dir() else [p]
 
 
-def dataset(path: PathLike) -> ds.Dataset:
-    """The Parquet file or folder as one pyarrow dataset (read a row group at a time)."""
+def dataset(path: PathLike, *, pre_buffer: bool = True) -> ds.Dataset:
+    """The Parquet file or folder as one pyarrow dataset (read a row group at a time);
+    without `pre_buffer`, column chunks are read as they are decoded (less memory held)."""
+    options = ds.ParquetFragmentScanOptions(pre_buffer=pre_buffer)
+    file_format = ds.ParquetFileFormat(default_fragment_scan_options=options)
     try:
-        return ds.dataset([str(f) for f in files_of(path)], format="parquet")
+        return ds.dataset([str(f) for f in files_of(path)], format=file_format)
     except (OSError, pa.ArrowInvalid) as exc:
         raise TraceError([Problem(str(path), None, f"cannot read the Parquet: {exc}")]) from None
 
@@ -234,7 +237,7 @@ def digest(path: PathLike) -> str:
     return h.hexdigest()
 
 
-def _check_schema(path: str, schema: pa.Schema) -> None:
+def check_schema(path: str, schema: pa.Schema) -> None:
     """The columns a native Parquet needs, with types the audit can read."""
     problems = []
     if "kind" not in schema.names:
@@ -312,7 +315,7 @@ def _request_record(row: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def _kept_requests(
+def kept_requests(
     frame: pd.DataFrame, where: str, problems: list[Problem]
 ) -> tuple[pd.DataFrame, int]:
     """The request rows without those the native reader refuses (the first ones worded into
@@ -330,31 +333,27 @@ def _kept_requests(
     return frame.loc[~bad].reset_index(drop=True), int(bad.sum())
 
 
-def read(path: PathLike, *, lenient: bool = False) -> Partial:
-    """Parse, validate and tabulate a native Parquet file or folder (whole, in memory)."""
-    from reporter.runrecord import claim_row, run_row
-
-    where = str(path)
-    dataset_ = dataset(path)
-    _check_schema(where, dataset_.schema)
-    table = dataset_.to_table()
-    if "source_line" not in table.column_names:  # cited by row number in the whole table
-        table = table.append_column("source_line", pa.array(np.arange(1, table.num_rows + 1)))
+def split_kinds(table: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """The request rows and the other rows of a table."""
     kinds = _plain_text(table.column("kind"))
     is_request = pc.fill_null(pc.equal(kinds, "request"), False)
-    requests_table = table.filter(is_request)
-    others_table = table.filter(pc.invert(is_request))
-    del table
-    problems: list[Problem] = []
+    return table.filter(is_request), table.filter(pc.invert(is_request))
+
+
+def parse_others(
+    table: pa.Table, where: str, problems: list[Problem]
+) -> tuple[list[tuple[str, int, dict[str, Any]]], int]:
+    """The records of the non-request rows that are valid (with their original path and
+    line), and how many were not (each worded into `problems`)."""
     bad_records = 0
     others: list[tuple[str, int, dict[str, Any]]] = []
-    other_kinds = _plain_text(others_table.column("kind")).to_pylist()
+    other_kinds = _plain_text(table.column("kind")).to_pylist()
     texts = (
-        others_table.column("record").to_pylist()
-        if "record" in others_table.column_names
-        else [None] * others_table.num_rows
+        table.column("record").to_pylist()
+        if "record" in table.column_names
+        else [None] * table.num_rows
     )
-    paths, lines = _provenance(others_table, where, 0)
+    paths, lines = _provenance(table, where, 0)
     for kind, text, origin, line in zip(other_kinds, texts, paths, lines, strict=True):
         if text is None:
             bad_records += 1
@@ -381,12 +380,11 @@ def read(path: PathLike, *, lenient: bool = False) -> Partial:
             bad_records += 1
         else:
             others.append((str(origin), int(line), record))
-    frame = request_frame(requests_table, where)
-    del requests_table
-    frame, bad_requests = _kept_requests(frame, where, problems)
-    skipped = bad_records + bad_requests
-    if skipped and not lenient:
-        raise TraceError(sorted(problems, key=lambda p: p.line or 0), total=skipped)
+    return others, bad_records
+
+
+def normalized(frame: pd.DataFrame) -> pd.DataFrame:
+    """Valid request rows as the canonical table (chunk counts from the chunk times)."""
     if "token_times" in frame:
         counted = frame["token_times"].map(
             lambda t: np.nan if t is None or not hasattr(t, "__len__") else float(len(t))
@@ -394,8 +392,13 @@ def read(path: PathLike, *, lenient: bool = False) -> Partial:
         if "n_chunks" in frame:
             counted = counted.fillna(pd.Series(frame["n_chunks"]))
         frame["n_chunks"] = counted
-    partial = Partial()
-    partial.requests = normalize_requests(frame)
+    return normalize_requests(frame)
+
+
+def tabulate_others(partial: Partial, others: list[tuple[str, int, dict[str, Any]]]) -> None:
+    """Run, claim, probe, log and run_end records into the partial's rows."""
+    from reporter.runrecord import claim_row, run_row
+
     for origin, line, record in others:
         kind = record["kind"]
         here = {"source_path": origin, "source_line": line}
@@ -410,7 +413,30 @@ def read(path: PathLike, *, lenient: bool = False) -> Partial:
             partial.logs.append({k: record.get(k) for k in ("run", "level", "text", "t")} | here)
         elif kind == "run_end":
             partial.run_ends.append(record | here)
-    origins = sorted({str(p) for p in paths} | set(map(str, pd.unique(frame["source_path"]))))
+
+
+def read(path: PathLike, *, lenient: bool = False) -> Partial:
+    """Parse, validate and tabulate a native Parquet file or folder (whole, in memory)."""
+    where = str(path)
+    dataset_ = dataset(path)
+    check_schema(where, dataset_.schema)
+    table = dataset_.to_table()
+    if "source_line" not in table.column_names:  # cited by row number in the whole table
+        table = table.append_column("source_line", pa.array(np.arange(1, table.num_rows + 1)))
+    requests_table, others_table = split_kinds(table)
+    del table
+    problems: list[Problem] = []
+    others, bad_records = parse_others(others_table, where, problems)
+    frame = request_frame(requests_table, where)
+    del requests_table
+    frame, bad_requests = kept_requests(frame, where, problems)
+    skipped = bad_records + bad_requests
+    if skipped and not lenient:
+        raise TraceError(sorted(problems, key=lambda p: p.line or 0), total=skipped)
+    partial = Partial()
+    partial.requests = normalized(frame)
+    tabulate_others(partial, others)
+    origins = origins_of(others, frame)
     partial.input = InputFile(
         path=where,
         sha256=digest(path),
@@ -418,13 +444,19 @@ def read(path: PathLike, *, lenient: bool = False) -> Partial:
         records=len(frame) + len(others),
         skipped=skipped,
         skipped_reasons=[f"invalid record: {skipped}"] if skipped else [],
-        notes=_notes(where, origins),
+        notes=notes(where, origins),
     )
     return partial
 
 
-def _notes(where: str, origins: list[str]) -> list[str]:
-    elsewhere = [o for o in origins if o and o != where]
+def origins_of(others: list[tuple[str, int, dict[str, Any]]], frame: pd.DataFrame) -> set[str]:
+    """The files the rows were converted from."""
+    return {o for o, _, _ in others} | {str(p) for p in pd.unique(frame["source_path"])}
+
+
+def notes(where: str, origins: set[str]) -> list[str]:
+    """What the input notes say of the rows' provenance."""
+    elsewhere = [o for o in sorted(origins) if o and o != where]
     if not elsewhere:
         return []
     shown = ", ".join(elsewhere[:3]) + (

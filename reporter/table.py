@@ -6,8 +6,9 @@ Every row keeps `source_path` and `source_line`, so a finding can point back to 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -144,6 +145,52 @@ class Tables:
     inputs: list[InputFile]
     #: Group name → why its runs were put together (the fields they share).
     group_reasons: dict[str, str] = field(default_factory=dict)
+    #: Where the request rows are when they are not in `requests` (a streamed audit of a
+    #: trace larger than memory, reporter.stream.audit): `requests` is then empty, and the
+    #: rows are read a run at a time through the methods below.
+    store: RowStore | None = None
+
+    def request_count(self) -> int:
+        """How many request rows the trace has (in memory or in the store)."""
+        return self.store.request_count if self.store is not None else len(self.requests)
+
+    def rows_of(self, runs: Sequence[str]) -> pd.DataFrame:
+        """Every column of the request rows of these runs, in table order."""
+        if self.store is not None:
+            return self.store.rows_of(runs)
+        req = self.requests
+        return req[req["run"].astype(str).isin(list(runs)).to_numpy(dtype=bool)]
+
+    def first_requests(self) -> pd.DataFrame:
+        """Each run's first request row (in table order)."""
+        if self.store is not None:
+            return self.store.first_requests
+        return self.requests.drop_duplicates(subset="run", keep="first")
+
+    def latencies(self) -> pd.DataFrame:
+        """The latency percentiles of each run (reporter.latency.latency_table)."""
+        if self.store is not None:
+            return self.store.latencies
+        from reporter.latency import latency_table
+
+        return latency_table(self.requests)
+
+
+class RowStore(Protocol):
+    """Request rows kept out of memory, read one run at a time (reporter.stream.audit), with
+    what the whole-table code would compute from them, computed run by run."""
+
+    request_count: int
+    #: reporter.metrics.request_aggregates of every run
+    request_aggregates: pd.DataFrame
+    first_requests: pd.DataFrame
+    latencies: pd.DataFrame
+
+    def rows_of(self, runs: Sequence[str]) -> pd.DataFrame: ...
+
+    def slim_rows_of(self, run: str) -> pd.DataFrame:
+        """One run's rows without the columns no rule reads per run (AuditData._HEAVY)."""
+        ...
 
 
 def _frame(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> pd.DataFrame:

@@ -18,7 +18,7 @@ from reporter.claims import CLAIM_TOLERANCE, matching
 from reporter.facts import Decision, RunFacts
 from reporter.findings import Finding, RuleDoc
 from reporter.ingest.validate import SCHEMA_NAME
-from reporter.latency import latency_table, run_latency
+from reporter.latency import run_latency
 from reporter.model import (
     EMPTY_RUN,
     FORMAT_VERSION,
@@ -101,7 +101,7 @@ def build_verdict(
 ) -> Verdict:
     by_subject = {(f.code, f.subject): f for f in findings}
     facts = data.facts
-    latencies = latency_table(data.tables.requests)
+    latencies = data.tables.latencies()
     runs: list[RunSummary] = []
     run_verdicts: dict[str, VerdictKind] = {}
     for _, row in data.tables.runs.iterrows():

@@ -108,6 +108,12 @@ def _severity_at(fail_on: str) -> Severity | None:
     help="A TOML file with [thresholds] overrides.",
 )
 @click.option("--no-html", is_flag=True, help="Write no HTML report unless -o is given.")
+@click.option(
+    "--stream/--no-stream",
+    default=None,
+    help="Read one Parquet trace (file or folder) in batches and a run at a time, in memory "
+    "that grows with the largest run, not the trace; chosen by itself above 2,000,000 rows.",
+)
 @click.option("-v", "--verbose", is_flag=True, help="List every undecidable check.")
 def audit(
     files: tuple[str, ...],
@@ -131,6 +137,7 @@ def audit(
     lenient: bool,
     config_path: str | None,
     no_html: bool,
+    stream: bool | None,
     verbose: bool,
 ) -> None:
     """Audit FILE... and print the verdict (an HTML report is written by default).
@@ -166,6 +173,7 @@ def audit(
         server_logs=server_logs,
         options=options,
         group_by=group_by,
+        stream=stream,
     )
     for inp in verdict.inputs:
         if inp.skipped:

@@ -275,8 +275,8 @@ def _failed_only(data: AuditData, run_id: str) -> tuple[float, int, float, float
 def _failure_kind(data: AuditData, run_id: str) -> str:
     """The most common error of the run's failed requests ("TimeoutError"), else their
     finish reason."""
-    req = data.tables.requests
-    bad = req[(req["run"].astype(str) == run_id) & ~req["ok"].astype(bool)]
+    rows = data.tables.rows_of([run_id])
+    bad = rows[~rows["ok"].astype(bool)]
     for column in ("error", "finish_reason"):
         values = bad[column].dropna().astype(str)
         values = values[values != ""]
