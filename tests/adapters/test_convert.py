@@ -4,13 +4,14 @@ gives the verdict of the original (every real file, the fixtures, and generated 
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reporter import api
@@ -122,14 +123,10 @@ def vllm_results(draw: Any) -> dict[str, Any]:
     }  # fmt: skip
 
 
-@settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(doc=vllm_results())
-def test_generated_results_round_trip(tmp_path, doc):
-    path = tmp_path / "result.json"
+def generated_results_round_trip(folder: Path, doc: dict[str, Any]) -> None:
+    path = folder / "result.json"
     path.write_text(json.dumps(doc))
-    out = tmp_path / "converted.jsonl"
+    out = folder / "converted.jsonl"
     convert_file(path, str(out))
     a, b = api.load([path]), api.load([out])
     columns = ["run", "id", "t_send", "t_first", "t_end", "output_tokens", "n_chunks", "ok"]
@@ -146,6 +143,19 @@ def test_generated_results_round_trip(tmp_path, doc):
     assert all(np.array_equal(x, y) for x, y in zip(times, again, strict=True))
     # the audit of the tables just read (api.audit would read both files again)
     assert comparable(api.audit_tables(b).to_dict()) == comparable(api.audit_tables(a).to_dict())
+
+
+#: Generated files per run: a few in the quick lane (each is a conversion and two audits),
+#: more in the full lane.
+@pytest.mark.parametrize("examples", [8, pytest.param(40, marks=pytest.mark.slow)])
+def test_generated_results_round_trip(tmp_path, examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(doc=vllm_results())
+    def round_trips(doc):
+        with tempfile.TemporaryDirectory(dir=tmp_path) as folder:
+            generated_results_round_trip(Path(folder), doc)
+
+    round_trips()
 
 
 def test_cli_convert(real, tmp_path):

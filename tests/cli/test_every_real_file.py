@@ -102,8 +102,19 @@ def _audit(files: list[Path], *claims: str) -> tuple[int, Any]:
     return result.exit_code, verdict
 
 
+#: Real files whose audits take seconds: their sweep runs in the full lane.
+SLOW_FILES = {"llama-bench/orionzhen-7900xtx-vulkan-radv-gptoss20b-b7951-depth-sweep.json"}
+
+
 @pytest.mark.skipif(not FILES, reason="../shared/real-traces is absent")
-@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(REAL)) for p in FILES])
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, marks=pytest.mark.slow) if str(p.relative_to(REAL)) in SLOW_FILES else p
+        for p in FILES
+    ],
+    ids=[str(p.relative_to(REAL)) for p in FILES],
+)
 def test_every_real_file_is_audited_or_refused_cleanly(path: Path) -> None:
     # alone through the library (audited once per session, shared with the convert round
     # trip), with claims through the command line
