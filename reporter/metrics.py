@@ -6,6 +6,7 @@ group-bys, not a Python loop per request.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,7 @@ def union_length(run: np.ndarray, start: np.ndarray, end: np.ndarray) -> pd.Seri
     order = np.lexsort((start, run))
     run, start, end = run[order], start[order], end[order]
     group_start = np.concatenate(([True], run[1:] != run[:-1]))
-    reach = pd.Series(end).groupby(np.cumsum(group_start)).cummax().to_numpy(dtype="float64")
+    reach = _running_max(end, np.flatnonzero(group_start))
     new_block = group_start.copy()
     new_block[1:] |= start[1:] > reach[:-1]
     firsts = np.flatnonzero(new_block)
@@ -50,6 +51,25 @@ def union_length(run: np.ndarray, start: np.ndarray, end: np.ndarray) -> pd.Seri
     block_runs = run[firsts]
     totals = pd.Series(lengths).groupby(block_runs, sort=False).sum()
     return totals
+
+
+#: Above this many runs in one call, union_length's running maximum is one group-by
+#: instead of a loop over the runs.
+_MANY_GROUPS = 4096
+
+
+def _running_max(values: np.ndarray, group_starts: np.ndarray) -> np.ndarray:
+    """The running maximum of `values` within each group of consecutive rows (each group
+    begins at an index of `group_starts`); a maximum is exact however it is taken."""
+    if len(group_starts) > _MANY_GROUPS:
+        groups = np.zeros(len(values), dtype=np.int64)
+        groups[group_starts[1:]] = 1
+        return pd.Series(values).groupby(np.cumsum(groups)).cummax().to_numpy(dtype="float64")
+    out = np.empty(len(values), dtype="float64")
+    bounds = [*group_starts.tolist(), len(values)]
+    for a, b in itertools.pairwise(bounds):
+        np.maximum.accumulate(values[a:b], out=out[a:b])
+    return out
 
 
 #: A lone request's prompt must be this long for prompt tokens ÷ TTFT to measure prefill; a

@@ -373,13 +373,26 @@ def derive_request_columns(req: pd.DataFrame) -> None:
     req["ok"] = ~failed.to_numpy(dtype=bool)
 
 
+def _run_ids(column: pd.Series) -> set[str]:
+    """The run ids of a request column as text; a categorical one from its codes, not a
+    string a row."""
+    if not isinstance(column.dtype, pd.CategoricalDtype):
+        return {str(x) for x in pd.unique(column.astype(str))}
+    codes = column.cat.codes.to_numpy()
+    present = np.unique(codes)
+    ids = {str(column.cat.categories[c]) for c in present[present >= 0]}
+    if len(present) and present[0] < 0:  # a missing run id, as astype(str) writes it
+        ids |= {str(x) for x in pd.unique(column[codes < 0].astype(str))}
+    return ids
+
+
 def _qualify_duplicate_runs(partials: list[Partial]) -> None:
     """Run ids are per file; when two files reuse one, prefix it with the file name."""
     seen: dict[str, int] = {}
     for p in partials:
         ids = {str(r["run"]) for r in p.runs}
         if p.requests is not None and len(p.requests):
-            ids |= {str(x) for x in pd.unique(p.requests["run"].astype(str))}
+            ids |= _run_ids(p.requests["run"])
         for i in ids:
             seen[i] = seen.get(i, 0) + 1
     clashes = {i for i, n in seen.items() if n > 1}

@@ -1,0 +1,57 @@
+"""Whole-column shortcuts give the answers of the plain computations they replace."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from reporter import metrics
+from reporter.rules.br004_admission_queue import held_level
+
+
+def _held_level_by_scan(starts: np.ndarray, ends: np.ndarray, share: float) -> int:
+    """The definition: from the highest level down, the first held long enough."""
+    if len(starts) == 0:
+        return 0
+    times = np.concatenate((ends, starts))
+    deltas = np.concatenate((-np.ones(len(ends)), np.ones(len(starts))))
+    order = np.argsort(times, kind="stable")
+    level = np.cumsum(deltas[order])[:-1]
+    spans = np.diff(times[order])
+    busy = spans[level > 0].sum()
+    if busy <= 0:
+        return int(level.max(initial=0))
+    for k in range(int(level.max(initial=0)), 0, -1):
+        if spans[level >= k].sum() >= share * busy:
+            return k
+    return 0
+
+
+@pytest.mark.parametrize("share", [0.0, 0.1, 0.25, 0.5, 1.0])
+def test_held_level_is_the_scan_from_the_top(share: float) -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        n = int(rng.integers(0, 60))
+        # coarse times: many ties and levels held for exactly the threshold
+        starts = np.round(rng.random(n) * 10, int(rng.integers(0, 3)))
+        ends = starts + np.round(rng.random(n) * 4, int(rng.integers(0, 3)))
+        assert held_level(starts, ends, share) == _held_level_by_scan(starts, ends, share)
+
+
+def test_union_length_is_the_same_by_loop_and_by_group_by(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(5)
+    for trial in range(200):
+        n = int(rng.integers(1, 300))
+        runs = rng.integers(0, int(rng.integers(1, 8)), n).astype(float)
+        start = np.round(rng.random(n) * 10, 1)
+        end = start + np.round(rng.random(n) * 3, 1)
+        if trial % 5 == 0:
+            start[rng.integers(0, n)] = np.nan
+        looped = metrics.union_length(runs, start, end)
+        monkeypatch.setattr(metrics, "_MANY_GROUPS", 0)
+        grouped = metrics.union_length(runs, start, end)
+        monkeypatch.undo()
+        pd.testing.assert_series_equal(looped, grouped, check_exact=True)
