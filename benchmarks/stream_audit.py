@@ -121,6 +121,8 @@ def write_trace(path: Path, total: int) -> None:
                 "source_line": np.arange(line + 1, line + per_run + 1),
             }
             line += per_run
+            for field in SCHEMA:  # the native fields this trace leaves out
+                columns.setdefault(field.name, pa.nulls(per_run, field.type))
             table = pa.Table.from_pydict(columns, schema=SCHEMA)
             writer.write_table(table, row_group_size=ROW_GROUP)
             del table, columns

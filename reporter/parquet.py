@@ -45,8 +45,11 @@ FORMAT = "benchreport"
 TEXT_COLUMNS = ("run", "id", "finish_reason", "prompt_sha256", "error")
 NUMBER_COLUMNS = (
     "t_send", "t_first", "t_end", "reported_tps", "prompt_tokens", "output_tokens",
-    "n_chunks", "chunk_tokens",
+    "n_chunks", "chunk_tokens", "ttft", "e2e",
 )  # fmt: skip
+#: Durations a tool measured without absolute times (LLMPerf): written, as the native writer
+#: does, only for rows without a send time (elsewhere the table derives them from the times).
+DURATION_COLUMNS = ("ttft", "e2e")
 #: Rows written at a time, and rows a row group of the file holds (readers take a group
 #: at a time: a bounded batch).
 ROW_GROUP = 1 << 17
@@ -137,6 +140,10 @@ def _request_batch(requests: pd.DataFrame) -> pa.RecordBatch:
     chunk = requests["chunk_tokens"].to_numpy(dtype="float64", na_value=np.nan)
     whole = np.isfinite(chunk) & (chunk >= 1) & (np.mod(chunk, 1) == 0)
     columns["chunk_tokens"] = pa.array(chunk, pa.float64(), mask=~whole)
+    timed = ~np.isnan(requests["t_send"].to_numpy(dtype="float64", na_value=np.nan))
+    for c in DURATION_COLUMNS:
+        values = requests[c].to_numpy(dtype="float64", na_value=np.nan)
+        columns[c] = pa.array(values, pa.float64(), mask=timed | ~np.isfinite(values))
     columns["token_times"] = _token_times(requests["token_times"])
     columns["source_path"] = pa.array(
         requests["source_path"].astype(str).to_numpy(dtype=object), pa.string()

@@ -1,4 +1,5 @@
-"""`benchreport convert FILE --to out.jsonl`: any supported format → the native trace."""
+"""`benchreport convert FILE --to out.jsonl` (or out.parquet): any supported format → the native
+trace."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from reporter.safetext import echo
     "out",
     required=True,
     type=click.Path(dir_okay=False),
-    help="Write the native trace (JSON Lines, schema benchreport/1) here.",
+    help="Write the native trace (schema benchreport/1) here: JSON Lines, or Parquet for a "
+    "path ending in .parquet (which `audit` reads, also streamed).",
 )
 @input_options
 @click.option("--lenient", is_flag=True, help="Convert the good records; count and skip the bad.")

@@ -22,12 +22,18 @@ WITH rows AS (
         (finish_reason IS NULL
             OR finish_reason NOT IN ('error', 'abort', 'cancelled', 'time_limit', 'too_short'))
             AND error IS NULL AS ok,
-        t_first - t_send AS ttft,
-        t_end - t_send AS e2e,
-        t_end - t_first AS decode_s,
-        CASE WHEN output_tokens >= 2 AND t_end - t_first > 0
-            THEN output_tokens / (t_end - t_first) END AS decode_tps
+        -- a tool's own durations stand in where there are no absolute times (LLMPerf)
+        coalesce(t_first - t_send, ttft) AS ttft,
+        coalesce(t_end - t_send, e2e) AS e2e,
+        coalesce(t_end - t_first, e2e - ttft) AS decode_s
     FROM requests
+),
+timed AS (
+    SELECT
+        *,
+        CASE WHEN output_tokens >= 2 AND decode_s > 0
+            THEN output_tokens / decode_s END AS decode_tps
+    FROM rows
 ),
 figures AS (
     SELECT
@@ -55,7 +61,7 @@ figures AS (
         median(e2e) FILTER (WHERE ok) AS median_e2e_s,
         sum(decode_s) FILTER (WHERE ok AND t_first IS NOT NULL AND t_end IS NOT NULL)
             AS decode_total_s
-    FROM rows
+    FROM timed
     GROUP BY run
 ),
 decoding AS (

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,7 @@ from reporter.api import convert_file
 from reporter.stream.aggregates import EXACT, SKETCHED, aggregate
 from reporter.stream.sketch import RELATIVE_ACCURACY, QuantileSketch
 from reporter.stream.sql import duckdb_aggregates, run_aggregates_sql
+from tests.adapters.conftest import REAL
 from tests.adapters.test_detect import REAL_FILES
 
 TRACES = Path(__file__).resolve().parents[2] / "traces"
@@ -32,6 +34,14 @@ COMPARED = (
     "requests", "ok", "output_tokens", "t0", "t1", "sum_reported_tps", "out_min", "out_max",
     "out_mean", "send_spread_s", "prompt_tokens_total", "prompt_tokens_mean",
 )  # fmt: skip
+
+
+@pytest.fixture
+def real() -> Any:
+    """`real("vllm/x.json")`: a real file, read in place (skipped when the folder is absent)."""
+    if not REAL.is_dir():
+        pytest.skip("../shared/real-traces is absent")
+    return lambda name: REAL / name
 
 
 def in_memory(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:

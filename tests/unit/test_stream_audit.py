@@ -17,7 +17,7 @@ from reporter import api
 from reporter.cli import main
 from reporter.errors import TraceError, UsageError
 from reporter.stream import audit as streamed
-from tests.adapters.conftest import HERE
+from tests.adapters.conftest import HERE, REAL
 from tests.adapters.test_detect import FIXTURES, REAL_FILES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,6 +27,14 @@ SHIPPED = [
     pytest.param(p.name, marks=() if p.name in QUICK else pytest.mark.slow)
     for p in sorted(TRACES.glob("*.jsonl"))
 ]
+
+
+@pytest.fixture
+def real() -> Any:
+    """`real("vllm/x.json")`: a real file, read in place (skipped when the folder is absent)."""
+    if not REAL.is_dir():
+        pytest.skip("../shared/real-traces is absent")
+    return lambda name: REAL / name
 
 
 def without_notes(verdict: dict[str, Any]) -> dict[str, Any]:
