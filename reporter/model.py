@@ -283,6 +283,12 @@ class Verdict:
     def fired(self) -> list[Finding]:
         return [f for f in self.findings if f.fired]
 
+    def reaches(self, severity: Severity | str) -> bool:
+        """Whether a finding of `severity` ("error", "warning", "info") or worse fired: the
+        `--fail-on` gate, for a CI job or a script (`sys.exit(verdict.reaches("error"))`)."""
+        at = severity if isinstance(severity, Severity) else Severity[severity.strip().upper()]
+        return any(f.fired and f.severity >= at for f in self.findings)
+
     def to_dict(self, *, include_series: bool = False) -> dict[str, Any]:
         """The machine verdict (DESIGN.md): stable keys, numbers rounded, strict JSON.
 

@@ -21,11 +21,12 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from reporter.errors import UsageError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MIB = 1 << 20
 GIB = 1 << 30
@@ -114,6 +115,8 @@ def read_rate(
     """Stream through a buffer of `buffer_bytes` `passes` times; the best pass's GB/s."""
     if passes < 1:
         raise UsageError(f"passes {passes}: expected at least 1")
+    import numpy as np  # here, not at the top: `benchreport --help` imports this module
+
     threads = threads or os.cpu_count() or 1
     arr = np.ones(buffer_bytes // 8, dtype=np.float64)  # written once: every page is resident
     parts = _chunks(arr, threads)

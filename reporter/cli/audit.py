@@ -7,17 +7,11 @@ import sys
 
 import click
 
-from reporter import api, rules
 from reporter.cli.errors import ExitCode
 from reporter.cli.options import input_options
 from reporter.errors import UsageError
 from reporter.render.annotations import OUTPUT_FORMATS
 from reporter.safetext import echo, echo_json
-from reporter.types import Severity
-
-
-def _severity_at(fail_on: str) -> Severity | None:
-    return None if fail_on == "never" else Severity[fail_on.upper()]
 
 
 @click.command()
@@ -150,6 +144,7 @@ def audit(
          (one line naming the file; --debug prints the traceback)
     130  interrupted
     """
+    from reporter import api, rules
     from reporter.render.text import render_text
 
     if json_out == "-" and output_format != "text":
@@ -208,8 +203,7 @@ def audit(
     )
     for path in written:
         echo(f"wrote {path}", err=True, layout=False)
-    at = _severity_at(fail_on)
-    if at is not None and any(f.fired and f.severity >= at for f in verdict.findings):
+    if fail_on != "never" and verdict.reaches(fail_on):
         sys.exit(ExitCode.FINDINGS)
 
 
@@ -218,6 +212,8 @@ def audit(
 @input_options
 def validate(files: tuple[str, ...], fmt: str, mapping: str | None) -> None:
     """Check FILE... against the schema; every problem with its file:line."""
+    from reporter import api
+
     partials = api.validate(list(files), fmt, options={"mapping": mapping} if mapping else None)
     for p in partials:
         assert p.input is not None

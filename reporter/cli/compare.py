@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
-from reporter import api, compare
 from reporter.errors import UsageError
-from reporter.metrics import run_stats
-from reporter.model import finite_only
 from reporter.safetext import echo, echo_json
+
+if TYPE_CHECKING:
+    from reporter.compare import Comparison
 
 
 @click.command(name="compare")
@@ -49,6 +50,9 @@ def compare_cmd(run_a: str, run_b: str, traces: tuple[str, ...], fmt: str, as_js
     token, the decode-rate ratio is also split into bytes per token × achieved bandwidth
     (METHOD.md §6: 1.52 × 1.56 = 2.37).
     """
+    from reporter import compare
+    from reporter.model import finite_only
+
     result = _compare(run_a, run_b, traces, fmt)  # errors: exit 2 (reporter.cli.errors)
     if as_json:
         reasons: dict[str, str] = {}
@@ -66,7 +70,10 @@ def _plain(value: object) -> object:
     return str(value)
 
 
-def _compare(run_a: str, run_b: str, traces: tuple[str, ...], fmt: str) -> compare.Comparison:
+def _compare(run_a: str, run_b: str, traces: tuple[str, ...], fmt: str) -> Comparison:
+    from reporter import api, compare
+    from reporter.metrics import run_stats
+
     files = list(traces)
     for name in (run_a, run_b):
         path, _ = compare.split_name(name)

@@ -7,20 +7,16 @@ import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import click
 
 from reporter.cli.errors import ExitCode
 from reporter.errors import UsageError
-from reporter.ingest.limits import require_regular
-from reporter.recorder.client import RequestState
-from reporter.recorder.config import RecordConfig
-from reporter.recorder.lengths import parse_length
-from reporter.recorder.prompts import load_prompts
-from reporter.recorder.run import Observer, RecordResult, RunResult, record
-from reporter.recorder.workload import load_dataset
-from reporter.safetext import echo, visible
+from reporter.safetext import echo
+
+if TYPE_CHECKING:
+    from reporter.recorder.run import RecordResult
 
 
 def _ints(text: str, option: str) -> tuple[int, ...]:
@@ -62,104 +58,6 @@ def _params(items: tuple[str, ...]) -> dict[str, Any]:
                 f"--param {key.strip()}: nested too deeply; expected a JSON value or text"
             ) from None
     return out
-
-
-class _Progress(Observer):
-    """A rich progress bar on stderr when it is a terminal, one line per run otherwise."""
-
-    def __init__(self, quiet: bool) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
-
-        self.console = Console(stderr=True, highlight=False)
-        self.quiet = quiet
-        self.live = self.console.is_terminal and not quiet
-        self.progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[tokens]} tok"), TimeElapsedColumn(),
-            console=self.console, transient=False, disable=not self.live, refresh_per_second=4,
-        )  # fmt: skip
-        self.tasks: dict[str, Any] = {}
-        self.tokens: dict[str, int] = {}
-
-    def __enter__(self) -> _Progress:
-        self.progress.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
-
-    def sweep_started(self, runs: list[tuple[str, int]]) -> None:
-        from rich.markup import escape
-
-        for run_id, total in runs:
-            self.tasks[run_id] = self.progress.add_task(
-                escape(visible(run_id)), total=total, tokens=0, start=False
-            )
-
-    def run_started(self, run_id: str, total: int) -> None:
-        if run_id in self.tasks:
-            self.progress.start_task(self.tasks[run_id])
-
-    def request_done(self, run_id: str, state: RequestState) -> None:
-        self.tokens[run_id] = self.tokens.get(run_id, 0) + (state.output_tokens()[0] or 0)
-        if run_id in self.tasks:
-            self.progress.update(self.tasks[run_id], advance=1, tokens=self.tokens[run_id])
-
-    def run_finished(self, result: RunResult) -> None:
-        if not self.live and not self.quiet:
-            self.console.print(
-                visible(
-                    f"{result.id}: {result.finished}/{result.sent} requests, "
-                    f"{result.output_tokens} tokens, {_f(result.aggregate_tps)} tok/s"
-                ),
-                markup=False,
-            )
-
-    def note(self, text: str) -> None:
-        if not self.quiet:
-            # notes quote what the server said: no markup, controls shown as escapes
-            self.console.print(f"note: {visible(text)}", markup=False)
-
-
-def _f(value: float | None, digits: int = 1) -> str:
-    return "n/a" if value is None else f"{value:,.{digits}f}"
-
-
-def summary_lines(result: RecordResult) -> list[str]:
-    """The table printed at the end: total ÷ wall per run, and the checks that matter."""
-    lines = [
-        f"{'run':<34} {'N':>4} {'ok/sent':>8} {'tokens':>8} {'wall s':>8} "
-        f"{'tok/s':>8} {'TTFT p50':>9} {'forced':>8} {'lag p99':>8} {'CPU %':>6}"
-    ]
-    for r in result.runs:
-        n = str(r.concurrency) if r.concurrency is not None else f"{r.rate:g}/s"
-        forced = (
-            "-"
-            if r.forced_requested is None
-            else "ok"
-            if not r.not_honoured
-            else f"{r.not_honoured} short"
-        )
-        h = r.health
-        lag = _f(h.loop_lag_p99_ms, 2) + " ms" if h and h.loop_lag_p99_ms is not None else "n/a"
-        cpu = _f(h.cpu_percent, 0) if h else "n/a"
-        ttft = _f(r.ttft_p50_s, 3) + " s" if r.ttft_p50_s is not None else "n/a"
-        lines.append(
-            f"{r.id:<34} {n:>4} {f'{r.ok}/{r.sent}':>8} {r.output_tokens:>8} "
-            f"{_f(r.wall_s, 2):>8} {_f(r.aggregate_tps):>8} {ttft:>9} {forced:>8} "
-            f"{lag:>8} {cpu:>6}" + ("  interrupted" if r.interrupted else "")
-        )
-    lines.append("tok/s is total output tokens ÷ wall clock (first send to last end).")
-    if result.dropped_params:
-        lines.append(f"refused by the server and dropped: {', '.join(result.dropped_params)}")
-    return lines
 
 
 #: `record --help` in sections, each option under the question it answers.
@@ -422,6 +320,8 @@ def record_cmd(**options: Any) -> None:
     sending, lets in-flight requests finish for --grace seconds and marks the run
     interrupted (exit code 130).
     """
+    from reporter.cli.progress import summary_lines
+
     result = _record(**options)  # the options, typed one by one, are _record's parameters
     for line in summary_lines(result):
         echo(line, layout=False)
@@ -483,6 +383,15 @@ def _record(
     json_out: str | None,
     quiet: bool,
 ) -> RecordResult:
+    # the recorder (httpx, numpy) is imported when a recording starts, not for --help
+    from reporter.cli.progress import Progress
+    from reporter.ingest.limits import require_regular
+    from reporter.recorder.config import RecordConfig
+    from reporter.recorder.lengths import parse_length
+    from reporter.recorder.prompts import load_prompts
+    from reporter.recorder.run import record
+    from reporter.recorder.workload import load_dataset
+
     if not base_url.startswith(("http://", "https://")):
         raise UsageError(f"BASE_URL {base_url!r}; expected http://host:port")
     if json_out and not audit_after:
@@ -532,7 +441,7 @@ def _record(
         metrics_url=metrics_url, scrape_metrics=not no_metrics, server_log=server_log,
         append=append, group=group, fsync=fsync,
     )  # fmt: skip
-    with _Progress(quiet) as progress:
+    with Progress(quiet) as progress:
         return record(cfg, progress)
 
 

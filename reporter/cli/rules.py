@@ -1,24 +1,71 @@
-"""`benchreport rules` and `benchreport explain CODE`: the rules and their documentation."""
+"""`benchreport rules` and `benchreport explain CODE`: the rules, their thresholds and pages.
+
+Both read `reporter.rulebook` (the rules' source, not the rules): no pandas, no pyarrow.
+"""
 
 from __future__ import annotations
 
+import json
+
 import click
 
-from reporter import rules
+from reporter import rulebook
+from reporter.cli.options import json_option, write_json
 from reporter.safetext import echo
 
 
-@click.command(name="rules")
-def rules_cmd() -> None:
-    """List the rules: code, name, severity, status."""
-    for rule in rules.REGISTRY.values():
-        echo(f"{rule.code}  {rule.name:<34} {rule.severity!s:<8} {rule.status:<7} {rule.summary}")
+@click.command(name="rules", short_help="List the rules, or the thresholds they decide by.")
+@click.option(
+    "--thresholds",
+    is_flag=True,
+    help="List every configurable threshold: its default, valid range, the rules deciding "
+    "by it and why it has its value (override in a --config TOML file, [thresholds]).",
+)
+@json_option("the list")
+def rules_cmd(thresholds: bool, json_out: str | None) -> None:
+    """List the rules: code, name, severity, status and what each checks.
+
+    With --thresholds, list the thresholds instead.
+    """
+    if thresholds:
+        entries = rulebook.thresholds()
+        if json_out:
+            write_json(_dumps([e.to_dict() for e in entries]), json_out)
+            return
+        for e in entries:
+            users = ", ".join(e.rules) or e.module
+            echo(f"{e.name:<28} {e.default:<7g} {e.range_text():<9} {users}")
+            echo(f"{'':<28} {e.reason}")
+        return
+    pages = rulebook.pages().values()
+    if json_out:
+        write_json(_dumps([p.to_dict() for p in pages]), json_out)
+        return
+    for p in pages:
+        echo(f"{p.code}  {p.name:<34} {p.severity!s:<8} {p.status:<7} {p.summary}")
 
 
-@click.command()
+@click.command(short_help="Print one rule's documentation page (e.g. BR003).")
 @click.argument("code")
-def explain(code: str) -> None:
-    """Print the documentation page of one rule (e.g. BR003)."""
-    rule = rules.lookup(code)
-    echo(f"{rule.code} {rule.name} ({rule.severity}, {rule.status} since {rule.since})\n")
-    echo(rule.doc.strip())
+@json_option("the page, with the rule's thresholds")
+def explain(code: str, json_out: str | None) -> None:
+    """Print the documentation page of one rule (e.g. BR003) and the thresholds it uses."""
+    page = rulebook.lookup(code)
+    if json_out:
+        by_name = {e.name: e for e in rulebook.thresholds()}
+        data = page.to_dict()
+        data["thresholds"] = [by_name[name].to_dict() for name in page.thresholds]
+        write_json(_dumps(data), json_out)
+        return
+    echo(f"{page.code} {page.name} ({page.severity}, {page.status} since {page.since})\n")
+    echo(page.doc.strip())
+    if page.thresholds:
+        echo("\n## Thresholds")
+        by_name = {e.name: e for e in rulebook.thresholds()}
+        for name in page.thresholds:
+            e = by_name[name]
+            echo(f"- {name} = {e.default:g} ({e.range_text()}): {e.reason}")
+
+
+def _dumps(data: object) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2)

@@ -10,13 +10,10 @@ from pathlib import Path
 
 from reporter.config import THRESHOLDS, Config
 from reporter.errors import UsageError
+from reporter.rulebook import REDIRECTS, REMOVED
 from reporter.rules.base import AuditData, Finding, Rule
 
 CODE_RE = re.compile(r"^BR\d{3}$")
-#: Renamed codes: old → new (never reuse a code).
-REDIRECTS: dict[str, str] = {}
-#: Retired codes and the version that retired them.
-REMOVED: dict[str, str] = {}
 
 
 def _discover() -> dict[str, Rule]:

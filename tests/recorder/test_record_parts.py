@@ -198,7 +198,7 @@ def test_cli_records_summarises_and_audits(engine, tmp_path):
 
 
 def test_api_key_comes_from_the_named_variable(monkeypatch, tmp_path):
-    from reporter.cli import record as cli_record
+    from reporter.recorder import run as recorder_run
 
     seen = {}
 
@@ -206,7 +206,7 @@ def test_api_key_comes_from_the_named_variable(monkeypatch, tmp_path):
         seen["key"] = cfg.api_key
         raise UsageError("stop here")
 
-    monkeypatch.setattr(cli_record, "record", fake_record)
+    monkeypatch.setattr(recorder_run, "record", fake_record)
     monkeypatch.setenv("MY_KEY", "k-123")
     result = CliRunner().invoke(main, ["record", "http://127.0.0.1:9", "-m", "m", "--out",
                                        os.fspath(tmp_path / "x.jsonl"), "--api-key-env",

@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         "reporter.types", "reporter.errors", "reporter.safetext", "reporter.resources",
         "reporter.version", "reporter.findings", "reporter.model", "reporter.grouping",
         "reporter.latency",
-        "reporter.bandwidth", "reporter.refengine", "reporter.probe",
+        "reporter.bandwidth", "reporter.refengine", "reporter.probe", "reporter.rulebook",
     ]),
     ("reading and writing traces", [
         "reporter.ingest", "reporter.table", "reporter.adapters", "reporter.serverlog",

@@ -44,6 +44,13 @@ def test_wheel_ships_the_schema_and_the_templates(wheel: Path) -> None:
     assert "reporter/_data/templates/report.html.j2" in names
     assert "reporter/cli/__init__.py" in names
     assert "reporter/cli/audit.py" in names
+    assert "reporter/py.typed" in names  # type checkers read the annotations (PEP 561)
+
+
+def test_wheel_version_is_the_one_in_the_source(wheel: Path) -> None:
+    from reporter.version import __version__
+
+    assert wheel.name.startswith(f"benchreport-{__version__}-")
 
 
 def test_installed_package_audits_from_another_directory(wheel: Path, tmp_path: Path) -> None:

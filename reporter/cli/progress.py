@@ -1,0 +1,107 @@
+"""What `benchreport record` shows while it records and when it is done."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reporter.recorder.client import RequestState
+from reporter.recorder.run import Observer, RecordResult, RunResult
+from reporter.safetext import visible
+
+
+class Progress(Observer):
+    """A rich progress bar on stderr when it is a terminal, one line per run otherwise."""
+
+    def __init__(self, quiet: bool) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self.console = Console(stderr=True, highlight=False)
+        self.quiet = quiet
+        self.live = self.console.is_terminal and not quiet
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[tokens]} tok"), TimeElapsedColumn(),
+            console=self.console, transient=False, disable=not self.live, refresh_per_second=4,
+        )  # fmt: skip
+        self.tasks: dict[str, Any] = {}
+        self.tokens: dict[str, int] = {}
+
+    def __enter__(self) -> Progress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def sweep_started(self, runs: list[tuple[str, int]]) -> None:
+        from rich.markup import escape
+
+        for run_id, total in runs:
+            self.tasks[run_id] = self.progress.add_task(
+                escape(visible(run_id)), total=total, tokens=0, start=False
+            )
+
+    def run_started(self, run_id: str, total: int) -> None:
+        if run_id in self.tasks:
+            self.progress.start_task(self.tasks[run_id])
+
+    def request_done(self, run_id: str, state: RequestState) -> None:
+        self.tokens[run_id] = self.tokens.get(run_id, 0) + (state.output_tokens()[0] or 0)
+        if run_id in self.tasks:
+            self.progress.update(self.tasks[run_id], advance=1, tokens=self.tokens[run_id])
+
+    def run_finished(self, result: RunResult) -> None:
+        if not self.live and not self.quiet:
+            self.console.print(
+                visible(
+                    f"{result.id}: {result.finished}/{result.sent} requests, "
+                    f"{result.output_tokens} tokens, {_f(result.aggregate_tps)} tok/s"
+                ),
+                markup=False,
+            )
+
+    def note(self, text: str) -> None:
+        if not self.quiet:
+            # notes quote what the server said: no markup, controls shown as escapes
+            self.console.print(f"note: {visible(text)}", markup=False)
+
+
+def _f(value: float | None, digits: int = 1) -> str:
+    return "n/a" if value is None else f"{value:,.{digits}f}"
+
+
+def summary_lines(result: RecordResult) -> list[str]:
+    """The table printed at the end: total ÷ wall per run, and the checks that matter."""
+    lines = [
+        f"{'run':<34} {'N':>4} {'ok/sent':>8} {'tokens':>8} {'wall s':>8} "
+        f"{'tok/s':>8} {'TTFT p50':>9} {'forced':>8} {'lag p99':>8} {'CPU %':>6}"
+    ]
+    for r in result.runs:
+        n = str(r.concurrency) if r.concurrency is not None else f"{r.rate:g}/s"
+        forced = (
+            "-"
+            if r.forced_requested is None
+            else "ok"
+            if not r.not_honoured
+            else f"{r.not_honoured} short"
+        )
+        h = r.health
+        lag = _f(h.loop_lag_p99_ms, 2) + " ms" if h and h.loop_lag_p99_ms is not None else "n/a"
+        cpu = _f(h.cpu_percent, 0) if h else "n/a"
+        ttft = _f(r.ttft_p50_s, 3) + " s" if r.ttft_p50_s is not None else "n/a"
+        lines.append(
+            f"{r.id:<34} {n:>4} {f'{r.ok}/{r.sent}':>8} {r.output_tokens:>8} "
+            f"{_f(r.wall_s, 2):>8} {_f(r.aggregate_tps):>8} {ttft:>9} {forced:>8} "
+            f"{lag:>8} {cpu:>6}" + ("  interrupted" if r.interrupted else "")
+        )
+    lines.append("tok/s is total output tokens ÷ wall clock (first send to last end).")
+    if result.dropped_params:
+        lines.append(f"refused by the server and dropped: {', '.join(result.dropped_params)}")
+    return lines
