@@ -8,9 +8,8 @@ import sys
 import click
 
 from reporter.cli.errors import ExitCode
-from reporter.cli.options import input_options
+from reporter.cli.options import OUTPUT_FORMATS, input_options
 from reporter.errors import UsageError
-from reporter.render.annotations import OUTPUT_FORMATS
 from reporter.safetext import echo, echo_json
 
 

@@ -16,6 +16,9 @@ FORMATS = (
     "auto", "benchreport", "guidellm", "aiperf", "genai-perf", "llmperf", "sglang", "vllm",
     "llama-bench", "custom",
 )  # fmt: skip
+#: The --output-format choices of audit (`reporter.render.annotations.OUTPUT_FORMATS`, which
+#: imports the verdict's records and numpy; the same test checks them).
+OUTPUT_FORMATS = ("text", "github", "concise")
 
 
 def input_options(func: F) -> F:

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from reporter.cli.options import FORMATS
+from reporter.cli.options import FORMATS, OUTPUT_FORMATS
 from tests.conftest import ROOT, TRACES
 
 DATA_STACK = ("pandas", "pyarrow", "numpy")
@@ -83,7 +83,9 @@ def test_a_json_only_audit_skips_the_report_stack() -> None:
     assert imported(args, ("pandas", *REPORT_STACK)) == ["pandas"]
 
 
-def test_the_format_choices_are_the_adapters() -> None:
+def test_the_choices_written_out_are_the_library_s() -> None:
     from reporter.adapters import ADAPTERS
+    from reporter.render import annotations
 
     assert ("auto", *ADAPTERS) == FORMATS
+    assert annotations.OUTPUT_FORMATS == OUTPUT_FORMATS
