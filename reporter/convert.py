@@ -21,7 +21,8 @@ import pandas as pd
 
 from reporter.errors import RenderError
 from reporter.ingest.validate import SCHEMA_NAME
-from reporter.table import RUN_COLUMNS, Tables
+from reporter.runfields import RECORD_ORDER, RUN_COLUMNS, RUN_FIELDS, RunField
+from reporter.table import Tables
 
 #: Run columns written in their own place of the run record (all others go to `extra`).
 _FLAT = set(RUN_COLUMNS)
@@ -78,79 +79,52 @@ def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
 
+def _written(field: RunField, value: Any) -> Any:
+    """One run-table value as the run record holds it (`RunField.write`)."""
+    match field.write:
+        case "id":
+            return str(value)
+        case "integer":
+            return _int(value)
+        case "number":
+            return _num(value)
+        case "string":
+            return _str(value)
+        case "rate":
+            return "inf" if _raw_number(value) == math.inf else _num(value)
+        case "strings":
+            return [str(v) for v in value or []] or None
+        case "dict":
+            return _drop_none(_plain(value or {})) or None
+        case "flag":
+            return True if value is True else None
+    return _plain(value)
+
+
+class _Object(dict[str, Any]):
+    """An object of the run record built from the field map (not a value such as `summary`)."""
+
+
+def _pruned(obj: _Object, top: bool) -> Any:
+    """The record's objects below the top, each without its nulls, and null when empty."""
+    inner = {k: _pruned(v, False) if isinstance(v, _Object) else v for k, v in obj.items()}
+    return inner if top else (_drop_none(inner) or None)
+
+
+_BY_PATH = {".".join(f.path): f for f in RUN_FIELDS if f.path is not None and f.write}
+
+
 def run_record(row: dict[str, Any]) -> dict[str, Any]:
-    """One run of the run table as a native run record."""
-    spec = _drop_none(
-        {
-            "enabled": _plain(row.get("spec_enabled")),
-            "method": _str(row.get("spec_method")),
-            "acceptance": _num(row.get("spec_acceptance")),
-        }
-    )
-    workload = _drop_none(
-        {
-            "concurrency": _int(row.get("concurrency")),
-            "output_tokens": _int(row.get("output_tokens_requested")),
-            "stop": _str(row.get("stop")),
-            "ignore_eos": _plain(row.get("ignore_eos")),
-            "min_tokens": _int(row.get("min_tokens")),
-            "temperature": _num(row.get("temperature")),
-            "prompt_tokens": _int(row.get("prompt_tokens")),
-            "context_tokens": _int(row.get("context_tokens")),
-            "request_rate": "inf"
-            if _raw_number(row.get("request_rate")) == math.inf
-            else _num(row.get("request_rate")),
-            "dataset": _str(row.get("dataset")),
-            "output_tokens_min": _int(row.get("output_tokens_requested_min")),
-            "phase": _str(row.get("phase")),
-            "content": _str(row.get("content")),
-            "speculative": spec or None,
-        }
-    )
-    record: dict[str, Any] = {
-        "kind": "run",
-        "schema": SCHEMA_NAME,
-        "id": str(row["run"]),
-        "tool": _drop_none(
-            {"name": _str(row.get("tool_name")), "version": _str(row.get("tool_version"))}
-        )
-        or None,
-        "engine": _drop_none(
-            {
-                "name": _str(row.get("engine_name")),
-                "version": _str(row.get("engine_version")),
-                "flags": [str(f) for f in row.get("engine_flags") or []] or None,
-            }
-        )
-        or None,
-        "model": _drop_none(
-            {
-                "name": _str(row.get("model_name")),
-                "params_total": _num(row.get("params_total")),
-                "params_active": _num(row.get("params_active")),
-                "quant": _str(row.get("quant")),
-                "bytes_per_token": _num(row.get("bytes_per_token")),
-                "working_set_bytes": _num(row.get("working_set_bytes")),
-            }
-        )
-        or None,
-        "hardware": _drop_none(
-            {
-                "name": _str(row.get("hardware_name")),
-                "bandwidth_nominal_gbps": _num(row.get("bandwidth_nominal_gbps")),
-                "bandwidth_measured_gbps": _num(row.get("bandwidth_measured_gbps")),
-            }
-        )
-        or None,
-        "workload": workload or None,
-        "repeat": _int(row.get("repeat")),
-        "group": _str(row.get("group")),
-        "interrupted": _plain(row.get("interrupted")),
-        "summary": _drop_none(_plain(row.get("summary") or {})) or None,
-        "derived": [str(d) for d in row.get("derived") or []] or None,
-        "source_format": _str(row.get("format")),
-        "concurrency_derived": True if row.get("concurrency_derived") is True else None,
-    }
+    """One run of the run table as a native run record (reporter.runfields)."""
+    top = _Object(kind="run", schema=SCHEMA_NAME)
+    for dotted in RECORD_ORDER:
+        field = _BY_PATH[dotted]
+        assert field.path is not None
+        place = top
+        for key in field.path[:-1]:
+            place = place.setdefault(key, _Object())
+        place[field.path[-1]] = _written(field, row.get(field.column))
+    record: dict[str, Any] = _pruned(top, True)
     for key, value in (row.get("extra") or {}).items():
         if key not in record and key not in _FLAT and key != "kind":
             record[key] = _plain(value)

@@ -15,6 +15,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from reporter import runfields
+
 #: Request columns as adapters deliver them (any subset; the rest is filled with nulls).
 REQUEST_FLOATS = (
     "t_send",
@@ -30,62 +32,9 @@ REQUEST_STRINGS = ("run", "id", "finish_reason", "prompt_sha256", "error", "sour
 REQUEST_OBJECTS = ("token_times",)
 REQUEST_COLUMNS = (*REQUEST_STRINGS[:2], *REQUEST_FLOATS, *REQUEST_STRINGS[2:], "source_line")
 
-#: Run columns: the run record flattened (workload.*, model.*, ...) plus provenance.
-RUN_COLUMNS: dict[str, str] = {
-    "run": "str",
-    "group": "str",
-    "group_explicit": "bool",
-    "concurrency": "float",
-    "concurrency_derived": "bool",
-    "repeat": "float",
-    "stop": "str",
-    "output_tokens_requested": "float",
-    "ignore_eos": "object",
-    "min_tokens": "float",
-    "temperature": "float",
-    "prompt_tokens": "float",
-    "context_tokens": "float",
-    # Open-loop arrival rate the tool targeted (req/s); inf = every request sent at once
-    # (vLLM/SGLang "inf"); None = not an open-loop run or not recorded. A load axis distinct
-    # from `concurrency` (a closed-loop client limit).
-    "request_rate": "float",
-    # The prompt source the tool named ("random", "sharegpt", ...; None = not recorded).
-    "dataset": "str",
-    # Lower end of the requested output length when the tool drew each request's length from
-    # a range [min, output_tokens_requested] (SGLang random_range_ratio < 1); None otherwise.
-    "output_tokens_requested_min": "float",
-    # What a single-stream micro-benchmark test times (llama-bench): "prompt" (pp: prompt
-    # tokens ÷ time, no output), "generation" (tg) or "prompt+generation"; None for runs of
-    # requests, which have both phases.
-    "phase": "str",
-    "content": "str",
-    "spec_enabled": "object",
-    "spec_method": "str",
-    "spec_acceptance": "float",
-    "engine_name": "str",
-    "engine_version": "str",
-    "engine_flags": "object",
-    "tool_name": "str",
-    "tool_version": "str",
-    "model_name": "str",
-    "params_total": "float",
-    "params_active": "float",
-    "quant": "str",
-    "bytes_per_token": "float",
-    "working_set_bytes": "float",
-    "hardware_name": "str",
-    "bandwidth_nominal_gbps": "float",
-    "bandwidth_measured_gbps": "float",
-    "interrupted": "object",
-    "format": "str",
-    # What the tool itself summarised, for files without per-request rows (None elsewhere).
-    "summary": "object",
-    # Names of fields that were derived (by the adapter or here) rather than measured.
-    "derived": "object",
-    "extra": "object",
-    "source_path": "str",
-    "source_line": "float",
-}
+#: Run columns: the run record flattened (workload.*, model.*, ...) plus provenance, with
+#: their dtypes; each is declared, with its place in the record, in reporter.runfields.
+RUN_COLUMNS: dict[str, str] = runfields.RUN_COLUMNS
 
 CLAIM_COLUMNS = (
     "claim",

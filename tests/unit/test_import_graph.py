@@ -22,6 +22,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         "reporter.version", "reporter.findings", "reporter.model", "reporter.grouping",
         "reporter.latency",
         "reporter.bandwidth", "reporter.refengine", "reporter.probe", "reporter.rulebook",
+        "reporter.runfields",
     ]),
     ("reading and writing traces", [
         "reporter.ingest", "reporter.table", "reporter.adapters", "reporter.serverlog",
