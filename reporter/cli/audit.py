@@ -8,12 +8,12 @@ import sys
 import click
 
 from reporter.cli.errors import ExitCode
-from reporter.cli.options import OUTPUT_FORMATS, input_options
+from reporter.cli.options import OUTPUT_FORMATS, input_options, json_option
 from reporter.errors import UsageError
 from reporter.safetext import echo, echo_json
 
 
-@click.command()
+@click.command(short_help="Audit trace files and print the verdict.")
 @click.argument("files", nargs=-1, required=True, type=click.Path())  # a folder: Parquet parts
 @click.option(
     "-o",
@@ -24,12 +24,7 @@ from reporter.safetext import echo, echo_json
 )
 @click.option("--pdf", "pdf_out", type=click.Path(dir_okay=False), help="Write a PDF report.")
 @click.option("--md", "md_out", type=click.Path(dir_okay=False), help="Write a Markdown summary.")
-@click.option(
-    "--json",
-    "json_out",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="Write the JSON verdict (- for stdout).",
-)
+@json_option("the verdict")
 @click.option(
     "--json-series",
     is_flag=True,
@@ -136,6 +131,13 @@ def audit(
     """Audit FILE... and print the verdict (an HTML report is written by default).
 
     \b
+    Examples:
+      benchreport audit results.jsonl                      # report.html and the summary
+      benchreport audit bench.json --claim "aggregate=350 tok/s N=4 method=sum"
+      benchreport audit results.jsonl --no-html --json verdict.json --fail-on error   # CI
+      benchreport audit results.jsonl --json - --fail-on never | jq .verdict
+
+    \b
     Exit codes:
       0  audited; no finding at or above --fail-on fired
       1  audited; a finding at or above --fail-on fired
@@ -206,7 +208,7 @@ def audit(
         sys.exit(ExitCode.FINDINGS)
 
 
-@click.command()
+@click.command(short_help="Check files against the schema, each problem with its line.")
 @click.argument("files", nargs=-1, required=True, type=click.Path())  # a folder: Parquet parts
 @input_options
 def validate(files: tuple[str, ...], fmt: str, mapping: str | None) -> None:

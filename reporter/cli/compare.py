@@ -7,14 +7,15 @@ from typing import TYPE_CHECKING
 
 import click
 
+from reporter.cli.options import json_option, write_json
 from reporter.errors import UsageError
-from reporter.safetext import echo, echo_json
+from reporter.safetext import echo
 
 if TYPE_CHECKING:
     from reporter.compare import Comparison
 
 
-@click.command(name="compare")
+@click.command(name="compare", short_help="Explain why two runs' aggregates differ.")
 @click.argument("run_a", metavar="A")
 @click.argument("run_b", metavar="B")
 @click.option(
@@ -33,8 +34,10 @@ if TYPE_CHECKING:
     show_default=True,
     help="Input format of the traces; detected by default.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-def compare_cmd(run_a: str, run_b: str, traces: tuple[str, ...], fmt: str, as_json: bool) -> None:
+@json_option("the comparison")
+def compare_cmd(
+    run_a: str, run_b: str, traces: tuple[str, ...], fmt: str, json_out: str | None
+) -> None:
     """Explain the ratio A ÷ B of two runs' aggregates (total output tokens ÷ wall clock).
 
     A and B are run ids in the --trace files, or FILE:RUN (the file is then read too):
@@ -54,14 +57,14 @@ def compare_cmd(run_a: str, run_b: str, traces: tuple[str, ...], fmt: str, as_js
     from reporter.model import finite_only
 
     result = _compare(run_a, run_b, traces, fmt)  # errors: exit 2 (reporter.cli.errors)
-    if as_json:
+    if json_out:
         reasons: dict[str, str] = {}
         data = finite_only(result.to_dict(), "", reasons)  # strict JSON: no NaN, no Infinity
         if reasons:
             data["null_reasons"] = reasons
         text = json.dumps(data, ensure_ascii=False, indent=2, default=_plain, allow_nan=False)
-        echo_json(text)
-    else:
+        write_json(text, json_out)
+    if json_out != "-":  # the JSON on stdout stays alone there
         for line in compare.text_lines(result):
             echo(line, layout=False)
 

@@ -9,7 +9,7 @@ from reporter.cli.options import input_options
 from reporter.safetext import echo
 
 
-@click.command()
+@click.command(short_help="Convert another tool's results to a native trace.")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option(
     "--to",

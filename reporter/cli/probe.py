@@ -12,7 +12,7 @@ from reporter.errors import UsageError
 from reporter.safetext import echo
 
 
-@click.group(name="probe")
+@click.group(name="probe", short_help="Measure the machine's memory bandwidth (for BR015).")
 def probe_cmd() -> None:
     """Measure the machine (memory bandwidth) for the bandwidth-ceiling rule, BR015."""
 
@@ -26,7 +26,7 @@ def _size(text: str | None, option: str) -> int | None:
         raise UsageError(f"{option}: {exc}") from None
 
 
-@probe_cmd.command(name="bandwidth")
+@probe_cmd.command(name="bandwidth", short_help="Print the read bandwidth at growing buffer sizes.")
 @click.option(
     "--max-bytes",
     "max_text",

@@ -109,7 +109,7 @@ class RecordCommand(SectionedCommand):
     sections = HELP_SECTIONS
 
 
-@click.command(cls=RecordCommand)
+@click.command(cls=RecordCommand, short_help="Record a load test of an OpenAI-compatible server.")
 @click.argument("base_url")
 @click.option("--model", "-m", required=True, help="The model name the server expects.")
 @click.option(
