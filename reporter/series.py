@@ -16,7 +16,7 @@ import pandas as pd
 
 from reporter.auditdata import AuditData
 from reporter.model import MAX_COMPLETIONS, MAX_TIMELINE, Completions, RunSeries, Timeline
-from reporter.types import number
+from reporter.types import number, number_or_nan
 
 
 def even_sample(n: int, limit: int) -> np.ndarray:
@@ -24,14 +24,6 @@ def even_sample(n: int, limit: int) -> np.ndarray:
     if n <= limit:
         return np.arange(n)
     return np.unique(np.linspace(0, n - 1, limit).round().astype(int))
-
-
-def _f(value: Any) -> float:
-    """A table cell as a float (NaN when it is not a number)."""
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return float("nan")
 
 
 def _rate(value: Any) -> float | None:
@@ -74,7 +66,7 @@ def _single_request_time(
     group = str(runs.at[run_id, "group"])
     alone = runs[(runs["group"].astype(str) == group) & (runs["concurrency"] == 1)]
     for other in alone["run"]:
-        e2e = _f(data.stats.at[str(other), "median_e2e_s"])
+        e2e = number_or_nan(data.stats.at[str(other), "median_e2e_s"])
         if str(other) != run_id and math.isfinite(e2e) and e2e > 0:
             return e2e, str(other)
     return float(done[0]), None
@@ -91,9 +83,9 @@ def run_series(data: AuditData, run_id: str) -> RunSeries:
     rows = data.requests_of(run_id)
     rows = rows[rows["t_end"].notna()]
     stats = data.stats.loc[run_id]
-    t0 = _f(stats["t0"])
+    t0 = number_or_nan(stats["t0"])
     if not rows.empty and not math.isfinite(t0):
-        t0 = _f(rows["t_send"].min())
+        t0 = number_or_nan(rows["t_send"].min())
     if rows.empty or not math.isfinite(t0):
         return RunSeries(run_id, None, None)
     line = timeline(rows, t0, _rate(stats["prefill_rate"]))
@@ -106,5 +98,5 @@ def with_request_times(data: AuditData, runs: list[tuple[str, int | None]]) -> l
     return [
         run_id
         for run_id, requests in runs
-        if requests and not math.isnan(_f(data.stats.at[run_id, "t1"]))
+        if requests and not math.isnan(number_or_nan(data.stats.at[run_id, "t1"]))
     ]

@@ -21,6 +21,7 @@ from reporter.model import MAX_RUN_CHARTS, Completions, GroupSummary, RunSeries,
 from reporter.render import drawing
 from reporter.render import vegalite as alt
 from reporter.render.common import MAX_MESSAGE, Chart, num, pct, shown
+from reporter.types import number_or_nan
 
 #: Runs shown in the wall-clock split; groups shown against N.
 MAX_SPLIT_RUNS = 40
@@ -220,14 +221,6 @@ def _count_axis(n: int, start: int) -> alt.Axis:
     return alt.Axis(values=values, format=",d")
 
 
-def _f(value: Any) -> float:
-    """A table cell as a float (NaN when it is not a number)."""
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return float("nan")
-
-
 def _opt_rate(value: Any) -> float | None:
     try:
         rate = float(value)
@@ -423,7 +416,7 @@ def wall_split_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
     rows: list[dict[str, Any]] = []
     unknown = []
     for r in verdict.runs:
-        prefill, wall = _f(r.prefill_s), _f(r.wall_s)
+        prefill, wall = number_or_nan(r.prefill_s), number_or_nan(r.wall_s)
         if not (math.isfinite(prefill) and math.isfinite(wall) and wall > 0):
             unknown.append(r.id)
             continue
