@@ -235,7 +235,7 @@ class RecordCommand(SectionedCommand):
     "--context-tokens",
     type=click.IntRange(min=0),
     default=None,
-    help="Context length the figure is for.",
+    help="Context length the figure is for [default: the prompt length].",
 )
 @click.option(
     "--param",

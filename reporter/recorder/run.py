@@ -660,7 +660,10 @@ class Recorder:
                 "stop": "forced" if forced else "natural",
                 "ignore_eos": bool(forced and "ignore_eos" in params),
                 "min_tokens": params.get("min_tokens"), "temperature": cfg.temperature,
-                "prompt_tokens": prompt_tokens, "context_tokens": cfg.context_tokens,
+                "prompt_tokens": prompt_tokens,
+                # the context decoding starts from is the prompt, unless the user says more
+                "context_tokens": cfg.context_tokens
+                if cfg.context_tokens is not None else prompt_tokens,
                 "content": cfg.content, "request_rate": spec["rate"],
                 "speculative": spec_block,
             },

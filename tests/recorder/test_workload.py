@@ -116,6 +116,7 @@ def test_synthetic_prompts_are_exact_by_the_servers_tokenizer(engine, rec):
     assert prompts["tokens"]["min"] == min(counted)
     assert prompts["tokens"]["max"] == max(counted)
     assert wl["prompt_tokens"] == round(np.mean(counted))
+    assert wl["context_tokens"] == wl["prompt_tokens"]  # decoding starts from the prompt
     # drawn lengths below the maximum are not a forced length ignored
     assert finding(verdict, "BR007", "g-c4-r0")["outcome"] == "passed"
     end = next(r for r in trace if r["kind"] == "run_end")
