@@ -106,13 +106,15 @@ def drawn_chart(
     note: str = "",
     *,
     small: bool = False,
+    group: str = "",
+    run: str = "",
 ) -> Chart:
     """The chart drawn, or, when it cannot be drawn safely, left out with a note in its place.
 
     A trace string in a label can make vega write something `check_svg` refuses (a run id
     holding `url(` lands in an attribute); that costs the one chart, never the report.
     """
-    chart = Chart(chart_id, title, caption, "", note, small=small)
+    chart = Chart(chart_id, title, caption, "", note, small=small, group=group, run=run)
     if _waiting is not None:  # draw_charts draws it with the others
         _waiting.append((chart, spec))
         return chart
@@ -207,7 +209,9 @@ def run_chart(series: RunSeries, index: int) -> Chart | None:
         .to_dict()
     )
     chart_id = f"run-{index}"
-    return drawn_chart(chart_id, f"Run {shown(run_id)}", caption, spec, "; ".join(notes))
+    return drawn_chart(
+        chart_id, f"Run {shown(run_id)}", caption, spec, "; ".join(notes), run=run_id
+    )
 
 
 def _count_axis(n: int, start: int) -> alt.Axis:
@@ -405,7 +409,12 @@ def scaling_charts(verdict: Verdict, notes: list[str]) -> list[Chart]:
         )
         out.append(
             drawn_chart(
-                chart_id, f"Aggregate against N ({shown(group)})", caption, spec, small=True
+                chart_id,
+                f"Aggregate against N ({shown(group)})",
+                caption,
+                spec,
+                small=True,
+                group=group,
             )
         )
     return out

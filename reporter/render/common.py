@@ -90,3 +90,7 @@ class Chart:
     small: bool = False
     #: Why the chart was left out (it could not be drawn safely); printed in its place.
     left_out: str = ""
+    #: The group (sweep) or the run it is about, as in the verdict ("" for both: all runs);
+    #: the report shows it in that group's section.
+    group: str = ""
+    run: str = ""

@@ -11,7 +11,7 @@ import math
 import re
 import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reporter.findings import Finding, RuleDoc
@@ -37,6 +37,9 @@ from reporter.version import __version__
 
 #: Evidence rows shown per finding, and refs shown per finding.
 MAX_EVIDENCE_ROWS = 20
+#: Runs a report shows with every per-run table open; past it, the long per-run tables
+#: (latency, contents, provenance, checks that passed) are collapsed under <details>.
+HANDFUL = 6
 MAX_REFS = 12
 
 VERDICT_TEXT = {
@@ -111,6 +114,36 @@ class ClaimView:
     arithmetic: list[str]
     source: str
     ref: str
+    anchor: str = ""
+    findings: list[Link] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link within the report: the element's id and what the link says."""
+
+    anchor: str
+    text: str
+    #: error, warning or info for a link to a finding (its colour); "" otherwise.
+    severity: str = ""
+    #: What the link says on hover (a finding's rule name).
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class GroupSection:
+    """One group of runs (a sweep, repeats, or a single run) with all that is about it."""
+
+    anchor: str
+    name: str
+    why: str
+    load: str
+    slope: str
+    runs: list[RunView]
+    #: The group's chart against N, then its runs' timelines.
+    charts: list[Chart]
+    #: Findings about the group as a whole (BR005, BR016, ...).
+    findings: list[Link]
 
 
 @dataclass(frozen=True)
@@ -148,6 +181,9 @@ class RunView:
     derived: list[str]
     #: "p50 / p90 / p99" in milliseconds per latency metric, "" where unknown.
     latency: dict[str, str]
+    #: The run's element in its group's section, and the findings that concern it.
+    anchor: str = ""
+    findings: list[Link] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -172,6 +208,9 @@ class FindingView:
     refs_more: int
     evidence: EvidenceTable | None
     has_page: bool
+    #: The finding's element, and the runs (or claims) it concerns, each a link back.
+    anchor: str = ""
+    concerns: list[Link] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -237,6 +276,12 @@ class ReportContext:
     chart_notes: list[str] = field(default_factory=list)
     #: Whether any run has latency percentiles to print.
     has_latency: bool = False
+    #: One section per group, in the verdict's order (reporter.render.context.sections).
+    sections: list[GroupSection] = field(default_factory=list)
+    #: Charts about no one group (the wall-clock split, bandwidth).
+    overview_charts: list[Chart] = field(default_factory=list)
+    #: More than a handful of runs: the long per-run tables are collapsed.
+    collapse: bool = False
 
 
 @dataclass
@@ -572,12 +617,16 @@ def build_context(
     fired = _fired_sorted(verdict.findings)
     pages = rule_pages((f.code for f in fired), verdict.rule_docs)
     page_codes = {p.code for p in pages}
+    links = _Links(verdict)
     groups = []
     for severity in (Severity.ERROR, Severity.WARNING, Severity.INFO):
-        views = [finding_view(f, page_codes) for f in fired if f.severity is severity]
+        views = [
+            links.finding(finding_view(f, page_codes), f, f"finding-{severity}-{k}")
+            for k, f in enumerate((f for f in fired if f.severity is severity), start=1)
+        ]
         if views:
             groups.append(SeverityGroup(str(severity), SEVERITY_TITLE[severity], views))
-    runs = [run_view(r) for r in verdict.runs]
+    runs = [links.run(run_view(r), r.id) for r in verdict.runs]
     order = {o: i for i, o in enumerate(Outcome)}
     rest = sorted(
         (f for f in verdict.findings if not f.fired),
@@ -592,7 +641,7 @@ def build_context(
         claims=len(verdict.claims),
     )  # fmt: skip
     cmd = rerun_command(verdict, command)
-    claims = [claim_view(c, verdict) for c in verdict.claims]
+    claims = [links.claim(claim_view(c, verdict), c.check.claim) for c in verdict.claims]
     context = ReportContext(
         title=_title(verdict),
         verdict=str(verdict.verdict),
@@ -616,7 +665,9 @@ def build_context(
         counts=counts,
         rule_pages=pages,
         sweeps=[sweep_view(verdict, g) for g in verdict.groups if len(g.runs) > 1],
+        collapse=len(runs) > HANDFUL,
     )
+    drawn_charts: list[Chart] = []
     if charts:
         from reporter.render.charts import draw_charts
 
@@ -624,4 +675,95 @@ def build_context(
         context.charts.extend(drawn.overview)
         context.run_charts.extend(drawn.runs)
         context.chart_notes.extend(drawn.notes)
+        drawn_charts = [*drawn.overview, *drawn.runs]
+    context.sections.extend(sections(verdict, runs, drawn_charts, links))
+    placed = {c.id for section in context.sections for c in section.charts}
+    context.overview_charts.extend(c for c in context.charts if c.id not in placed)
     return context
+
+
+def sections(
+    verdict: Verdict, runs: list[RunView], drawn: list[Chart], links: _Links
+) -> list[GroupSection]:
+    """One section per group of the verdict: its runs, its chart against N, its timelines."""
+    by_id = dict(zip((r.id for r in verdict.runs), runs, strict=True))
+    out = []
+    for k, group in enumerate(verdict.groups, start=1):
+        members = set(group.runs)
+        view = sweep_view(verdict, group)
+        out.append(
+            GroupSection(
+                anchor=f"group-{k}",
+                name=view.name,
+                why=view.why,
+                load=view.load,
+                slope=view.slope,
+                runs=[by_id[r.id] for r in verdict.runs if r.id in members],
+                charts=[c for c in drawn if c.group == group.name or c.run in members],
+                findings=links.about(group.name),
+            )
+        )
+    grouped = {r for g in verdict.groups for r in g.runs}
+    if rest := [r.id for r in verdict.runs if r.id not in grouped]:
+        charts = [c for c in drawn if c.run in rest]
+        views = [by_id[r] for r in rest]
+        out.append(GroupSection("group-none", "Runs in no group", "", "", "", views, charts, []))
+    return out
+
+
+class _Links:
+    """Anchors of runs, claims and findings, and which findings concern which run.
+
+    A finding concerns the run it is about, every run of the group it is about, and the runs
+    of the claim it is about; each of those runs links to it and it links back to each.
+    Anchors are numbers, never the trace's own ids (which may hold anything).
+    """
+
+    def __init__(self, verdict: Verdict) -> None:
+        self.run_anchor = {r.id: f"run-row-{k}" for k, r in enumerate(verdict.runs, start=1)}
+        self.claim_anchor = {
+            c.check.claim: f"claim-{k}" for k, c in enumerate(verdict.claims, start=1)
+        }
+        groups = {g.name: g.runs for g in verdict.groups}
+        claims = {c.check.claim: c.check.runs for c in verdict.claims}
+        self.runs_of: dict[str, list[str]] = {}
+        for subject in {f.subject for f in verdict.findings}:
+            if subject in self.run_anchor:
+                self.runs_of[subject] = [subject]
+            elif subject in groups:
+                self.runs_of[subject] = list(groups[subject])
+            elif subject in claims:
+                self.runs_of[subject] = list(claims[subject])
+        self.to_findings: dict[str, list[Link]] = {}
+
+    def finding(self, view: FindingView, f: Finding, anchor: str) -> FindingView:
+        link = Link(anchor, f.code, str(f.severity), f.name)
+        concerns = []
+        if f.subject in self.claim_anchor:
+            concerns.append(Link(self.claim_anchor[f.subject], f"claim {shown(f.subject)}"))
+            self.to_findings.setdefault(f"claim:{f.subject}", []).append(link)
+        elif f.subject not in self.run_anchor:
+            self.to_findings.setdefault(f"about:{f.subject}", []).append(link)
+        for run in self.runs_of.get(f.subject, []):
+            if run in self.run_anchor:
+                concerns.append(Link(self.run_anchor[run], f"run {shown(run)}"))
+                self.to_findings.setdefault(f"run:{run}", []).append(link)
+        return replace(view, anchor=anchor, concerns=concerns)
+
+    def run(self, view: RunView, run_id: str) -> RunView:
+        return replace(
+            view,
+            anchor=self.run_anchor[run_id],
+            findings=self.to_findings.get(f"run:{run_id}", []),
+        )
+
+    def claim(self, view: ClaimView, claim_id: str) -> ClaimView:
+        return replace(
+            view,
+            anchor=self.claim_anchor[claim_id],
+            findings=self.to_findings.get(f"claim:{claim_id}", []),
+        )
+
+    def about(self, subject: str) -> list[Link]:
+        """Findings about a group or the audit itself, not one run or claim."""
+        return self.to_findings.get(f"about:{subject}", [])

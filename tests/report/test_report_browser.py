@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from PIL import Image, ImageStat
 
+from reporter import api
 from reporter.render.html import render_html
 from reporter.verdict import Verdict
 
@@ -238,3 +239,90 @@ def test_the_checks_see_a_page_that_fetches_and_errs(browser: DevTools, tmp_path
     assert "request: http://evil.invalid/x.png" in problems
     assert any(p.startswith("console error:") and "boom" in p for p in problems)
     assert info["active"] == 2
+
+
+NAVIGATION = """(() => {
+  const top = (el) => el.getBoundingClientRect().top + window.scrollY;
+  const bottom = (el) => el.getBoundingClientRect().bottom + window.scrollY;
+  const target = (a) => document.getElementById(a.getAttribute("href").slice(1));
+  const runOf = (row) => row.querySelector("td.id").textContent;
+  return {
+    screen: window.innerHeight,
+    verdict: bottom(document.querySelector("h1 .badge")),
+    claims: [...document.querySelectorAll("ol.claim-summary li")].map(
+      (li) => [li.querySelector(".claim-id").textContent, bottom(li)]),
+    runs: [...document.querySelectorAll("section.group tr[id]")].map(runOf),
+    // every finding: the runs its "Concerns" links lead to, and whether each of those
+    // runs links back to it
+    findings: [...document.querySelectorAll("article.finding")].map((card) => ({
+      id: card.id,
+      subject: card.querySelector(".subject").textContent,
+      concerns: [...card.querySelectorAll(".concerns a")].map((a) => {
+        const el = target(a);
+        const run = el && el.tagName === "TR" ? runOf(el) : null;
+        const back = el && el.tagName === "TR"
+          && [...el.querySelectorAll("a.flink")].some((b) => target(b) === card);
+        return [a.getAttribute("href"), el ? el.tagName : null, run, back];
+      }),
+    })),
+    runLinks: [...document.querySelectorAll("section.group tr[id] a.flink")].map(
+      (a) => [a.getAttribute("href"), target(a) ? target(a).className : null]),
+    collapsed: [...document.querySelectorAll("details.per-run")].map((d) => d.open),
+    detailTables: [...document.querySelectorAll("details.per-run table")].map(
+      (t) => [t.checkVisibility(), t.getBoundingClientRect().height]),
+  };
+})()"""
+
+
+@needs_chromium
+def test_shipped_traces_report_reads_verdict_first_and_links_findings_to_runs(
+    browser: DevTools, tmp_path: Path
+) -> None:
+    """Every shipped trace in one report: the first screen holds the verdict and every claim;
+    each finding about runs links to each run's row, and each of those rows links back to it;
+    the long per-run tables are collapsed on screen and printed open."""
+    root = Path(__file__).resolve().parents[2]
+    traces = sorted(str(p.relative_to(root)) for p in (root / "traces").glob("*.jsonl"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(root)
+        verdict = api.audit(traces)
+    page = tmp_path / "report.html"
+    page.write_text(render_html(verdict), encoding="utf-8")
+    url = page.as_uri()
+    session, _, _ = _open_offline(browser, url)
+    assert _problems(browser.events, url) == []
+    nav = browser.send("Runtime.evaluate", {"expression": NAVIGATION, "returnByValue": True},
+                       session)["result"]["value"]  # fmt: skip
+
+    assert nav["verdict"] < nav["screen"]
+    assert [c[0] for c in nav["claims"]] == [c.check.claim for c in verdict.claims]
+    assert all(bottom < nav["screen"] for _, bottom in nav["claims"]), nav["claims"]
+
+    assert sorted(nav["runs"]) == sorted(r.id for r in verdict.runs)
+    assert len(nav["runs"]) == len(verdict.runs) > 30
+    fired = [f for f in verdict.findings if f.fired]
+    assert len(nav["findings"]) == len(fired)
+    run_ids = {r.id for r in verdict.runs}
+    groups = {g.name: set(g.runs) for g in verdict.groups}
+    for card in nav["findings"]:
+        subject = card["subject"].strip("[]")
+        if subject in run_ids:
+            expected = {subject}
+        elif subject in groups:
+            expected = groups[subject]
+        else:
+            expected = {r for c in verdict.claims if c.check.claim == subject for r in c.check.runs}
+        runs = {run for _, tag, run, _ in card["concerns"] if tag == "TR"}
+        assert runs == expected, card
+        assert all(back for _, tag, _, back in card["concerns"] if tag == "TR"), card
+    about_runs = [f for f in fired if f.subject in run_ids]
+    assert len(about_runs) > 50
+    assert all(kind and "finding" in kind for _, kind in nav["runLinks"]), nav["runLinks"]
+
+    assert nav["collapsed"] == [False, False, False]
+    assert len(nav["detailTables"]) == 3
+    assert not any(shown for shown, _ in nav["detailTables"]), nav["detailTables"]
+    browser.send("Emulation.setEmulatedMedia", {"media": "print"}, session)
+    printed = browser.send("Runtime.evaluate", {"expression": NAVIGATION, "returnByValue": True},
+                           session)["result"]["value"]  # fmt: skip
+    assert all(shown and height > 100 for shown, height in printed["detailTables"]), printed

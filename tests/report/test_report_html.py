@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -164,3 +165,48 @@ def test_cli_default_html(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert result.exit_code == 0, result.output
     assert result.stderr == "wrote report.html\n"
     assert Path("report.html").is_file()
+
+
+def _rows_and_cards(html: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Each run row by its id, each finding card by its id (their HTML)."""
+    rows = dict(re.findall(r'<tr id="(run-row-\d+)">(.*?)</tr>', html, re.DOTALL))
+    cards = dict(re.findall(r'<article class="finding [^"]*" id="([^"]+)">(.*?)</article>',
+                            html, re.DOTALL))  # fmt: skip
+    return rows, cards
+
+
+def test_every_finding_about_a_run_is_linked_from_its_row_and_back(ladder_html: str) -> None:
+    rows, cards = _rows_and_cards(ladder_html)
+    assert len(rows) == 3 and cards
+    linked = 0
+    for card_id, card in cards.items():
+        for run in [a for a in parse(card).tags if a[0] == "a"]:
+            target = run[1]["href"][1:]
+            if target.startswith("run-row-"):
+                assert f'href="#{card_id}"' in rows[target], (card_id, target)
+                linked += 1
+    for row_id, row in rows.items():
+        for href in [a["href"][1:] for tag, a in parse(row).tags if tag == "a"]:
+            assert f'href="#{row_id}"' in cards[href], (row_id, href)
+    # BR001 on the claim's run, BR003 on two runs, BR005 on the whole ladder (3 runs), ...
+    assert linked >= 6
+
+
+def test_runs_are_shown_by_group_with_their_questions_and_charts(ladder_html: str) -> None:
+    section = ladder_html[ladder_html.index('<section class="group" id="group-1">') :]
+    section = section[: section.index("</section>")]
+    assert section.count('<tr id="run-row-') == 3
+    assert "<th>1. How was the aggregate computed?</th>" in section
+    assert 'id="chart-scaling-1"' in section and 'id="chart-run-3"' in section
+
+
+def test_long_per_run_tables_collapse_past_a_handful_of_runs(
+    fixture_verdicts: Callable[[str], Verdict],
+) -> None:
+    few = render_html(fixture_verdicts("ladder.jsonl"))
+    assert few.count('<details class="per-run" open>') == 3
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(ROOT)
+        many = render_html(api.audit(["traces/honest-batched.jsonl"]))
+    assert many.count('<details class="per-run">') == 3
+    assert '<details class="per-run" open>' not in many
