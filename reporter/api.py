@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reporter import adapters, claims, metrics, rules
 from reporter.auditdata import AuditData
@@ -17,6 +17,9 @@ from reporter.ingest.lines import Source
 from reporter.table import Partial, Tables, build
 from reporter.types import PathLike
 from reporter.verdict import Verdict, build_verdict
+
+if TYPE_CHECKING:
+    from reporter import compare as compare_
 
 
 def read_file(
@@ -156,6 +159,37 @@ def audit_tables(
     data = analyse(tables, config)
     findings = rules.run_rules(data, chosen)
     return build_verdict(data, data.claim_checks, findings, [r.page() for r in chosen])
+
+
+def compare(
+    run_a: str,
+    run_b: str,
+    traces: Sequence[PathLike] = (),
+    *,
+    fmt: str = "auto",
+    config: Config | None = None,
+) -> compare_.Comparison:
+    """Why the aggregates of two runs differ, factor by factor (`benchreport compare`).
+
+    A and B are run ids in `traces`, or `FILE:RUN` (the file is then read too). `config` is
+    the audit's: its `comparable_length_tolerance` is the one BR012 decides by.
+    """
+    from reporter import compare as compare_
+
+    files = [os.fspath(t) for t in traces]
+    for name in (run_a, run_b):
+        path, _ = compare_.split_name(name)
+        if path is not None and path not in files:
+            files.append(path)
+    if not files:
+        raise UsageError("no trace file: name the runs as FILE:RUN, or pass --trace FILE")
+    tables = load(files, fmt)
+    a = compare_.resolve(tables.runs, run_a)
+    b = compare_.resolve(tables.runs, run_b)
+    if a == b:
+        raise UsageError(f"A and B are the same run ({a}); expected two runs")
+    tolerance = (config or Config())[compare_.LENGTH_TOLERANCE]
+    return compare_.compare(tables.runs, metrics.run_stats(tables), a, b, tolerance=tolerance)
 
 
 #: Where the HTML report goes when no output is named (the current directory).

@@ -24,11 +24,18 @@ import pandas as pd
 
 from reporter import features
 from reporter.bandwidth import bytes_per_token, gb
+from reporter.config import threshold
 from reporter.errors import UsageError
 from reporter.types import number
 
-#: Lengths (prompt, context, requested output) within this fraction of each other are the same.
-LENGTH_TOLERANCE = 0.10
+#: Lengths (prompt, context, requested output) within this fraction of each other are the same
+#: (one threshold for `benchreport compare` and BR012, overridden by the same --config).
+LENGTH_TOLERANCE = threshold(
+    "comparable_length_tolerance",
+    0.10,
+    "prompt, context and output lengths within 10% change prefill and decode by a few "
+    "percent, the run-to-run noise of METHOD §7; beyond it they change what is measured",
+)
 
 CONDITION = "condition"
 SETUP = "setup"
@@ -280,7 +287,7 @@ def values(run: pd.Series, stats: pd.Series | None) -> dict[str, Any]:
 
 
 def diff(
-    va: dict[str, Any], vb: dict[str, Any], tolerance: float = LENGTH_TOLERANCE
+    va: dict[str, Any], vb: dict[str, Any], tolerance: float = LENGTH_TOLERANCE.default
 ) -> list[FactorDiff]:
     """Factor by factor: same, differs, known on one side only, or unknown on both."""
     out = []
@@ -385,7 +392,7 @@ class Step:
 
 
 def chain(
-    points: Sequence[Point], start: Point, end: Point, tolerance: float = LENGTH_TOLERANCE
+    points: Sequence[Point], start: Point, end: Point, tolerance: float = LENGTH_TOLERANCE.default
 ) -> list[Step]:
     """The finest path of runs from `start` to `end` (≥ 2 steps), or [] when there is none.
 
@@ -642,7 +649,7 @@ def compare(
     a: str,
     b: str,
     compared: frozenset[str] = frozenset(),
-    tolerance: float = LENGTH_TOLERANCE,
+    tolerance: float = LENGTH_TOLERANCE.default,
 ) -> Comparison:
     """Run a against run b: ratio a ÷ b of their aggregates, factors, chain from b to a."""
     indexed = runs.set_index("run", drop=False) if "run" in runs.columns else runs

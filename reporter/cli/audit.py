@@ -8,7 +8,7 @@ import sys
 import click
 
 from reporter.cli.errors import ExitCode
-from reporter.cli.options import OUTPUT_FORMATS, input_options, json_option
+from reporter.cli.options import OUTPUT_FORMATS, config_option, input_options, json_option
 from reporter.errors import UsageError
 from reporter.safetext import echo, echo_json
 
@@ -89,12 +89,7 @@ from reporter.safetext import echo, echo_json
     help="Exit 1 when a finding of this severity or worse fired.",
 )
 @click.option("--lenient", is_flag=True, help="Audit the good lines; count and skip the bad ones.")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    help="A TOML file with [thresholds] overrides.",
-)
+@config_option
 @click.option("--no-html", is_flag=True, help="Write no HTML report unless -o is given.")
 @click.option(
     "--stream/--no-stream",

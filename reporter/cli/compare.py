@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 import click
 
-from reporter.cli.options import json_option, write_json
-from reporter.errors import UsageError
+from reporter.cli.options import config_option, json_option, write_json
 from reporter.safetext import echo
-
-if TYPE_CHECKING:
-    from reporter.compare import Comparison
 
 
 @click.command(name="compare", short_help="Explain why two runs' aggregates differ.")
@@ -34,9 +29,15 @@ if TYPE_CHECKING:
     show_default=True,
     help="Input format of the traces; detected by default.",
 )
+@config_option
 @json_option("the comparison")
 def compare_cmd(
-    run_a: str, run_b: str, traces: tuple[str, ...], fmt: str, json_out: str | None
+    run_a: str,
+    run_b: str,
+    traces: tuple[str, ...],
+    fmt: str,
+    config_path: str | None,
+    json_out: str | None,
 ) -> None:
     """Explain the ratio A ÷ B of two runs' aggregates (total output tokens ÷ wall clock).
 
@@ -53,10 +54,11 @@ def compare_cmd(
     token, the decode-rate ratio is also split into bytes per token × achieved bandwidth
     (METHOD.md §6: 1.52 × 1.56 = 2.37).
     """
-    from reporter import compare
+    from reporter import api, compare, rules
     from reporter.model import finite_only
 
-    result = _compare(run_a, run_b, traces, fmt)  # errors: exit 2 (reporter.cli.errors)
+    # errors: exit 2 (reporter.cli.errors)
+    result = api.compare(run_a, run_b, traces, fmt=fmt, config=rules.load_config(config_path))
     if json_out:
         reasons: dict[str, str] = {}
         data = finite_only(result.to_dict(), "", reasons)  # strict JSON: no NaN, no Infinity
@@ -71,23 +73,3 @@ def compare_cmd(
 
 def _plain(value: object) -> object:
     return str(value)
-
-
-def _compare(run_a: str, run_b: str, traces: tuple[str, ...], fmt: str) -> Comparison:
-    from reporter import api, compare
-    from reporter.metrics import run_stats
-
-    files = list(traces)
-    for name in (run_a, run_b):
-        path, _ = compare.split_name(name)
-        if path is not None and path not in files:
-            files.append(path)
-    if not files:
-        raise UsageError("no trace file: name the runs as FILE:RUN, or pass --trace FILE")
-    tables = api.load(files, fmt)
-    a = compare.resolve(tables.runs, run_a)
-    b = compare.resolve(tables.runs, run_b)
-    if a == b:
-        raise UsageError(f"A and B are the same run ({a}); expected two runs")
-    stats = run_stats(tables)
-    return compare.compare(tables.runs, stats, a, b)

@@ -38,6 +38,14 @@ def input_options(func: F) -> F:
     )(func)
 
 
+config_option = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="A TOML file with [thresholds] overrides (benchreport rules --thresholds lists them).",
+)
+
+
 def json_option(what: str) -> Callable[[F], F]:
     """`--json FILE|-`, the same on every command: write `what` as JSON to FILE, or to
     stdout for `-` (also for `--json` given last, without a value)."""

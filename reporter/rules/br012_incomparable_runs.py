@@ -66,16 +66,11 @@ import math
 from typing import Any
 
 from reporter import compare
-from reporter.config import threshold
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
 from reporter.types import Outcome, Severity, fmt
 
-LENGTH_TOLERANCE = threshold(
-    "comparable_length_tolerance",
-    0.10,
-    "prompt, context and output lengths within 10% change prefill and decode by a few "
-    "percent, the run-to-run noise of METHOD §7; beyond it they change what is measured",
-)
+#: Declared with the comparison it tunes, so that `compare` and this rule read one value.
+LENGTH_TOLERANCE = compare.LENGTH_TOLERANCE
 
 
 def check(data: AuditData) -> list[Finding]:

@@ -58,3 +58,34 @@ def test_no_trace_exits_2():
     result = CliRunner().invoke(main, ["compare", "a", "b"])
     assert result.exit_code == 2
     assert result.output == ("no trace file: name the runs as FILE:RUN, or pass --trace FILE\n")
+
+
+def test_compare_and_br012_read_one_length_tolerance(monkeypatch, tmp_path):
+    from reporter import compare
+    from reporter.rules import br012_incomparable_runs as br012
+
+    assert br012.LENGTH_TOLERANCE is compare.LENGTH_TOLERANCE
+    seen: list[float] = []
+    original = compare.compare
+
+    def spy(*args, tolerance, **kwargs):
+        seen.append(tolerance)
+        return original(*args, tolerance=tolerance, **kwargs)
+
+    monkeypatch.setattr(compare, "compare", spy)
+    config = tmp_path / "t.toml"
+    config.write_text("[thresholds]\ncomparable_length_tolerance = 0.02\n", encoding="utf-8")
+    args = ["compare", "-t", METHOD5, "code-n8", "qa-n8"]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    assert CliRunner().invoke(main, [*args, "--config", str(config)]).exit_code == 0
+    assert seen == [0.10, 0.02]
+
+
+def test_compare_json_to_a_file_keeps_the_text(tmp_path):
+    out = tmp_path / "c.json"
+    result = CliRunner().invoke(
+        main, ["compare", "-t", METHOD5, "code-n8", "qa-n8", "--json", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[2] == "A ÷ B = 606.1 ÷ 171.2 = 3.54×"
+    assert json.loads(out.read_text(encoding="utf-8"))["a"]
