@@ -164,3 +164,23 @@ def size_text(value: int) -> str:
         return f"{n:g} GiB" if n == int(n) else f"{n:.2f} GiB"
     n = value / MIB
     return f"{n:g} MiB" if n == int(n) else f"{n:.1f} MiB"
+
+
+def write_records(
+    path: str | Path, results: list[ProbeResult], *, run_id: str | None = None, append: bool = False
+) -> None:
+    """Write `results` as `probe` records (JSON Lines) that the audit reads, attached to
+    `run_id` when given; `append` adds them to an existing file (e.g. the trace itself)."""
+    import json
+
+    text = "".join(json.dumps(r.record(run_id), ensure_ascii=False) + "\n" for r in results)
+    try:
+        target = Path(path)
+        if append and target.exists() and target.stat().st_size:
+            existing = target.read_bytes()
+            if not existing.endswith(b"\n"):
+                text = "\n" + text
+        with target.open("a" if append else "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write: {exc.strerror}") from None

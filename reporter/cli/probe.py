@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import click
 
 from reporter import probe
@@ -86,8 +83,7 @@ def bandwidth_cmd(
     # errors: exit 2 with their message (reporter.cli.errors)
     results = _measure(max_text, min_text, fraction, passes, threads)
     if out:
-        _write(out, append, [r.record(run_id) for r in results])
-    if out:
+        probe.write_records(out, results, run_id=run_id, append=append)
         echo(f"wrote {len(results)} probe record(s) to {out}", err=True, layout=False)
 
 
@@ -118,17 +114,3 @@ def _measure(
         )
         results.append(result)
     return results
-
-
-def _write(path: str, append: bool, records: list[dict[str, object]]) -> None:
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-    try:
-        target = Path(path)
-        if append and target.exists() and target.stat().st_size:
-            existing = target.read_bytes()
-            if not existing.endswith(b"\n"):
-                text = "\n" + text
-        with target.open("a" if append else "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write: {exc.strerror}") from None

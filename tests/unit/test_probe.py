@@ -52,3 +52,23 @@ def test_read_rate_is_positive_and_a_record():
     rec = result.record("r1")
     assert rec["kind"] == "probe" and rec["what"] == "bandwidth" and rec["unit"] == "GB/s"
     assert rec["run"] == "r1" and rec["buffer_bytes"] == 8 * MIB
+
+
+def test_write_records_writes_and_appends_probe_lines(tmp_path):
+    import json
+
+    results = [
+        probe.ProbeResult(1 << 26, 20.5, 0.01, 5, 2),
+        probe.ProbeResult(1 << 27, 18.25, 0.02, 5, 2),
+    ]
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text('{"kind":"run","schema":"benchreport/1","id":"r1"}', encoding="utf-8")
+    probe.write_records(trace, results, run_id="r1", append=True)
+    lines = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    assert [r["kind"] for r in lines] == ["run", "probe", "probe"]  # a newline was added first
+    assert [(r["value"], r["buffer_bytes"], r["run"]) for r in lines[1:]] == [
+        (20.5, 1 << 26, "r1"),
+        (18.25, 1 << 27, "r1"),
+    ]
+    probe.write_records(trace, results[:1])  # without append: replaced
+    assert len(trace.read_text(encoding="utf-8").splitlines()) == 1
