@@ -40,6 +40,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("command line", ["reporter.cli", "reporter.__main__", "reporter"]),
 ]  # fmt: skip
 
+
 def _modules() -> dict[str, Path]:
     out = {}
     for path in PACKAGE.rglob("*.py"):
