@@ -14,6 +14,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
 from reporter.findings import Finding, RuleDoc
 from reporter.model import (
     FORMAT_VERSION,
@@ -498,70 +501,78 @@ def input_views(verdict: Verdict) -> list[InputView]:
 
 # --------------------------------------------------------------------------- rule pages
 
-_CODE_SPAN = re.compile(r"`([^`]+)`")
+#: CommonMark without raw HTML: a tag in a docstring stays text, never markup.
+_MARKDOWN = MarkdownIt("commonmark", {"html": False})
+#: The report has no emphasis style: emphasis keeps its asterisks, as the page is written.
+_MARKS = {"em_open": "*", "em_close": "*", "strong_open": "**", "strong_close": "**"}
 
 
-def _spans(text: str) -> list[Span]:
+def _spans(inline: Token) -> list[Span]:
+    """An inline token as text and `code` spans; line breaks become spaces."""
     out: list[Span] = []
-    pos = 0
-    for m in _CODE_SPAN.finditer(text):
-        if m.start() > pos:
-            out.append(Span(text[pos : m.start()]))
-        out.append(Span(m.group(1), code=True))
-        pos = m.end()
-    if pos < len(text):
-        out.append(Span(text[pos:]))
+    text = ""
+    for child in inline.children or []:
+        if child.type == "code_inline":
+            if text:
+                out.append(Span(text))
+                text = ""
+            out.append(Span(child.content, code=True))
+        elif child.type in ("softbreak", "hardbreak"):
+            text += " "
+        else:
+            text += _MARKS.get(child.type, child.content)
+    if text:
+        out.append(Span(text))
     return out
 
 
+def _list_items(tokens: list[Token], start: int) -> tuple[list[list[Span]], int]:
+    """The items of the list opening at `start` (nested lists flattened into it, an ordered
+    item keeping its number) and the index after the list."""
+    items: list[list[Span]] = []
+    depth = 0
+    number = ""
+    for i in range(start, len(tokens)):
+        t = tokens[i]
+        if t.type.endswith("_list_open"):
+            depth += 1
+        elif t.type.endswith("_list_close"):
+            depth -= 1
+            if depth == 0:
+                return items, i + 1
+        elif t.type == "list_item_open":
+            number = f"{t.info}{t.markup} " if t.info else ""
+        elif t.type == "inline":
+            spans = _spans(t)
+            if number:
+                spans.insert(0, Span(number))
+                number = ""
+            items.append(spans)
+    return items, len(tokens)
+
+
 def doc_blocks(doc: str) -> tuple[str, list[DocBlock]]:
-    """A rule's page (its module docstring) as a summary line and blocks to print."""
+    """A rule's page (its module docstring) as a summary line and blocks to print: the first
+    line, then the rest parsed as CommonMark (markdown-it-py)."""
     lines = doc.strip("\n").splitlines()
     summary = lines[0].strip() if lines else ""
+    tokens = _MARKDOWN.parse("\n".join(lines[1:]))
     blocks: list[DocBlock] = []
-    para: list[str] = []
-    items: list[str] = []
-    code: list[str] | None = None
-
-    def flush() -> None:
-        if para:
-            blocks.append(DocBlock("para", spans=_spans(" ".join(para))))
-            para.clear()
-        if items:
-            blocks.append(DocBlock("list", items=[_spans(x) for x in items]))
-            items.clear()
-
-    for raw in lines[1:]:
-        line = raw.rstrip()
-        if code is not None:
-            if line.strip().startswith("```"):
-                blocks.append(DocBlock("code", text="\n".join(code)))
-                code = None
-            else:
-                code.append(line)
-            continue
-        stripped = line.strip()
-        if stripped.startswith("```"):
-            flush()
-            code = []
-        elif stripped.startswith("#"):
-            flush()
-            blocks.append(DocBlock("heading", spans=_spans(stripped.lstrip("#").strip())))
-        elif not stripped:
-            flush()
-        elif stripped.startswith(("- ", "* ")):
-            if para:
-                flush()
-            items.append(stripped[2:])
-        elif items and raw.startswith((" ", "\t")):
-            items[-1] += " " + stripped
-        else:
-            if items:
-                flush()
-            para.append(stripped)
-    if code is not None:
-        blocks.append(DocBlock("code", text="\n".join(code)))
-    flush()
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t.type in ("heading_open", "paragraph_open"):
+            kind = "heading" if t.type == "heading_open" else "para"
+            blocks.append(DocBlock(kind, spans=_spans(tokens[i + 1])))
+            i += 3
+        elif t.type in ("bullet_list_open", "ordered_list_open"):
+            items, i = _list_items(tokens, i)
+            blocks.append(DocBlock("list", items=items))
+        elif t.type in ("fence", "code_block"):
+            blocks.append(DocBlock("code", text=t.content.rstrip("\n")))
+            i += 1
+        else:  # blockquote and rule marks: their paragraphs are read inside them
+            i += 1
     return summary, blocks
 
 

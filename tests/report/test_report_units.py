@@ -205,3 +205,14 @@ def test_markdown_context_draws_no_chart(fixture_verdicts: Callable[[str], Verdi
     assert context.charts == [] and context.run_charts == []
     assert context.equation == "4 × 512 tokens ÷ 22.50 s = 91.0 tok/s; claimed 350 = 3.85×"
     assert context.headline == "Claim blog-350: claimed 350.0 is 3.85× the recomputed 91.0"
+
+
+def test_doc_blocks_read_commonmark() -> None:
+    # numbered items keep their numbers, raw HTML stays text, emphasis keeps its asterisks
+    _, blocks = doc_blocks("S\n\n1. first *step*\n2. <b>second</b>\n\nThen:\n\n    indented code\n")
+    assert blocks == [
+        DocBlock("list", items=[[Span("1. "), Span("first *step*")],
+                                [Span("2. "), Span("<b>second</b>")]]),
+        DocBlock("para", spans=[Span("Then:")]),
+        DocBlock("code", text="indented code"),
+    ]  # fmt: skip
