@@ -62,8 +62,15 @@ class AuditData:
         """The request rows of one run, in file order (without ids, errors, chunk times)."""
         if self.tables.store is not None:  # a streamed audit: read from the store
             return self.tables.store.slim_rows_of(run)
-        slim, slices = self._by_run
-        return slim.iloc[slices.get(run, slice(0, 0))]
+        frames = self._run_frames
+        if run not in frames:  # a view, taken once: rules ask for a run's rows many times
+            slim, slices = self._by_run
+            frames[run] = slim.iloc[slices.get(run, slice(0, 0))]
+        return frames[run]
+
+    @cached_property
+    def _run_frames(self) -> dict[str, pd.DataFrame]:
+        return {}
 
     def figures(self, run_id: str) -> RunFigures:
         """One run's recomputed figures (reporter.metrics), read as plain numbers."""
@@ -81,10 +88,22 @@ class AuditData:
 
     def run_field(self, run_id: str, name: str) -> Any:
         """One field of a run's record, as flattened in the run table (None when unset)."""
-        value = self.runs.at[run_id, name]
+        value = self._run_columns[name][self._run_positions[run_id]]
         if isinstance(value, float) and value != value:
             return None
         return value
+
+    @cached_property
+    def _run_positions(self) -> dict[str, int]:
+        """Each run id's row in the run table (a label lookup in pandas costs more than the
+        rules' own arithmetic, thousands of times)."""
+        assert self.runs.index.is_unique, "one record per run id"
+        return {str(k): i for i, k in enumerate(self.runs.index)}
+
+    @cached_property
+    def _run_columns(self) -> dict[str, np.ndarray]:
+        """The run table's columns as arrays (the values `.at` gives)."""
+        return {str(c): self.runs[c].to_numpy() for c in self.runs.columns}
 
     @cached_property
     def runs(self) -> pd.DataFrame:

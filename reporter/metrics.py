@@ -49,6 +49,8 @@ def union_length(run: np.ndarray, start: np.ndarray, end: np.ndarray) -> pd.Seri
     firsts = np.flatnonzero(new_block)
     lengths = np.maximum.reduceat(end, firsts) - start[firsts]
     block_runs = run[firsts]
+    if len(firsts) == 1:  # one block (a lone request): its length, without a group-by
+        return pd.Series(lengths, index=pd.Index(block_runs))
     totals = pd.Series(lengths).groupby(block_runs, sort=False).sum()
     return totals
 
