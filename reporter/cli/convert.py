@@ -12,6 +12,8 @@ from reporter.safetext import echo
 @click.command(short_help="Convert another tool's results to a native trace.")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option(
+    "-o",
+    "--output",
     "--to",
     "out",
     required=True,

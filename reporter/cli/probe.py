@@ -54,6 +54,8 @@ def _size(text: str | None, option: str) -> int | None:
 )
 @click.option("--threads", type=int, default=None, help="Reader threads (default: one per CPU).")
 @click.option(
+    "-o",
+    "--output",
     "--out",
     "out",
     type=click.Path(dir_okay=False),

@@ -163,8 +163,9 @@ class RecordCommand(SectionedCommand):
     help="Repeat the whole sweep this many times.",
 )
 @click.option(
-    "--out",
     "-o",
+    "--output",
+    "--out",
     "out",
     type=click.Path(dir_okay=False),
     default=None,

@@ -64,3 +64,10 @@ def test_the_readme_lists_the_commands_there_are() -> None:
     section = readme.split("## The command line", 1)[1].split("```", 2)[1]
     documented = set(re.findall(r"^benchreport (\w+)", section, re.MULTILINE))
     assert documented == set(main.list_commands(click.Context(main)))
+
+
+@pytest.mark.parametrize("name", ["audit", "convert", "probe bandwidth", "record"])
+def test_one_output_file_is_dash_o_or_output(name: str) -> None:
+    cmd = dict(COMMANDS)[name]
+    options = [p for p in cmd.params if isinstance(p, click.Option) and "-o" in p.opts]
+    assert len(options) == 1 and "--output" in options[0].opts, name
