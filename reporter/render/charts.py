@@ -1,4 +1,4 @@
-"""The report's charts: Vega-Lite specs (altair's calls, vegalite.py) drawn to SVG by vl-convert.
+"""The report's charts: Vega-Lite specs built with altair, drawn to SVG by vl-convert.
 
 Drawing is deterministic (no random ids: vega numbers its clip paths with a counter that
 lives as long as the process, so every id is renamed after the chart it belongs to), and
@@ -12,14 +12,14 @@ import math
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
+import altair as alt
 import vl_convert as vlc
 
 from reporter.errors import RenderError
 from reporter.model import MAX_RUN_CHARTS, Completions, GroupSummary, RunSeries, Timeline, Verdict
 from reporter.render import drawing
-from reporter.render import vegalite as alt
 from reporter.render.common import MAX_MESSAGE, Chart, num, pct, shown
 from reporter.types import number_or_nan
 
@@ -64,6 +64,10 @@ _ALLOWED_TAGS = {
     "tspan", "defs", "clipPath", "title", "desc", "linearGradient", "radialGradient", "stop",
 }  # fmt: skip
 _SVG_NS = "{http://www.w3.org/2000/svg}"
+#: Validate each spec against Vega-Lite's schema as altair builds it. The specs are this
+#: module's own, every one of the shipped traces and report fixtures is validated by the tests
+#: (which set this), and validation costs about a fifth of building a report's specs.
+VALIDATE = False
 _ID = re.compile(r'\bid="([^"]+)"')
 
 
@@ -206,7 +210,7 @@ def run_chart(series: RunSeries, index: int) -> Chart | None:
         .resolve_scale(color="independent", strokeDash="independent")
         .resolve_legend(color="independent", strokeDash="independent")
         .properties(title=alt.Title(f"run {_label(run_id)}", anchor="start"))
-        .to_dict()
+        .to_dict(validate=VALIDATE)
     )
     chart_id = f"run-{index}"
     return drawn_chart(
@@ -287,7 +291,9 @@ def _completions(done: Completions) -> tuple[Any, str]:
         {"t": float(p["done"] * single), "done": p["done"], "line": "serial"} for p in done.points
     ]
     x_max = max(float(done.points[-1]["t"]), single) * 1.12
-    interpolate = "step-after" if len(done.points) == n else "linear"
+    interpolate: Literal["step-after", "linear"] = (
+        "step-after" if len(done.points) == n else "linear"
+    )
     domain = ["measured", "serial"]
     base = alt.Chart(_values(measured + serial)).encode(
         x=alt.X(
@@ -396,7 +402,7 @@ def scaling_charts(verdict: Verdict, notes: list[str]) -> list[Chart]:
         spec = (
             alt.layer(lines, dots)
             .properties(width=260, height=180, title=f"aggregate against N: {_label(group)}")
-            .to_dict()
+            .to_dict(validate=VALIDATE)
         )
         chart_id = f"scaling-{k + 1}"
         growth = summary.growth
@@ -478,7 +484,7 @@ def wall_split_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
     spec = (
         alt.layer(bars, labels)
         .properties(width=440, height=height, title="wall clock: prefill and the rest")
-        .to_dict()
+        .to_dict(validate=VALIDATE)
     )
     caption = (
         "Prefill is the prompt tokens of the run ÷ the prefill rate (METHOD §4); the "
@@ -561,7 +567,7 @@ def bandwidth_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
     spec = (
         alt.layer(bars, ticks, marks)
         .properties(width=440, height=max(60, 24 * len(subjects)), title="bandwidth utilization")
-        .to_dict()
+        .to_dict(validate=VALIDATE)
     )
     caption = (
         f"Achieved bandwidth (tok/s × bytes read per token) ÷ measured read bandwidth at "
