@@ -1,14 +1,16 @@
 """How fast is an audit of a big trace, against merely parsing it?
 
 Writes a synthetic native trace of 1,000,000 requests (a sweep of 16 runs, N = 1 … 128, two
-repeats each, closed loop), then in one run, alternating, times:
+repeats each, closed loop), and one of 100,000 requests with 128 chunk times each, as the
+recorder writes them (about as many bytes); then for each, in one run, alternating, times:
   - a bare pyarrow parse of the file (`pyarrow.json.read_json`), and
   - the audit to a JSON verdict (`benchreport audit FILE --json OUT --no-html`, in process),
 each in a fresh subprocess (imports before the clock starts, for both) so that its peak
 memory (max RSS) is its own. Prints every
 measurement, the medians, their ratio and the peak memory. Targets: ratio ≤ 1.5, peak ≤ 1.5 GB.
 
-    python benchmarks/audit_speed.py [--requests 1000000] [--repeats 5] [--keep DIR]
+    python benchmarks/audit_speed.py [--requests 1000000] [--chunk-requests 100000]
+        [--repeats 5] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -174,25 +176,10 @@ def peak_of(code: str, *args: str) -> float:
     return float(out.stdout.strip())
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=1_000_000)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--keep", type=Path, help="write the trace here and keep it")
-    args = parser.parse_args()
-    folder = args.keep or Path(tempfile.mkdtemp(prefix="benchreport-bench-"))
-    folder.mkdir(parents=True, exist_ok=True)
-    trace = folder / "trace.jsonl"
-    verdict = folder / "verdict.json"
-    if not trace.exists():
-        t = time.perf_counter()
-        write_trace(trace, args.requests)
-        print(
-            f"wrote {trace} ({trace.stat().st_size / 1e6:,.0f} MB, {args.requests:,} requests) "
-            f"in {time.perf_counter() - t:.1f} s"
-        )
+def compare(trace: Path, verdict: Path, requests: int, repeats: int) -> None:
+    """Parse and audit of one trace, alternating; medians, ratio and peaks printed."""
     parse_times, audit_times = [], []
-    for i in range(args.repeats):
+    for i in range(repeats):
         p = measure(PARSE, str(trace))
         a = measure(AUDIT, str(trace), str(verdict))
         parse_times.append(p)
@@ -207,7 +194,38 @@ def main() -> None:
         f"ratio audit ÷ parse: {audit_med / parse_med:.2f} (target ≤ 1.5); "
         f"peak {audit_peak / 1024:.2f} GB (target ≤ 1.5 GB)"
     )
-    print(f"audit per request: {audit_med / args.requests * 1e6:.2f} µs")
+    print(f"audit per request: {audit_med / requests * 1e6:.2f} µs")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=1_000_000)
+    parser.add_argument(
+        "--chunk-requests",
+        type=int,
+        default=100_000,
+        help="requests of the trace with 128 chunk times each (about as many bytes as the "
+        "1,000,000 without; 0 to skip it)",
+    )
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--keep", type=Path, help="write the traces here and keep them")
+    args = parser.parse_args()
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="benchreport-bench-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    traces = [(folder / "trace.jsonl", args.requests, False)]
+    if args.chunk_requests:
+        traces.append((folder / "trace-chunk-times.jsonl", args.chunk_requests, True))
+    for trace, requests, chunk_times in traces:
+        if not trace.exists():
+            t = time.perf_counter()
+            write_trace(trace, requests, chunk_times=chunk_times)
+            print(
+                f"wrote {trace} ({trace.stat().st_size / 1e6:,.0f} MB, {requests:,} requests) "
+                f"in {time.perf_counter() - t:.1f} s"
+            )
+        what = f" with {CHUNKS} chunk times each" if chunk_times else ""
+        print(f"{requests:,} requests{what}:")
+        compare(trace, folder / "verdict.json", requests, args.repeats)
 
 
 if __name__ == "__main__":
