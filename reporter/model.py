@@ -210,6 +210,9 @@ class RunSummary:
     prefill_window_s: float | None = None
     prefill_window_share: float | None = None
     prefill_window_how: str | None = None
+    #: How the recorder made the prompts (workload.prompts: source, seed, salt, how their
+    #: lengths were counted), as the run record states it; None for other tools' files.
+    prompts: dict[str, Any] | None = None
 
 
 @dataclass
@@ -520,6 +523,7 @@ def _run_dict(r: RunSummary) -> dict[str, Any]:
         "ttft_share": _num(r.ttft_share), "prefill_window_s": _num(r.prefill_window_s),
         "prefill_window_share": _num(r.prefill_window_share),
         "prefill_window_how": r.prefill_window_how,
+        "prompts": r.prompts,
     }  # fmt: skip
 
 

@@ -99,6 +99,10 @@ RUN_FIELDS: tuple[RunField, ...] = (
     _f("phase", "str", "workload.phase", "value", "string", "string",
        "what a single-stream micro-benchmark test times (llama-bench): prompt (pp), "
        "generation (tg) or prompt+generation; None for runs of requests, which have both"),
+    _f("output_tokens_sd", "float", "workload.output_tokens_sd", "value", "number", "number",
+       "the standard deviation of the output lengths the recorder drew per request"),
+    _f("prompts", "object", "workload.prompts", "dict", "dict", "object",
+       "where the recorder's prompts came from: source, seed, salt, how lengths were counted"),
     _f("content", "str", "workload.content", "unknown", "string", "string",
        "what the prompts ask for: code, prose, json, mixed or unknown"),
     _f("spec_enabled", "object", "workload.speculative.enabled", "value", "plain", "boolean",
@@ -172,6 +176,8 @@ RECORD_ORDER: tuple[str, ...] = (
     "workload.request_rate",
     "workload.dataset",
     "workload.output_tokens_min",
+    "workload.output_tokens_sd",
+    "workload.prompts",
     "workload.phase",
     "workload.content",
     "workload.speculative.enabled",
@@ -192,8 +198,6 @@ NOT_COLUMNS: dict[str, str] = {
     "schema": "the schema's version, checked when the file is read",
     "metrics_before": "kept in `extra` (the engine's counters, read by BR011 and BR014)",
     "metrics_after": "kept in `extra` (the engine's counters, read by BR011 and BR014)",
-    "workload.output_tokens_sd": "how the recorder drew output lengths; not audited",
-    "workload.prompts": "where the recorder's prompts came from; not audited",
 }
 
 #: The run table's columns and their dtypes.

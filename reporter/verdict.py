@@ -253,6 +253,7 @@ def _run_details(row: pd.Series, s: RunFigures) -> dict[str, Any]:
         "prefill_rate_source": s.text("prefill_rate_source"),
         "prefill_s": finite(s["prefill_s"]),
         "bandwidth_utilization": utilization,
+        "prompts": row.get("prompts") if isinstance(row.get("prompts"), dict) else None,
     }
 
 
