@@ -39,6 +39,10 @@ _RATES = ("aggregate_tps", "stream_tps")
 _FIGURE = re.compile(r"^([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)(x|×|tok/s|tokens/s|t/s)?$")
 
 
+#: A lone surrogate: how Python spells a byte of the command line that is not UTF-8.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def parse_claim_option(text: str, index: int) -> dict[str, Any]:
     """`aggregate=350 tok/s N=4 method=sum [run=ID] [group=G] [runs=A,B]` → a claim row."""
     row: dict[str, Any] = {
@@ -50,6 +54,14 @@ def parse_claim_option(text: str, index: int) -> dict[str, Any]:
         'expected "aggregate=350 tok/s N=4 method=sum" (metric aggregate|stream|speedup|'
         "scaling; optional N=, method=sum|wall|unknown, run=, group=, runs=A,B, id=)"
     )
+    bad = _SURROGATE.search(text)
+    if bad is not None:
+        # bytes of the command line that are not UTF-8 reach Python as lone surrogates,
+        # which no table, file or terminal can encode
+        raise UsageError(
+            f"--claim {text!r}: holds a byte that is not UTF-8 (\\x{ord(bad.group()) & 0xFF:02x} "
+            "at character " + str(bad.start() + 1) + "); expected UTF-8 text"
+        )
     for token in _tokens(text):
         if token in _UNITS:
             continue

@@ -112,3 +112,23 @@ def test_a_speedup_claim_with_runs_is_judged_end_to_end() -> None:
 )
 def test_the_units_llama_bench_and_others_print_are_read(text: str) -> None:
     assert parse_claim_option(text, 1)["value"] == 195.65
+
+
+def test_a_claim_with_a_byte_that_is_not_utf8_is_refused() -> None:
+    # a non-UTF-8 byte of argv reaches Python as a lone surrogate (\udcff for 0xff); it used to
+    # end in an internal error when the claims table was built
+    with pytest.raises(
+        UsageError, match=r"holds a byte that is not UTF-8 \(\\xff at character 16\)"
+    ):
+        parse_claim_option("aggregate=1 id=\udcff", 1)
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "reporter", "audit", str(TRACES / "case-a-ladder.jsonl"),
+         "--no-html", "--claim", "aggregate=1 id=\udcff".encode("utf-8", "surrogateescape")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+    assert "expected UTF-8 text" in done.stderr
