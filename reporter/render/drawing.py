@@ -3,11 +3,12 @@
 vl-convert draws a chart in a JavaScript engine that it starts once per process (about half
 a second of CPU) and that holds the GIL while it draws; most of a chart's cost is vega's
 text measurement, which reads the font for every glyph it measures. A report of the shipped
-traces draws 22 charts, about 2.5 s of CPU in one process. `start()` launches two helper
-processes that start their engine while the audit parses and checks the traces; the
-report's charts are then drawn by both at once. Each helper runs vl-convert exactly as the
-report process would (same spec, same config), and the SVG goes through the same id renaming
-and safety check (`charts.finished_svg`), so the report is byte for byte the same.
+traces draws 22 charts, about 2.5 s of CPU in one process. `start()` launches up to two
+helper processes, as many as there are idle cores, that start their engine while the audit
+parses and checks the traces; the report's charts are then drawn by them at once. Each
+helper runs vl-convert exactly as the report process would (same spec, same config), and
+the SVG goes through the same id renaming and safety check (`charts.finished_svg`), so the
+report is byte for byte the same.
 
 Without `start()` (library use, tests) nothing is launched and charts are drawn in process;
 a helper that fails or dies costs nothing but time: its charts are drawn in process.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import os
 import queue
 import subprocess
 import sys
@@ -45,11 +47,26 @@ for line in sys.stdin:
 _workers: list[subprocess.Popen[str]] = []
 
 
+def spare_cores() -> int:
+    """Cores no process is using now: the cores less the load average of the last minute.
+
+    A helper pays only on a free core: on a busy machine (measured: a 2-core machine at load
+    4-7) two helpers cost a second of CPU more than drawing in process and took as long or
+    longer; on an idle one they draw half the charts each while the report process waits.
+    """
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return 0
+    return max(0, int((os.cpu_count() or 1) - load))
+
+
 def start(count: int | None = None) -> None:
-    """Launch the helpers (once); they start their engine at once, in the background."""
+    """Launch the helpers (once): `count`, else as many as `WORKERS` and the spare cores
+    allow; they start their engine at once, in the background. None on a busy machine."""
     if _workers:
         return
-    for _ in range(WORKERS if count is None else count):
+    for _ in range(min(WORKERS, spare_cores()) if count is None else count):
         try:
             # -P: no script or current directory on sys.path, so that no file of the
             # user's (or this package's json.py) can stand in for a module the helper imports.

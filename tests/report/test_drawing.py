@@ -69,3 +69,19 @@ def test_a_chart_a_helper_cannot_draw_is_left_out_with_its_reason(
             "This chart was left out: it could not be drawn safely "
             f"(chart {chart.id}: cannot draw: unsupported mark)."
         )
+
+
+def test_no_helper_starts_on_a_machine_without_a_spare_core(
+    helpers: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(drawing, "WORKERS", 2)
+    monkeypatch.setattr(drawing.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(drawing.os, "getloadavg", lambda: (5.0, 5.0, 5.0))
+    assert drawing.spare_cores() == 0
+    drawing.start()
+    assert not drawing.running()
+    monkeypatch.setattr(drawing.os, "getloadavg", lambda: (0.3, 0.3, 0.3))
+    monkeypatch.setattr(drawing, "_SOURCE", "import sys; sys.stdin.read()")
+    assert drawing.spare_cores() == 1
+    drawing.start()
+    assert len(drawing._workers) == 1
