@@ -114,6 +114,12 @@ class Tables:
         """Each run's first request row (in table order)."""
         if self.store is not None:
             return self.store.first_requests
+        run = self.requests["run"]
+        if isinstance(run.dtype, pd.CategoricalDtype):
+            # the first row of each code (a missing id is a value too, as drop_duplicates
+            # keeps it), taken alone: not a filter over every column of every row
+            _, first = np.unique(run.cat.codes.to_numpy(), return_index=True)
+            return self.requests.iloc[np.sort(first)]
         return self.requests.drop_duplicates(subset="run", keep="first")
 
     def latencies(self) -> pd.DataFrame:
