@@ -320,7 +320,9 @@ def bad_request_rows(frame: pd.DataFrame) -> np.ndarray:
             values = col.to_numpy()
             with np.errstate(invalid="ignore"):
                 bad |= ~np.isnan(values) & ~((np.mod(values, 1) == 0) & (values >= 1))
-        elif col.dtype.kind not in "iu":
+        elif col.dtype.kind in "iu":  # every row whole: each must be at least 1
+            bad |= col.to_numpy() < 1
+        else:
             values = col.to_numpy(dtype=object)
             bad |= np.fromiter((not _chunk_tokens_ok(v) for v in values), dtype=bool, count=n)
     return bad

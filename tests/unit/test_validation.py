@@ -218,3 +218,21 @@ def test_arrow_chunk_times_are_checked_as_lists_are() -> None:
             column = pd.Series(pd.arrays.ArrowExtensionArray(lists))
             assert _bad_token_times(column, send).tolist() == want
     assert marked > 50
+
+
+def test_whole_chunk_token_counts_below_one_are_refused(tmp_path: Path) -> None:
+    # a column of whole numbers skipped its check (only floats and mixed columns were checked)
+    run = {"kind": "run", "schema": "benchreport/1", "id": "r", "workload": {"concurrency": 2}}
+    rows = [
+        {"kind": "request", "run": "r", "id": i, "t_send": 0, "t_first": 0.1, "t_end": 1,
+         "chunk_tokens": value, "token_times": [0.1, 0.5, 1.0]}
+        for i, value in enumerate((2, -5, 0))
+    ]  # fmt: skip
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [run, *rows]), encoding="utf-8")
+    with pytest.raises(TraceError) as caught:
+        api.audit([str(path)])
+    text = str(caught.value)
+    assert f'{path}:3: "chunk_tokens" is -5; expected a number ≥ 1' in text
+    assert f'{path}:4: "chunk_tokens" is 0; expected a number ≥ 1' in text
+    assert ":2:" not in text
