@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import orjson
+from synthetic import RUNS, run_record
 
 PARSE = """
 import sys, time, pyarrow.json as pj
@@ -58,34 +59,12 @@ def write_trace(path: Path, total: int, chunk_times: bool = False) -> None:
     the run records and a number in the requests.
     """
     rng = np.random.default_rng(1234)
-    levels = [1, 2, 4, 8, 16, 32, 64, 128]
-    runs = [(n, rep) for n in levels for rep in (0, 1)]
+    runs = RUNS
     per_run = total // len(runs)
     with path.open("wb") as f:
         for n, rep in runs:
             run_id = f"n{n}-r{rep}"
-            f.write(
-                orjson.dumps(
-                    {
-                        "kind": "run",
-                        "schema": "benchreport/1",
-                        "id": run_id,
-                        "group": "sweep",
-                        "repeat": rep,
-                        "engine": {"name": "synthetic", "version": "1"},
-                        "workload": {
-                            "concurrency": n,
-                            "output_tokens": 128,
-                            "stop": "forced",
-                            "ignore_eos": True,
-                            "prompt_tokens": 32,
-                            "content": "prose",
-                            "speculative": {"enabled": False},
-                        },
-                    }
-                )
-                + b"\n"
-            )
+            f.write(orjson.dumps(run_record(n, rep)) + b"\n")
             per_stream = 100.0 / (1 + 0.02 * (n - 1))  # batching: the aggregate rises with N
             stream = np.arange(per_run) % n
             ttft = 0.02 + rng.random(per_run) * 0.01

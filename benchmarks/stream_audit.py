@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from synthetic import RUNS, run_record
 
 ROOT = Path(__file__).resolve().parents[1]
 #: An address-space cap counts what allocators reserve, not only what they fill: pyarrow's
@@ -55,29 +56,9 @@ def write_trace(path: Path, total: int) -> None:
     from reporter.parquet import ROW_GROUP, SCHEMA
 
     rng = np.random.default_rng(1234)
-    levels = [1, 2, 4, 8, 16, 32, 64, 128]
-    runs = [(n, rep) for n in levels for rep in (0, 1)]
+    runs = RUNS
     per_run = total // len(runs)
-    records = []
-    for line, (n, rep) in enumerate(runs, start=1):
-        record = {
-            "kind": "run",
-            "schema": "benchreport/1",
-            "id": f"n{n}-r{rep}",
-            "group": "sweep",
-            "repeat": rep,
-            "engine": {"name": "synthetic", "version": "1"},
-            "workload": {
-                "concurrency": n,
-                "output_tokens": 128,
-                "stop": "forced",
-                "ignore_eos": True,
-                "prompt_tokens": 32,
-                "content": "prose",
-                "speculative": {"enabled": False},
-            },
-        }
-        records.append((record, line))
+    records = [(run_record(n, rep), line) for line, (n, rep) in enumerate(runs, start=1)]
     source = "synthetic.jsonl"
     with pq.ParquetWriter(path, SCHEMA, compression="zstd") as writer:
         head = {name: [None] * len(records) for name in SCHEMA.names}
