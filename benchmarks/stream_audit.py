@@ -25,6 +25,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+# the sweep shared with the other speed benchmarks, importable when this file is loaded by path
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synthetic import RUNS, run_record
 
 ROOT = Path(__file__).resolve().parents[1]
