@@ -417,7 +417,15 @@ def test_a_hostile_mapping_is_refused_cleanly(
     assert_refused(code, out + err, f"{mapping}{message}", "")
 
 
-def test_an_empty_path_is_not_the_current_directory() -> None:
+def test_an_empty_path_is_not_the_current_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Path("") is ".": with a Parquet file anywhere below (a checkout's virtualenv has some),
+    # the empty argument was read as a folder of Parquet parts
+    nested = tmp_path / "lib" / "data"
+    nested.mkdir(parents=True)
+    (nested / "x.parquet").write_bytes(b"PAR1")
+    monkeypatch.chdir(tmp_path)
     code, out, err = invoke("audit", "", "--no-html")
     assert_refused(code, out + err, "'': the path is empty", "a trace file")
 
