@@ -447,6 +447,12 @@ def undisclosed(data: AuditData) -> list[str]:
     def absent(column: str) -> np.ndarray:
         return np.asarray(pd.isna(runs[column]), dtype=bool)
 
+    def paced() -> np.ndarray:
+        rates = pd.to_numeric(runs["request_rate"], errors="coerce").to_numpy(dtype="float64")
+        with np.errstate(invalid="ignore"):
+            paced_runs: np.ndarray = np.isfinite(rates) & (rates > 0)
+        return paced_runs
+
     # one pass per column, not a row object per run and check (5,000 runs took seconds)
     checks: list[tuple[str, np.ndarray]] = [
         ("stop mode (forced or natural)", unset("stop", "unknown")),
@@ -456,7 +462,8 @@ def undisclosed(data: AuditData) -> list[str]:
         ("context length", absent("context_tokens")),
         ("hardware", unset("hardware_name")),
         ("engine and version", unset("engine_name")),
-        ("concurrency", absent("concurrency")),
+        # an open-loop run's load is its request rate: no concurrency to disclose
+        ("concurrency", absent("concurrency") & ~paced()),
     ]
     ids = runs["run"].astype(str).to_numpy()
     out = []

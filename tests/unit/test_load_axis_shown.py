@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,3 +38,19 @@ def test_a_closed_loop_run_shows_n(tmp_path: Path) -> None:
     runs = verdict.to_dict()["runs"]
     assert {r["load"] for r in runs} == {"concurrency"}
     assert all(r["request_rate"] is None for r in runs)
+
+
+def test_an_open_loop_run_is_not_missing_a_concurrency(tmp_path: Path) -> None:
+    # its load is the request rate it states; a run stating neither still lacks its load
+    def undisclosed(workload: dict[str, Any]) -> list[str]:
+        run = {"kind": "run", "schema": "benchreport/1", "id": "r", "workload": workload}
+        reqs = [{"kind": "request", "run": "r", "id": i, "t_send": i * 0.5,
+                 "t_first": i * 0.5 + 0.1, "t_end": i * 0.5 + 1, "output_tokens": 10}
+                for i in range(4)]  # fmt: skip
+        path = tmp_path / "t.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in [run, *reqs]), encoding="utf-8")
+        listed: list[str] = api.audit([str(path)]).to_dict()["undisclosed"]
+        return listed
+
+    assert not any(u.startswith("concurrency") for u in undisclosed({"request_rate": 2.0}))
+    assert "concurrency: all runs" in undisclosed({})
