@@ -15,7 +15,7 @@ import pandas as pd
 
 from reporter.auditdata import AuditData, RunFigures
 from reporter.claims import CLAIM_TOLERANCE, matching
-from reporter.facts import Decision, RunFacts
+from reporter.facts import RATE, Decision, RunFacts
 from reporter.findings import Finding, RuleDoc
 from reporter.ingest.validate import SCHEMA_NAME
 from reporter.latency import run_latency
@@ -448,10 +448,9 @@ def undisclosed(data: AuditData) -> list[str]:
         return np.asarray(pd.isna(runs[column]), dtype=bool)
 
     def paced() -> np.ndarray:
-        rates = pd.to_numeric(runs["request_rate"], errors="coerce").to_numpy(dtype="float64")
-        with np.errstate(invalid="ignore"):
-            paced_runs: np.ndarray = np.isfinite(rates) & (rates > 0)
-        return paced_runs
+        """Runs on the open-loop axis, as the facts place them (a finite request rate)."""
+        axes = (data.facts.runs[str(r)].axis for r in runs["run"])
+        return np.fromiter((axis == RATE for axis in axes), bool, len(runs))
 
     # one pass per column, not a row object per run and check (5,000 runs took seconds)
     checks: list[tuple[str, np.ndarray]] = [
