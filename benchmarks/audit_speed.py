@@ -28,7 +28,7 @@ import orjson
 
 # the sweep shared with the other speed benchmarks, importable when this file is loaded by path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synthetic import RUNS, run_record
+from synthetic import RUNS, point_times, run_record
 
 PARSE = """
 import sys, time, pyarrow.json as pj
@@ -68,18 +68,7 @@ def write_trace(path: Path, total: int, chunk_times: bool = False) -> None:
         for n, rep in runs:
             run_id = f"n{n}-r{rep}"
             f.write(orjson.dumps(run_record(n, rep)) + b"\n")
-            per_stream = 100.0 / (1 + 0.02 * (n - 1))  # batching: the aggregate rises with N
-            stream = np.arange(per_run) % n
-            ttft = 0.02 + rng.random(per_run) * 0.01
-            decode = 128 / per_stream * (1 + rng.random(per_run) * 0.02)
-            duration = ttft + decode
-            # each stream's requests back to back
-            ends = np.zeros(per_run)
-            for s in range(n):
-                mask = stream == s
-                ends[mask] = np.cumsum(duration[mask])
-            sends = ends - duration
-            firsts = sends + ttft
+            sends, firsts, ends = point_times(rng, n, per_run)
             if chunk_times:
                 steps = np.linspace(0.0, 1.0, CHUNKS)
                 lines = [

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 # the sweep shared with the other speed benchmarks, importable when this file is loaded by path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synthetic import RUNS, run_record
+from synthetic import RUNS, point_times, run_record
 
 ROOT = Path(__file__).resolve().parents[1]
 #: An address-space cap counts what allocators reserve, not only what they fill: pyarrow's
@@ -73,17 +73,7 @@ def write_trace(path: Path, total: int) -> None:
         line = len(records)
         for n, rep in runs:
             run_id = f"n{n}-r{rep}"
-            per_stream = 100.0 / (1 + 0.02 * (n - 1))  # batching: the aggregate rises with N
-            stream = np.arange(per_run) % n
-            ttft = 0.02 + rng.random(per_run) * 0.01
-            decode = 128 / per_stream * (1 + rng.random(per_run) * 0.02)
-            duration = ttft + decode
-            ends = np.zeros(per_run)
-            for s in range(n):
-                mask = stream == s
-                ends[mask] = np.cumsum(duration[mask])
-            sends = ends - duration
-            firsts = sends + ttft
+            sends, firsts, ends = point_times(rng, n, per_run)
             columns = {
                 "kind": pa.array(["request"] * per_run).dictionary_encode(),
                 "record": pa.nulls(per_run, pa.string()),
