@@ -12,8 +12,9 @@ import pandas as pd
 from reporter.config import threshold
 from reporter.errors import UsageError
 from reporter.model import ClaimCheck, Reading, rate_digits
+from reporter.numbers import fmt
 from reporter.table import Tables
-from reporter.types import fmt, number, number_or_nan
+from reporter.types import number, number_or_nan
 
 CLAIM_TOLERANCE = threshold(
     "claim_tolerance",

@@ -13,7 +13,8 @@ import numpy as np
 from reporter.auditdata import AuditData, request_refs
 from reporter.config import threshold
 from reporter.decision import SERIAL_OVERLAP, Decision
-from reporter.types import Outcome, fmt
+from reporter.numbers import fmt
+from reporter.types import Outcome
 
 #: What to do about a serial run, whichever way the ladder was found.
 SERIAL_HELP = (

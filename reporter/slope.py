@@ -17,7 +17,8 @@ import pandas as pd
 from reporter.auditdata import AuditData, run_ref
 from reporter.config import threshold
 from reporter.decision import CONCURRENCY, RATE, Decision, RunFacts, proves_overlap
-from reporter.types import Outcome, Severity, fmt
+from reporter.numbers import fmt
+from reporter.types import Outcome, Severity
 
 FLAT_GROWTH = threshold(
     "flat_growth",

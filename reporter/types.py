@@ -75,10 +75,3 @@ def finite(value: object) -> float | None:
     """`number`, with infinities also standing for unknown (for what is printed)."""
     out = number(value)
     return out if out is not None and abs(out) != float("inf") else None
-
-
-def fmt(value: float | None, digits: int = 1) -> str:
-    """One way to print a number everywhere: fixed decimals, thousands separated."""
-    if value is None or value != value:
-        return "n/a"
-    return f"{value:,.{digits}f}"

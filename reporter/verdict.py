@@ -34,8 +34,9 @@ from reporter.model import (
     rate_digits,
     verdict_from_dict,
 )
+from reporter.numbers import fmt
 from reporter.series import run_series, with_request_times
-from reporter.types import Outcome, VerdictKind, finite, fmt, number, worst
+from reporter.types import Outcome, VerdictKind, finite, number, worst
 
 #: The records are named here too, for the readers that import them with the builder.
 __all__ = [

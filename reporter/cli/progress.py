@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reporter.numbers import fmt
 from reporter.recorder.client import RequestState
 from reporter.recorder.run import Observer, RecordResult, RunResult
 from reporter.safetext import visible
@@ -62,7 +63,7 @@ class Progress(Observer):
             self.console.print(
                 visible(
                     f"{result.id}: {result.finished}/{result.sent} requests, "
-                    f"{result.output_tokens} tokens, {_f(result.aggregate_tps)} tok/s"
+                    f"{result.output_tokens} tokens, {fmt(result.aggregate_tps)} tok/s"
                 ),
                 markup=False,
             )
@@ -71,10 +72,6 @@ class Progress(Observer):
         if not self.quiet:
             # notes quote what the server said: no markup, controls shown as escapes
             self.console.print(f"note: {visible(text)}", markup=False)
-
-
-def _f(value: float | None, digits: int = 1) -> str:
-    return "n/a" if value is None else f"{value:,.{digits}f}"
 
 
 def summary_lines(result: RecordResult) -> list[str]:
@@ -93,12 +90,12 @@ def summary_lines(result: RecordResult) -> list[str]:
             else f"{r.not_honoured} short"
         )
         h = r.health
-        lag = _f(h.loop_lag_p99_ms, 2) + " ms" if h and h.loop_lag_p99_ms is not None else "n/a"
-        cpu = _f(h.cpu_percent, 0) if h else "n/a"
-        ttft = _f(r.ttft_p50_s, 3) + " s" if r.ttft_p50_s is not None else "n/a"
+        lag = fmt(h.loop_lag_p99_ms, 2) + " ms" if h and h.loop_lag_p99_ms is not None else "n/a"
+        cpu = fmt(h.cpu_percent, 0) if h else "n/a"
+        ttft = fmt(r.ttft_p50_s, 3) + " s" if r.ttft_p50_s is not None else "n/a"
         lines.append(
             f"{r.id:<34} {n:>4} {f'{r.ok}/{r.sent}':>8} {r.output_tokens:>8} "
-            f"{_f(r.wall_s, 2):>8} {_f(r.aggregate_tps):>8} {ttft:>9} {forced:>8} "
+            f"{fmt(r.wall_s, 2):>8} {fmt(r.aggregate_tps):>8} {ttft:>9} {forced:>8} "
             f"{lag:>8} {cpu:>6}" + ("  interrupted" if r.interrupted else "")
         )
     lines.append("tok/s is total output tokens ÷ wall clock (first send to last end).")

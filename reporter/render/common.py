@@ -6,13 +6,15 @@ so that each of those can use it without importing the other.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
+# num and pct: the renderers' names for the shared number formatting (reporter.numbers)
+from reporter.numbers import num, pct, readable
 from reporter.safetext import UNSAFE_ABOVE_C0
-from reporter.types import finite, fmt
+
+__all__ = ["MAX_MESSAGE", "MAX_SHOWN", "SPACES", "Chart", "num", "pct", "shown", "value_text"]
 
 #: Longest trace string shown in full; longer ones are cut and say how long they were.
 MAX_SHOWN = 160
@@ -39,37 +41,14 @@ def shown(value: object, limit: int = MAX_SHOWN) -> str:
     return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group(0)):04X}>", text)
 
 
-def num(value: float | None, digits: int = 1, unit: str = "") -> str:
-    """One way to print a number: fixed decimals, thousands separated, n/a when unknown."""
-    if finite(value) is None:
-        return "n/a"
-    return fmt(value, digits) + unit
-
-
-def pct(value: float | None, digits: int = 0) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "n/a"
-    return f"{value * 100:,.{digits}f}%"
-
-
 def value_text(value: Any) -> str:
     """An evidence or numbers value as text (numbers at a readable precision)."""
     if value is None:
         return "—"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return "n/a"
-        if value == int(value) and abs(value) < 1e15:
-            return f"{int(value):,}"
-        if abs(value) >= 1000:
-            return f"{value:,.1f}"
-        if abs(value) >= 0.01:
-            return f"{value:.3f}".rstrip("0").rstrip(".")
-        return f"{value:.3g}"
+    if isinstance(value, int | float):
+        return readable(value)
     if isinstance(value, list | tuple):
         items = [value_text(v) for v in value[:8]]
         more = f", … ({len(value)} in all)" if len(value) > 8 else ""

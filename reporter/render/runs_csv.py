@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import re
 
 from reporter.model import RunSummary, Verdict
+from reporter.numbers import plain
 
 #: The columns, in order (their meaning is in the README's "CSV" section).
 COLUMNS = (
@@ -53,16 +53,6 @@ def _text(value: object) -> str:
     return f"'{text}" if text.startswith(_FORMULA_START) else text
 
 
-def _number(value: float | int | None) -> str:
-    """A figure rounded to 6 decimals as the JSON verdict writes it; unknown is empty."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return ""
-    if isinstance(value, int):
-        return str(value)
-    value = round(value, 6)
-    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
-
-
 def run_row(verdict: Verdict, r: RunSummary) -> dict[str, str]:
     m = _LINE_REF.fullmatch(r.source)
     source_file, source_line = (m.group(1), m.group(2)) if m else (r.source, "")
@@ -70,21 +60,21 @@ def run_row(verdict: Verdict, r: RunSummary) -> dict[str, str]:
         "run": _text(r.id),
         "group": _text(r.group),
         "load": r.load,
-        "concurrency": _number(r.concurrency),
-        "request_rate": _number(r.request_rate),
-        "requests": _number(r.requests),
-        "failed": _number(r.failed),
-        "output_tokens": _number(r.output_tokens),
-        "wall_s": _number(r.wall_s),
-        "aggregate_tps": _number(r.aggregate_tps),
-        "sum_reported_tps": _number(r.sum_reported_tps),
-        "overlap": _number(r.overlap),
+        "concurrency": plain(r.concurrency),
+        "request_rate": plain(r.request_rate),
+        "requests": plain(r.requests),
+        "failed": plain(r.failed),
+        "output_tokens": plain(r.output_tokens),
+        "wall_s": plain(r.wall_s),
+        "aggregate_tps": plain(r.aggregate_tps),
+        "sum_reported_tps": plain(r.sum_reported_tps),
+        "overlap": plain(r.overlap),
         # without request times: Σ decode ÷ wall, a lower bound of the overlap
-        "overlap_bound": _number(r.decode_bound),
+        "overlap_bound": plain(r.decode_bound),
         "stop": _text(r.stop),
-        "prefill_share": _number(r.prefill_share),
-        "median_ttft_s": _number(r.median_ttft_s),
-        "median_decode_tps": _number(r.median_decode_tps),
+        "prefill_share": plain(r.prefill_share),
+        "median_ttft_s": plain(r.median_ttft_s),
+        "median_decode_tps": plain(r.median_decode_tps),
         "verdict": str(r.verdict),
         "format": _text(r.format),
         "source_file": _text(source_file),

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from reporter.findings import Finding
 from reporter.model import EMPTY_RUN, RunSummary, Verdict
+from reporter.numbers import fmt
 from reporter.safetext import visible as v
-from reporter.types import Outcome, Severity, fmt
+from reporter.types import Outcome, Severity
 
 
 def render_text(verdict: Verdict, *, verbose: bool = False) -> str:

@@ -40,8 +40,9 @@ import math
 
 from reporter.claims import CLAIM_TOLERANCE
 from reporter.config import threshold
+from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
-from reporter.types import Outcome, Severity, fmt
+from reporter.types import Outcome, Severity
 
 SUM_MATCH = threshold(
     "sum_match",

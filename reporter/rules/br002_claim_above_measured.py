@@ -43,8 +43,9 @@ from __future__ import annotations
 
 from reporter.claims import CLAIM_TOLERANCE, matching
 from reporter.model import rate_digits
+from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
-from reporter.types import Outcome, Severity, fmt
+from reporter.types import Outcome, Severity
 
 _UNIT = {"aggregate_tps": " tok/s", "stream_tps": " tok/s", "speedup": "×", "scaling": "×"}
 

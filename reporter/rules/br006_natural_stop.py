@@ -51,8 +51,9 @@ import math
 from typing import Any
 
 from reporter.ladder import EQUAL_LENGTH_CV
+from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, request_refs
-from reporter.types import Outcome, Severity, fmt, number
+from reporter.types import Outcome, Severity, number
 
 
 def check(data: AuditData) -> list[Finding]:

@@ -39,8 +39,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, request_refs
-from reporter.types import Outcome, Severity, fmt, number
+from reporter.types import Outcome, Severity, number
 
 
 def check(data: AuditData) -> list[Finding]:

@@ -48,8 +48,9 @@ import math
 
 from reporter.config import threshold
 from reporter.facts import PrefillWindow, percent
+from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
-from reporter.types import Outcome, Severity, fmt
+from reporter.types import Outcome, Severity
 
 PREFILL_SHARE = threshold(
     "prefill_share",

@@ -60,8 +60,9 @@ import numpy as np
 
 from reporter.config import threshold
 from reporter.facts import percent
+from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
-from reporter.types import Outcome, Severity, fmt, number
+from reporter.types import Outcome, Severity, number
 
 WALL_TOLERANCE = threshold(
     "wall_tolerance",

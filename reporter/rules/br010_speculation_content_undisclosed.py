@@ -40,8 +40,9 @@ import math
 from typing import Any
 
 from reporter.compare import cell, speculation_state
+from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
-from reporter.types import Outcome, Severity, fmt
+from reporter.types import Outcome, Severity
 
 
 def check(data: AuditData) -> list[Finding]:

@@ -66,8 +66,9 @@ import math
 from typing import Any
 
 from reporter import compare
+from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
-from reporter.types import Outcome, Severity, fmt
+from reporter.types import Outcome, Severity
 
 #: Declared with the comparison it tunes, so that `compare` and this rule read one value.
 LENGTH_TOLERANCE = compare.LENGTH_TOLERANCE

@@ -81,9 +81,10 @@ import pandas as pd
 from reporter import compare, features
 from reporter.config import threshold
 from reporter.facts import SERIAL_OVERLAP
+from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, request_refs, run_ref
 from reporter.slope import FLAT_GROWTH, levels
-from reporter.types import Outcome, Severity, fmt, number_or_nan
+from reporter.types import Outcome, Severity, number_or_nan
 
 CACHE_TTFT_DROP = threshold(
     "cache_ttft_drop",

@@ -66,8 +66,9 @@ from typing import Any
 from reporter import bandwidth
 from reporter.compare import cell, row, speculation_state
 from reporter.config import threshold
+from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
-from reporter.types import Outcome, Severity, fmt
+from reporter.types import Outcome, Severity
 
 NEAR_CEILING = threshold(
     "bandwidth_near_ceiling",

@@ -36,8 +36,9 @@ import math
 
 import pandas as pd
 
+from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
-from reporter.types import Outcome, Severity, fmt, number_or_nan
+from reporter.types import Outcome, Severity, number_or_nan
 
 
 def check(data: AuditData) -> list[Finding]:

@@ -43,8 +43,9 @@ from typing import Any
 
 from reporter import compare
 from reporter.config import threshold
+from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
-from reporter.types import Outcome, Severity, fmt, number
+from reporter.types import Outcome, Severity, number
 
 CONTEXT_DROP = threshold(
     "context_decode_drop",

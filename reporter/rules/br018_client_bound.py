@@ -45,8 +45,9 @@ from typing import Any
 
 from reporter.compare import cell
 from reporter.config import threshold
+from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
-from reporter.types import Outcome, Severity, fmt, number
+from reporter.types import Outcome, Severity, number
 
 LAG_P99 = threshold(
     "client_loop_lag_p99_ms",

@@ -55,8 +55,9 @@ import numpy as np
 import pandas as pd
 
 from reporter.config import threshold
+from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, request_refs, run_ref
-from reporter.types import Outcome, Severity, fmt, number
+from reporter.types import Outcome, Severity, number
 
 FAILED_SHARE = threshold(
     "failed_share",

@@ -47,8 +47,9 @@ import math
 import numpy as np
 
 from reporter.config import threshold
+from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, request_refs
-from reporter.types import Outcome, Severity, fmt
+from reporter.types import Outcome, Severity
 
 RATE_MATCH = threshold(
     "rate_match",

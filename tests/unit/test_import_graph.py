@@ -18,7 +18,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "reporter"
 #: placed by the longest prefix of its name listed here.
 LAYERS: list[tuple[str, list[str]]] = [
     ("records and text", [
-        "reporter.types", "reporter.errors", "reporter.safetext", "reporter.resources",
+        "reporter.types", "reporter.numbers", "reporter.errors", "reporter.safetext",
+        "reporter.resources",
         "reporter.version", "reporter.findings", "reporter.model", "reporter.grouping",
         "reporter.latency",
         "reporter.bandwidth", "reporter.refengine", "reporter.probe", "reporter.rulebook",
@@ -164,7 +165,7 @@ def test_no_arrow_up_the_layers() -> None:
 #: shared text helpers, never the tables, the figures, the facts, the rules or the builder.
 RENDER_MAY_IMPORT = {
     "reporter.model", "reporter.findings", "reporter.types", "reporter.safetext",
-    "reporter.resources", "reporter.errors", "reporter.version",
+    "reporter.resources", "reporter.errors", "reporter.version", "reporter.numbers",
 }  # fmt: skip
 
 
