@@ -104,10 +104,13 @@ def test_llama_server_four_slots_batches_and_rises(tmp_path):
             assert run_of(v, run)["verdict"] == "supported"
             assert run_of(v, run)["overlap"] > 0.6 * n  # serial would be 1.0
     _assert_slope_judged(v, "cpp4")
-    a1, a4 = _median_aggregate(v, "cpp4", 1), _median_aggregate(v, "cpp4", 4)
-    # serial gives ≈ 0.98; four slots on two shared cores give 1.3–2× depending on what else
-    # runs on the machine, so the bound only separates batching from serial
-    assert a4 / a1 > 1.15
+    # Batching within each run: the server's aggregate is several streams' worth, each
+    # stream's rate taken in the same run (a serial server gives about one stream's worth).
+    # Both figures share that run's machine load; the aggregate at N=4 over the one at N=1
+    # (1.3–2× measured, runs minutes apart) depends on what else the machine runs.
+    for rep in range(3):
+        run = run_of(v, f"cpp4-c4-r{rep}")
+        assert run["aggregate_tps"] > 1.5 * run["median_decode_tps"], run["id"]
     assert {r["output_tokens"] for r in _requests(trace)} == {TOKENS}
 
 

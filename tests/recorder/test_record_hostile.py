@@ -25,6 +25,7 @@ from reporter import api
 from reporter.cli import main
 from reporter.recorder import client as rc
 from reporter.recorder import record
+from reporter.recorder.run import Observer
 from tests.recorder.conftest import base_config, read_trace
 
 Stream = Callable[[BaseHTTPRequestHandler, threading.Event], None]
@@ -107,10 +108,22 @@ def trickle_forever(handler: BaseHTTPRequestHandler, stop: threading.Event) -> N
         pass
 
 
-def record_one(url: str, out: Path, **kw: Any) -> tuple[Any, list[dict[str, Any]], float]:
+class Notes(Observer):
+    """The notes a recording prints (the CLI shows them on stderr)."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+
+def record_one(
+    url: str, out: Path, observer: Observer | None = None, **kw: Any
+) -> tuple[Any, list[dict[str, Any]], float]:
     cfg = base_config(url, out, concurrency=(1,), scrape_metrics=False, output_tokens=4, **kw)
     start = time.monotonic()
-    result = record(cfg)
+    result = record(cfg, observer)
     return result, read_trace(out), time.monotonic() - start
 
 
@@ -118,11 +131,18 @@ def test_a_never_ending_answer_to_the_prompt_length_call_is_cut_at_the_timeout(
     tmp_path: Path,
 ) -> None:
     behaviour = Hostile(stream=good_stream(), whole=trickle_forever)  # no usage: asks again
+    notes = Notes()
     with hostile_server(behaviour) as url:
         result, trace, took = record_one(
-            url, tmp_path / "t.jsonl", timeout_s=1.0, idle_timeout_s=30.0
+            url, tmp_path / "t.jsonl", notes, timeout_s=1.0, idle_timeout_s=30.0
         )
-    assert took < 30  # one --timeout for the prompt-length call, not one per read (unbounded)
+    # one --timeout for the whole prompt-length call, not one per read: a byte comes every
+    # 20 ms and the idle timeout is 30 s, so only the call's own deadline can end it (a read
+    # deadline would wait forever), and it is not cut before its second
+    assert "the prompt-length request got no answer within 1 s; prompt length unknown" in (
+        notes.notes
+    )
+    assert took >= 1.0
     run = next(r for r in trace if r["kind"] == "run")
     assert run["workload"]["prompt_tokens"] is None
     assert result.runs[0].ok == 1
@@ -136,11 +156,14 @@ def test_a_never_ending_stream_is_cut_at_the_timeout(tmp_path: Path) -> None:
                 "--no-metrics", "-o", str(out), "--output-tokens", "4", "--pause", "0"]  # fmt: skip
         result = CliRunner().invoke(main, args)
         took = time.monotonic() - start
-    assert took < 30  # the preflight and the one request: a second each (a never-ending stream)
     assert result.exit_code == 0, result.output
     request = next(r for r in read_trace(out) if r["kind"] == "request")
     assert request["finish_reason"] == "abort"
+    # a byte every 20 ms keeps every read short: the request's own --timeout ended it, after
+    # its full second by the recorder's clock and by ours
     assert request["error"] == "timeout: no end after 1 s"
+    assert request["t_end"] - request["t_send"] >= 1.0
+    assert took >= 1.0
 
 
 def test_bad_token_counts_are_recorded_as_null_with_a_warning(tmp_path: Path) -> None:
@@ -169,10 +192,11 @@ def test_a_model_list_nested_50000_deep_is_no_answer(tmp_path: Path) -> None:
     behaviour = Hostile(models=deep, stream=good_stream({"completion_tokens": 4,
                                                          "prompt_tokens": 7}))  # fmt: skip
     with hostile_server(behaviour) as url:
-        result, _, took = record_one(url, tmp_path / "t.jsonl", timeout_s=5.0)
+        result, _, _ = record_one(url, tmp_path / "t.jsonl", timeout_s=5.0)
     assert result.server.models == []
     assert result.runs[0].ok == 1
-    assert took < 8
+    # refused by the parser's own depth limit (an error, no recursion 50,000 calls deep)
+    assert rc.parse_json(deep) is None
 
 
 def test_escape_sequences_from_a_server_are_shown_as_text(tmp_path: Path) -> None:
@@ -204,19 +228,41 @@ class Pieces:
             yield self.body[i : i + self.size]
 
 
-def read_events(body: bytes, size: int) -> tuple[rc.RequestState, float]:
+class SearchedBuffer(bytearray):
+    """A reader's buffer that counts the bytes its newline searches may cover."""
+
+    searched = 0
+
+    def find(self, sub: Any, start: Any = 0, *rest: Any) -> int:
+        SearchedBuffer.searched += len(self) - start
+        return super().find(sub, start, *rest)
+
+
+def read_events(body: bytes, size: int) -> rc.RequestState:
     state = rc.RequestState(0, "sha")
-    start = time.monotonic()
     asyncio.run(rc._read_events(Pieces(body, size), state, time.perf_counter()))  # type: ignore[arg-type]
-    return state, time.monotonic() - start
+    return state
 
 
-def test_a_long_sse_line_in_small_pieces_costs_linear_time() -> None:
-    """8 MB of one line in 1 KiB pieces: re-searching from the start would scan ~32 GB."""
-    long_line = b'data: {"choices": [{"text": "' + b"x" * (8 << 20) + b'"}]}\n\n'
-    state, took = read_events(long_line + good_stream({"completion_tokens": 5}), 1024)
-    assert took < 20  # well under a second when linear; a generous bound for a loaded machine
+def test_a_long_sse_line_in_small_pieces_costs_linear_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """8 MB of one line in 1 KiB pieces: re-searching from the start would scan ~32 GB.
+
+    The work is counted, not timed: every search for a line's end starts where the last one
+    stopped, so the bytes searched stay within twice the body (a clock would say the same on
+    an idle machine and fail on a loaded one)."""
+
+    class Reader(rc.SSEReader):
+        def __init__(self, state: rc.RequestState) -> None:
+            super().__init__(state)
+            self.buf = SearchedBuffer()
+
+    monkeypatch.setattr(rc, "SSEReader", Reader)
+    monkeypatch.setattr(SearchedBuffer, "searched", 0)
+    body = b'data: {"choices": [{"text": "' + b"x" * (8 << 20) + b'"}]}\n\n'
+    body += good_stream({"completion_tokens": 5})
+    state = read_events(body, 1024)
     assert state.n_chunks == 5 and state.usage_completion == 5 and state.saw_done
+    assert 8 << 20 <= SearchedBuffer.searched <= 2 * len(body)  # quadratic: ~4,000 × more
 
 
 def test_a_line_longer_than_the_cap_is_dropped_and_the_stream_goes_on(
@@ -224,6 +270,6 @@ def test_a_line_longer_than_the_cap_is_dropped_and_the_stream_goes_on(
 ) -> None:
     monkeypatch.setattr(rc, "MAX_EVENT_BYTES", 1 << 16)
     huge = b"data: " + b"y" * (1 << 20) + b"\n\n"
-    state, _ = read_events(huge + good_stream({"completion_tokens": 4}), 4096)
+    state = read_events(huge + good_stream({"completion_tokens": 4}), 4096)
     assert state.bad_events == 1
     assert state.n_chunks == 4 and state.finish_raw == "length" and state.saw_done
