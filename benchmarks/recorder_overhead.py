@@ -165,8 +165,9 @@ def one_run(url: str, model: str, n: int, args: argparse.Namespace, tmp: Path) -
         "wall_s": wall, "aggregate_tps": recorded / wall, "chunks_per_s": chunks / wall,
         "lag_p50_ms": client["loop_lag_p50_ms"], "lag_p99_ms": client["loop_lag_p99_ms"],
         "lag_max_ms": client["loop_lag_max_ms"], "cpu_percent": client["cpu_percent"],
-        "cpu_us_per_chunk": client["cpu_percent"] / 100 * wall / chunks * 1e6,
-        "workers": client.get("workers", 1),
+        "cpu_us_per_chunk": client.get("cpu_percent_total", client["cpu_percent"]) / 100 * wall
+        / chunks * 1e6,
+        "processes": client.get("processes", 1),
         "idle_lag_p50_ms": idle["loop_lag_p50_ms"], "idle_lag_p99_ms": idle["loop_lag_p99_ms"],
         "load": (load_before + load_after) / 2,
         "recorded_vs_server": recorded / server - 1 if server else None,

@@ -65,6 +65,7 @@ HELP_SECTIONS: dict[str, tuple[str, ...]] = {
     "Workload (how much load, and of what length)": (
         "concurrency", "request_rate", "requests", "output_tokens", "natural_stop", "repeats",
         "pause", "temperature", "seed", "params", "timeout", "idle_timeout", "grace",
+        "workers",
     ),
     "Prompts (what is sent; every prompt is distinct by default)": (
         "prompt_tokens", "dataset", "prompt", "prompt_file", "prompt_set", "same_prompt",
@@ -280,6 +281,15 @@ class RecordCommand(SectionedCommand):
     help="After Ctrl-C, seconds in-flight requests may take to finish.",
 )
 @click.option(
+    "--workers",
+    type=click.IntRange(min=1, max=64),
+    default=1,
+    show_default=True,
+    help="Processes that stream the requests, each with its own event loop and its share of "
+    "the streams (one clock for all). More than one for hundreds of streams, when one loop "
+    "lags (the run's client lag says so).",
+)
+@click.option(
     "--pause",
     type=click.FloatRange(min=0),
     default=1.0,
@@ -373,6 +383,7 @@ def _record(
     timeout: float,
     idle_timeout: float,
     grace: float,
+    workers: int,
     pause: float,
     api_key_env: str,
     metrics_url: str | None,
@@ -440,7 +451,7 @@ def _record(
         extra_params=_params(params), api_key=os.environ.get(api_key_env) or None,
         timeout_s=timeout, idle_timeout_s=idle_timeout, grace_s=grace, pause_s=pause,
         metrics_url=metrics_url, scrape_metrics=not no_metrics, server_log=server_log,
-        append=append, group=group, fsync=fsync,
+        append=append, group=group, fsync=fsync, workers=workers,
     )  # fmt: skip
     with Progress(quiet) as progress:
         return record(cfg, progress)

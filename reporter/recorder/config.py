@@ -68,6 +68,9 @@ class RecordConfig:
     max_in_flight: int = 4096
     #: The streaming client: "lean" (asyncio protocol, a few µs a chunk) or "httpx".
     client: Literal["lean", "httpx"] = "lean"
+    #: Processes that stream the requests (lean client): each has its own event loop and takes
+    #: its share of the streams; 1 streams in the recorder's own loop.
+    workers: int = 1
 
     @property
     def mode(self) -> str:

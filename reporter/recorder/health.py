@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,12 +35,20 @@ class ClientHealth:
     cpu_percent: float | None
     lag_samples: int
     wall_s: float
+    #: Processes whose loops were watched (the recorder's and its streaming workers').
+    processes: int = 1
+    cpu_percent_total: float | None = None
 
     def to_record(self) -> dict[str, float | int | None]:
         def r(v: float | None, d: int = 3) -> float | None:
             return None if v is None else round(v, d)
 
-        return {
+        several: dict[str, float | int | None] = (
+            {"processes": self.processes, "cpu_percent_total": r(self.cpu_percent_total, 1)}
+            if self.processes > 1
+            else {}
+        )
+        return several | {
             "loop_lag_p50_ms": r(self.loop_lag_p50_ms),
             "loop_lag_p99_ms": r(self.loop_lag_p99_ms),
             "loop_lag_max_ms": r(self.loop_lag_max_ms),
@@ -80,19 +89,24 @@ class HealthMonitor:
     def _ran(self, queued: float, late: float) -> None:
         self.lags.append(max(time.perf_counter() - queued, late, 0.0))
 
-    async def stop(self) -> ClientHealth:
+    async def stop(self, others: Sequence[tuple[Sequence[float], float]] = ()) -> ClientHealth:
+        """Stop watching; ``others`` are the (lags, CPU seconds) of the workers' loops."""
         self._t1 = time.perf_counter()
         self._cpu1 = time.process_time()
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
-        return self.result()
+        return self.result(others)
 
-    def result(self) -> ClientHealth:
+    def result(self, others: Sequence[tuple[Sequence[float], float]] = ()) -> ClientHealth:
         wall = max(self._t1 - self._t0, 0.0)
-        cpu = 100.0 * (self._cpu1 - self._cpu0) / wall if wall > 0 else None
-        if self.lags:
-            ms = np.asarray(self.lags) * 1000.0
+        cpus = [self._cpu1 - self._cpu0, *(cpu_s for _, cpu_s in others)]
+        cpu = 100.0 * max(cpus) / wall if wall > 0 else None
+        total = 100.0 * sum(cpus) / wall if wall > 0 else None
+        lags = [*self.lags, *(lag for worker, _ in others for lag in worker)]
+        n = 1 + len(others)
+        if lags:
+            ms = np.asarray(lags) * 1000.0
             p50, p99 = (float(v) for v in np.percentile(ms, [50, 99]))
-            return ClientHealth(p50, p99, float(ms.max()), cpu, len(ms), wall)
-        return ClientHealth(None, None, None, cpu, 0, wall)
+            return ClientHealth(p50, p99, float(ms.max()), cpu, len(ms), wall, n, total)
+        return ClientHealth(None, None, None, cpu, 0, wall, n, total)

@@ -33,6 +33,7 @@ from reporter.recorder.health import ClientHealth, HealthMonitor
 from reporter.recorder.lengths import Length
 from reporter.recorder.server import ServerInfo, identify, metrics_delta, scrape
 from reporter.recorder.stream import LeanClient
+from reporter.recorder.workers import WorkerPool
 from reporter.recorder.writer import TraceWriter
 from reporter.serverlog import level_of
 
@@ -179,6 +180,7 @@ class Recorder:
         self.added_tokens: int | None = None
         self.preflight_prompt = ""
         self.lean: LeanClient | None = None
+        self.pool: WorkerPool | None = None
         self.group = cfg.group or ""
         self._current: asyncio.Task[int] | None = None
         self._main: asyncio.Task[Any] | None = None
@@ -274,7 +276,9 @@ class Recorder:
         self, client: httpx.AsyncClient, body: dict[str, Any], state: rc.RequestState, t0: float
     ) -> None:
         """One streamed request, by the lean client (httpx when asked for)."""
-        if self.lean is not None:
+        if self.pool is not None:
+            await self.pool.send(self.url, body, {}, state, t0, timeout_s=self.cfg.timeout_s)
+        elif self.lean is not None:
             await self.lean.send(self.url, body, {}, state, t0, timeout_s=self.cfg.timeout_s)
         else:
             await rc.send(client, self.url, body, {}, state, t0, timeout_s=self.cfg.timeout_s)
@@ -300,17 +304,28 @@ class Recorder:
         async with httpx.AsyncClient(
             limits=limits, timeout=timeout, headers=self.headers, trust_env=False
         ) as client:
-            if cfg.client == "lean":
+            if cfg.client == "lean" and cfg.workers > 1:
+                self.pool = WorkerPool(
+                    cfg.workers,
+                    connect_timeout_s=cfg.connect_timeout_s,
+                    idle_timeout_s=cfg.idle_timeout_s,
+                    headers=self.headers,
+                )
+            elif cfg.client == "lean":
                 self.lean = LeanClient(
                     connect_timeout_s=cfg.connect_timeout_s,
                     idle_timeout_s=cfg.idle_timeout_s,
                     headers=self.headers,
                 )
             try:
+                if self.pool is not None:
+                    await self.pool.start()
                 return await self._sweep(client)
             finally:
                 if self.lean is not None:
                     await self.lean.aclose()
+                if self.pool is not None:
+                    await self.pool.aclose()
 
     async def _sweep(self, client: httpx.AsyncClient) -> RecordResult:
         cfg = self.cfg
@@ -518,6 +533,8 @@ class Recorder:
 
         monitor = HealthMonitor()
         monitor.start()
+        if self.pool is not None:
+            await self.pool.health("start")
         if spec["rate"] is not None:
             coro = schedule.open_loop(
                 spec["rate"],
@@ -534,7 +551,8 @@ class Recorder:
         self._current = task
         sent = await self._wait(task, states, total)
         self._current = None
-        health = await monitor.stop()
+        others = await self.pool.health("stop") if self.pool is not None else []
+        health = await monitor.stop(others)
         t_end = time.perf_counter() - t0
         after = await scrape(client, metrics_url) if cfg.scrape_metrics else None
         interrupted = self.stop.is_set()
