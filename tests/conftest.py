@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,37 @@ settings.register_profile(
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object]:
+    """A run of the whole suite spreads over the cores when pytest-xdist is installed.
+
+    `pytest` and `pytest -m "not slow"` (no test paths named, no -k) get `-n auto
+    --dist loadgroup`, as if typed; naming files or tests, -k, or -n 0 runs in one process
+    (`-n N` picks the count). Tests that must not overlap share an `xdist_group`.
+    """
+    if (
+        config.pluginmanager.hasplugin("xdist")
+        and getattr(config.option, "numprocesses", 0) is None
+        and not os.environ.get("PYTEST_XDIST_WORKER")
+        and config.args_source == pytest.Config.ArgsSource.TESTPATHS
+        and not config.option.keyword
+        and not config.option.usepdb
+        and not config.option.collectonly
+        and _cores() > 1
+    ):
+        config.option.numprocesses = "auto"
+        if config.option.dist == "no":
+            config.option.dist = "loadgroup"
+    return (yield)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -25,7 +25,8 @@ from tests.conftest import finding, run_of
 from tests.realengine.conftest import serve
 from tests.recorder.conftest import read_trace
 
-pytestmark = [pytest.mark.realengine, pytest.mark.slow]
+# one engine at a time, on one worker: the servers and the sweeps share two cores
+pytestmark = [pytest.mark.realengine, pytest.mark.slow, pytest.mark.xdist_group("realengine")]
 
 TOKENS = 96
 

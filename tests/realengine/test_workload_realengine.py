@@ -17,7 +17,8 @@ from reporter.recorder.lengths import Length
 from tests.realengine.conftest import serve
 from tests.recorder.conftest import read_trace
 
-pytestmark = [pytest.mark.realengine, pytest.mark.slow]
+# one engine at a time, on one worker: the servers and the sweeps share two cores
+pytestmark = [pytest.mark.realengine, pytest.mark.slow, pytest.mark.xdist_group("realengine")]
 
 PROMPT = 48
 
