@@ -22,9 +22,9 @@ fi
 
 PY="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-echo "== pip install -e .[dev]"
+echo "== pip install -e .[dev] (chart stack pinned by .ci/constraints.txt)"
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[dev]'
+.venv/bin/python -m pip install -q -c .ci/constraints.txt -e '.[dev]'
 
 if [ "${SKIP_REALENGINE:-0}" != 1 ] && [ -f tests/realengine/setup.sh ]; then
   echo "== real engines (llama.cpp server, llama-cpp-python, tiny model)"
