@@ -99,14 +99,20 @@ class HealthMonitor:
         return self.result(others)
 
     def result(self, others: Sequence[tuple[Sequence[float], float]] = ()) -> ClientHealth:
+        """The run's figures; with workers (``others``), each is the worst loop's, so an idle
+        loop's samples never dilute a busy one's."""
         wall = max(self._t1 - self._t0, 0.0)
         cpus = [self._cpu1 - self._cpu0, *(cpu_s for _, cpu_s in others)]
         cpu = 100.0 * max(cpus) / wall if wall > 0 else None
         total = 100.0 * sum(cpus) / wall if wall > 0 else None
-        lags = [*self.lags, *(lag for worker, _ in others for lag in worker)]
+        loops = [
+            np.asarray(lags) * 1000.0 for lags in (self.lags, *(w for w, _ in others)) if len(lags)
+        ]
         n = 1 + len(others)
-        if lags:
-            ms = np.asarray(lags) * 1000.0
-            p50, p99 = (float(v) for v in np.percentile(ms, [50, 99]))
-            return ClientHealth(p50, p99, float(ms.max()), cpu, len(ms), wall, n, total)
-        return ClientHealth(None, None, None, cpu, 0, wall, n, total)
+        if not loops:
+            return ClientHealth(None, None, None, cpu, 0, wall, n, total)
+        p50 = max(float(np.percentile(ms, 50)) for ms in loops)
+        p99 = max(float(np.percentile(ms, 99)) for ms in loops)
+        peak = max(float(ms.max()) for ms in loops)
+        samples = sum(len(ms) for ms in loops)
+        return ClientHealth(p50, p99, peak, cpu, samples, wall, n, total)

@@ -5,6 +5,8 @@ For each run recorded by benchreport's recorder, the client's health that the re
 writes into the run's `run_end` record: `client.loop_lag_p99_ms` (the 99th percentile of its
 event loop's lag), `client.loop_lag_max_ms`, and `client.cpu_percent` (the client process's
 CPU, 100 = one core).
+A recording streamed by several processes (`record --workers`) gives each figure as its worst
+loop's, and the CPU of its busiest process.
 
 ## Why it matters
 A load generator that cannot keep up sends late, reads chunks late and stamps them late. Its

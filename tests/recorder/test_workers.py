@@ -8,17 +8,36 @@ import time
 
 import pytest
 
+from reporter.recorder.health import HealthMonitor
 from reporter.recorder.workers import WorkerPool, one_clock
 from tests.conftest import finding, run_of
 from tests.recorder.test_record_refengine import only, requests_of
 from tests.recorder.test_record_signals import _recorder, _wait_for_requests
 
-pytestmark = pytest.mark.slow
-
 SAME = ("id", "output_tokens", "output_tokens_source", "finish_reason", "n_chunks", "error",
         "prompt_tokens", "prompt_sha256")  # fmt: skip
 
 
+def test_with_workers_each_lag_figure_is_the_worst_loops():
+    # an idle loop's samples must not dilute a busy one's: p50, p99 and max are the worst loop's
+    monitor = HealthMonitor()
+    monitor.lags = [0.0001] * 1000  # the recorder's own loop: 0.1 ms
+    monitor._t0, monitor._t1, monitor._cpu0, monitor._cpu1 = 0.0, 10.0, 0.0, 0.5
+    busy = [0.002] * 900 + [0.02] * 100  # a worker: 2 ms, its top 10% 20 ms
+    quiet = [0.0003] * 1000
+    health = monitor.result([(busy, 3.0), (quiet, 1.0)])
+    assert health.loop_lag_p50_ms == pytest.approx(2.0)
+    assert health.loop_lag_p99_ms == pytest.approx(20.0)
+    assert health.loop_lag_max_ms == pytest.approx(20.0)
+    assert health.cpu_percent == pytest.approx(30.0)  # the busiest process: 3 s of 10
+    assert health.cpu_percent_total == pytest.approx(45.0)
+    record = health.to_record()
+    assert (record["processes"], record["lag_samples"]) == (3, 3000)
+    alone = monitor.result()
+    assert alone.loop_lag_p99_ms == pytest.approx(0.1) and "processes" not in alone.to_record()
+
+
+@pytest.mark.slow
 def test_a_workers_clock_is_the_recorders():
     # perf_counter is CLOCK_MONOTONIC here: a worker's reading falls between two of ours
     assert one_clock()
@@ -38,6 +57,7 @@ def test_a_workers_clock_is_the_recorders():
     assert all(before <= t <= after for t in theirs), (before, theirs, after)
 
 
+@pytest.mark.slow
 def test_workers_record_what_one_loop_records(engine, rec):
     with engine("--slots", "8", "--step-ms", "3") as eng:
         _, one, _ = rec(eng.url, concurrency=(8,), requests=16, salt="s")
@@ -53,7 +73,7 @@ def test_workers_record_what_one_loop_records(engine, rec):
     end = only(three, "run_end", run)
     assert end["metrics_delta"]["generation_tokens"] == 16 * 32
     client = end["client"]
-    assert client["processes"] == 4  # the recorder's loop and three workers', pooled
+    assert client["processes"] == 4  # the recorder's loop and three workers'
     assert client["cpu_percent_total"] >= client["cpu_percent"] >= 0
     assert client["lag_samples"] > 0
     assert "processes" not in only(one, "run_end", run)["client"]
@@ -62,6 +82,7 @@ def test_workers_record_what_one_loop_records(engine, rec):
     assert run_of(v, run)["output_tokens"] == 16 * 32
 
 
+@pytest.mark.slow
 def test_workers_record_mid_stream_errors_and_cut_streams(engine, rec):
     with engine("--slots", "4", "--step-ms", "3", "--error-every", "2") as eng:
         _, trace, v = rec(eng.url, concurrency=(4,), workers=2)
@@ -71,6 +92,7 @@ def test_workers_record_mid_stream_errors_and_cut_streams(engine, rec):
     assert finding(v, "BR019", "g-c4-r0")["outcome"] == "fired"
 
 
+@pytest.mark.slow
 def test_ctrl_c_cancels_the_workers_requests_and_keeps_what_arrived(engine, tmp_path):
     out = tmp_path / "cut.jsonl"
     with engine("--slots", "2", "--step-ms", "40") as eng:  # 32 tokens take 1.3 s
