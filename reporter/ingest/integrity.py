@@ -122,7 +122,19 @@ def _maybe_duplicates(requests: pd.DataFrame) -> np.ndarray | None:
     with np.errstate(over="ignore"):
         key = hashes ^ ((run_codes + np.uint64(1)) * _HASH_MIX)
     has_id = ids.notna().to_numpy(dtype=bool)
-    return has_id & pd.Series(key).duplicated(keep=False).to_numpy(dtype=bool)
+    maybe: np.ndarray = has_id & _repeated(key)
+    return maybe
+
+
+def _repeated(values: np.ndarray) -> np.ndarray:
+    """Whether each value occurs more than once: one sort and a comparison of neighbours
+    (cheaper than a hash table of a million keys), then a lookup of the few repeated ones."""
+    ordered = np.sort(values)
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if not len(repeated):
+        return np.zeros(len(values), dtype=bool)
+    found: np.ndarray = np.isin(values, np.unique(repeated))
+    return found
 
 
 def duplicate_requests(requests: pd.DataFrame) -> Found:
@@ -242,9 +254,10 @@ def time_order(requests: pd.DataFrame, already: np.ndarray | None = None) -> lis
                 "a time to first token at most the end-to-end latency",
             )
         # a run's wall clock is its last time minus its first: finite for every row
-        if n:
-            low = np.fmin(np.fmin(send, first), end)
-            high = np.fmax(np.fmax(send, first), end)
+        low = np.fmin(np.fmin(send, first), end)
+        high = np.fmax(np.fmax(send, first), end)
+        # no run's spread can exceed the whole file's: finite there, finite in every run
+        if n and np.isinf(np.fmax.reduce(high) - np.fmin.reduce(low)):
             codes = requests["run"].astype("category").cat.codes.to_numpy()
             run_low = pd.Series(low).groupby(codes).transform("min").to_numpy(dtype="float64")
             run_high = pd.Series(high).groupby(codes).transform("max").to_numpy(dtype="float64")

@@ -200,13 +200,16 @@ def scan_lines(data: bytes, limit: int = MAX_JSON_DEPTH, block: int = SCAN_BLOCK
     size = len(data)
     newlines: list[np.ndarray] = []
     opens_before: list[np.ndarray] = []  # opening brackets before each newline
-    top = 0
     opens = 0
+    # the temporary arrays, allocated once and reused from block to block
+    folded = np.empty(min(block, size), dtype=np.uint8)
+    hits = np.empty(min(block, size), dtype=bool)
     for begin in range(0, size, block):
         part = np.frombuffer(data, np.uint8, count=min(block, size - begin), offset=begin)
-        top = max(top, int(part.max()))
-        ends = np.flatnonzero(part == 0x0A)
-        at = np.flatnonzero((part | 0x20) == 0x7B)  # "[" is 0x5B, "{" is 0x7B
+        n = len(part)
+        ends = np.flatnonzero(np.equal(part, 0x0A, out=hits[:n]))
+        np.bitwise_or(part, 0x20, out=folded[:n])  # "[" is 0x5B, "{" is 0x7B
+        at = np.flatnonzero(np.equal(folded[:n], 0x7B, out=hits[:n]))
         newlines.append(ends + begin)
         opens_before.append(np.searchsorted(at, ends) + opens)
         opens += len(at)
@@ -221,7 +224,7 @@ def scan_lines(data: bytes, limit: int = MAX_JSON_DEPTH, block: int = SCAN_BLOCK
             depth = json_depth(data[int(starts[index]) : int(stops[index])])
             if depth > limit:
                 deep[int(index) + 1] = depth
-    return LineScan(ends.astype(np.int64, copy=False), top < 0x80, deep)
+    return LineScan(ends.astype(np.int64, copy=False), data.isascii(), deep)
 
 
 def depth_problem(path: str, line: int | None, depth: int) -> Problem:
