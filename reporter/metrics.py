@@ -79,28 +79,35 @@ def _running_max(values: np.ndarray, group_starts: np.ndarray) -> np.ndarray:
 LONG_PROMPT_TOKENS = 1024
 
 
-def _prefill_rates(tables: Tables, stats: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
+def _prefill_rates(
+    tables: Tables, stats: pd.DataFrame
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The prefill rate each run's prefill share is computed with, where it came from, and
-    whether it is only a lower bound (so the share only an upper bound)."""
-    rate = pd.Series(np.nan, index=stats.index, dtype="float64")
-    source = pd.Series(None, index=stats.index, dtype=object)
-    bound = pd.Series(False, index=stats.index, dtype=bool)
+    whether it is only a lower bound (so the share only an upper bound); one value a row of
+    `stats`, whose run ids are unique."""
+    ids = [str(r) for r in stats.index]
+    position = {run_id: i for i, run_id in enumerate(ids)}
+    rate = np.full(len(ids), np.nan)
+    source = np.full(len(ids), None, dtype=object)
+    bound = np.zeros(len(ids), dtype=bool)
     probes = tables.probes
     if len(probes):
         prefill = probes[probes["what"] == "prefill_rate"]
         for _, row in prefill.iterrows():
             where = f"probe at {row['source_path']}:{row['source_line']}"
-            if row["run"] is not None and str(row["run"]) in rate.index:
-                rate[str(row["run"])] = float(row["value"])
-                source[str(row["run"])] = where
+            if row["run"] is not None and str(row["run"]) in position:
+                rate[position[str(row["run"])]] = float(row["value"])
+                source[position[str(row["run"])]] = where
             elif row["run"] is None:
-                unset = rate.isna()
+                unset = np.isnan(rate)
                 rate[unset] = float(row["value"])
                 source[unset] = where
     # else: a lone request of the same group measures it (prompt tokens ÷ time to first token)
-    runs = tables.runs.set_index("run")
-    if tables.request_count() and rate.isna().any():
-        alone = stats.index[(stats["requests"] == 1) & stats["has_first"]]
+    if tables.request_count() and np.isnan(rate).any():
+        # each run's group, looked up as the run table's index would be
+        group_of = dict(zip(tables.runs["run"], tables.runs["group"], strict=True))
+        requests = stats["requests"].to_numpy()
+        alone = np.flatnonzero((requests == 1) & stats["has_first"].to_numpy(dtype=bool))
         by_group: dict[str, tuple[float, float]] = {}
         # each run's first request, found once: searching the whole table per run made
         # thousands of one-request runs quadratic
@@ -116,19 +123,19 @@ def _prefill_rates(tables: Tables, stats: pd.DataFrame) -> tuple[pd.Series, pd.S
                 strict=True,
             )
         )
-        for run_id in alone:
-            prompt, ttft = firsts.get(str(run_id), (np.nan, np.nan))
+        for i in alone.tolist():
+            prompt, ttft = firsts.get(ids[i], (np.nan, np.nan))
             if prompt > 0 and ttft > 0:
-                group = str(runs.at[run_id, "group"]) if run_id in runs.index else ""
+                group = str(group_of[ids[i]]) if ids[i] in group_of else ""
                 by_group.setdefault(group, (prompt / ttft, prompt))
-        for run_id in stats.index[rate.isna()]:
-            group = str(runs.at[run_id, "group"]) if run_id in runs.index else ""
+        for i in np.flatnonzero(np.isnan(rate)).tolist():
+            group = str(group_of[ids[i]]) if ids[i] in group_of else ""
             if group in by_group:
                 value, prompt = by_group[group]
-                rate[run_id] = value
+                rate[i] = value
                 short = prompt < LONG_PROMPT_TOKENS
-                bound[run_id] = short
-                source[run_id] = (
+                bound[i] = short
+                source[i] = (
                     f"a lone request of the same group, prompt tokens ÷ TTFT ({prompt:,.0f} "
                     + ("tokens: mostly fixed overhead, so a lower bound)" if short else "tokens)")
                 )
@@ -180,21 +187,29 @@ def request_aggregates(req: pd.DataFrame) -> pd.DataFrame:
     return agg
 
 
+def _values(column: pd.Series) -> Any:
+    """A column's values as a numpy array where pandas holds them as one (numbers, flags),
+    else the column itself: the arithmetic below gives the same values and types on both."""
+    return column.to_numpy() if column.dtype.kind in "fiub" else column
+
+
 def run_stats(tables: Tables) -> pd.DataFrame:
-    """One row per run: the recomputed figures every rule and report reads."""
+    """One row per run: the recomputed figures every rule and report reads.
+
+    The columns are computed as arrays and the frame is made once: building it column by
+    column cost more than the figures themselves on a small trace (and the test suite audits
+    hundreds)."""
     req = tables.requests
-    run_ids = [str(r) for r in tables.runs["run"]]
-    stats = pd.DataFrame(index=pd.Index(run_ids, name="run"), columns=list(STAT_COLUMNS))
-    stats = stats.astype(
-        {c: "float64" for c in STAT_COLUMNS if c not in (*FLAG_COLUMNS, "prefill_rate_source")}
-    )
-    stats["prefill_rate_source"] = None
+    index = pd.Index([str(r) for r in tables.runs["run"]], name="run")
+    n = len(index)
+    cols: dict[str, Any] = {c: np.full(n, np.nan) for c in STAT_COLUMNS}
+    cols["prefill_rate_source"] = np.full(n, None, dtype=object)
     for flag in FLAG_COLUMNS:
-        stats[flag] = False
+        cols[flag] = np.zeros(n, dtype=bool)
     # a run without request rows (a recording killed before its first answer) has none: 0
-    stats["requests"] = 0.0
-    stats["ok"] = 0.0
-    stats["failed"] = 0.0
+    cols["requests"] = np.zeros(n)
+    cols["ok"] = np.zeros(n)
+    cols["failed"] = np.zeros(n)
     # the rows' figures per run: from the whole table, or computed a run at a time by a
     # streamed audit (reporter.stream.audit) whose rows are not in memory together
     agg = (
@@ -205,7 +220,8 @@ def run_stats(tables: Tables) -> pd.DataFrame:
         else None
     )
     if agg is not None:
-        agg = agg.reindex(stats.index)
+        agg = agg.reindex(index)
+        a = {str(c): _values(agg[c]) for c in agg.columns}
         for col in (
             "requests",
             "ok",
@@ -223,42 +239,45 @@ def run_stats(tables: Tables) -> pd.DataFrame:
             "prompt_tokens_total",
             "prompt_tokens_mean",
         ):
-            stats[col] = agg[col]
-        stats["requests"] = stats["requests"].fillna(0)
-        stats["ok"] = stats["ok"].fillna(0)
-        stats["failed"] = stats["requests"] - stats["ok"]
-        stats["has_send"] = (agg["n_send"] == agg["requests"]).fillna(False).astype(bool)
-        stats["has_first"] = (
-            ((agg["n_first"] > 0) & (agg["n_first"] >= agg["ok"])).fillna(False).astype(bool)
-        )
+            cols[col] = a[col]
+        requests, ok = (pd.Series(a[c]).fillna(0) for c in ("requests", "ok"))
+        cols["requests"], cols["ok"] = _values(requests), _values(ok)
+        cols["failed"] = cols["requests"] - cols["ok"]
+        n_first, n_end = a["n_first"], a["n_end"]
+        cols["has_send"] = np.asarray(a["n_send"] == a["requests"], dtype=bool)
+        cols["has_first"] = np.asarray((n_first > 0) & (n_first >= a["ok"]), dtype=bool)
         # failed requests may end without a time; the successful ones must all have one
-        stats["has_end"] = (
-            ((agg["n_end"] > 0) & (agg["n_end"] == agg["ok"])).fillna(False).astype(bool)
-        )
-        stats["has_reported"] = (agg["n_reported"] > 0).fillna(False).astype(bool)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            stats["out_cv"] = agg["out_std"] / agg["out_mean"]
-            stats["wall_s"] = stats["t1"] - stats["t0"]
-            stats["aggregate_tps"] = stats["output_tokens"] / stats["wall_s"]
-            stats["in_flight"] = agg["sum_e2e"] / stats["wall_s"]
-            overlap = agg["decode_total_s"] / agg["decode_union_s"]
-        stats["overlap"] = overlap.where(agg["decode_union_s"] > 0)
+        cols["has_end"] = np.asarray((n_end > 0) & (n_end == a["ok"]), dtype=bool)
+        cols["has_reported"] = np.asarray(a["n_reported"] > 0, dtype=bool)
+        with np.errstate(all="ignore"):  # as pandas: inf and NaN, no warning
+            cols["out_cv"] = a["out_std"] / a["out_mean"]
+            cols["wall_s"] = cols["t1"] - cols["t0"]
+            cols["aggregate_tps"] = cols["output_tokens"] / cols["wall_s"]
+            cols["in_flight"] = a["sum_e2e"] / cols["wall_s"]
+            overlap = a["decode_total_s"] / a["decode_union_s"]
+        cols["overlap"] = np.where(a["decode_union_s"] > 0, overlap, np.nan)
+    stats = pd.DataFrame(cols, index=index, columns=list(STAT_COLUMNS))
     _apply_summaries(tables, stats)
     rate, source, bound = _prefill_rates(tables, stats)
-    stats["prefill_rate"] = rate
-    stats["prefill_rate_source"] = source
-    stats["prefill_rate_bound"] = bound
-    with np.errstate(invalid="ignore", divide="ignore"):
-        stats["prefill_s"] = stats["prompt_tokens_total"] / stats["prefill_rate"]
-        stats["prefill_share"] = stats["prefill_s"] / stats["wall_s"]
-    with np.errstate(invalid="ignore", divide="ignore"):
+    prompt = stats["prompt_tokens_total"].to_numpy(dtype="float64")
+    wall = stats["wall_s"].to_numpy(dtype="float64")
+    with np.errstate(all="ignore"):  # as pandas: inf and NaN, no warning
+        prefill_s = prompt / rate
+        prefill_share = prefill_s / wall
         # prompt tokens ÷ wall: a prompt-processing test's own figure (llama-bench pp512)
-        prompt = stats["prompt_tokens_total"]
-        stats["prompt_tps"] = (prompt / stats["wall_s"]).where(prompt > 0)
+        prompt_tps = np.where(prompt > 0, prompt / wall, np.nan)
+    no_wall = wall <= 0
+    prefill_share[no_wall] = np.nan
+    prompt_tps[no_wall] = np.nan
+    stats["prefill_rate"] = rate
+    stats["prefill_rate_source"] = pd.Series(source, index=stats.index, dtype=object)
+    stats["prefill_rate_bound"] = bound
+    stats["prefill_s"] = prefill_s
+    stats["prefill_share"] = prefill_share
+    stats["prompt_tps"] = prompt_tps
     _prompt_only_runs_have_no_output_rate(tables, stats)
-    stats.loc[
-        stats["wall_s"] <= 0, ["aggregate_tps", "prefill_share", "in_flight", "prompt_tps"]
-    ] = np.nan
+    if no_wall.any():
+        stats.loc[no_wall, ["aggregate_tps", "in_flight"]] = np.nan
     return stats
 
 
@@ -280,9 +299,10 @@ def _apply_summaries(tables: Tables, stats: pd.DataFrame) -> None:
     """Fill figures from a tool's summary: all of them for a run without request rows, and
     only the missing ones (wall clock, Σ latency, TTFT, decode) for a run whose request rows
     carry no times (vLLM without start_times, LLMPerf); never over per-request figures."""
-    for _, run in tables.runs.iterrows():
-        summary: dict[str, Any] | None = run["summary"]
-        run_id = str(run["run"])
+    if "summary" not in tables.runs:
+        return
+    for raw_id, summary in zip(tables.runs["run"], tables.runs["summary"], strict=True):
+        run_id = str(raw_id)
         if not summary:
             continue
         only = not _at(stats, run_id, "requests") > 0
