@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from report_helpers import outline_charts
+from report_helpers import CASES, outline_charts
 
 from reporter import api
 from reporter.verdict import Verdict
@@ -43,6 +43,23 @@ def fixture_verdicts() -> Callable[[str], Verdict]:
                 mp.chdir(ROOT)
                 cache[name] = audit_relative(REPORT_FIXTURES / name)
         return cache[name]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def golden_verdicts() -> Callable[[str], Verdict]:
+    """The audit of a golden case (report_helpers.CASES), once per session, run from the
+    repository root with the case's relative path as its goldens were. The golden test and
+    the contract test read the same verdict; no test changes one."""
+    cache: dict[str, Verdict] = {}
+
+    def get(case: str) -> Verdict:
+        if case not in cache:
+            with pytest.MonkeyPatch.context() as mp:
+                mp.chdir(ROOT)
+                cache[case] = api.audit([CASES[case]])
+        return cache[case]
 
     return get
 

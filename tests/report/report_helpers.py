@@ -1,10 +1,23 @@
-"""Helpers of the report tests: an HTML element lister, and chart outlines to compare."""
+"""Helpers of the report tests: the golden cases, an HTML element lister, and chart outlines
+to compare."""
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+#: The golden cases: case name → trace path relative to the repository root (goldens hold no
+#: absolute path): every shipped trace, and each report fixture as `fixture-<name>`.
+CASES = {
+    **{p.stem: f"traces/{p.name}" for p in sorted((ROOT / "traces").glob("*.jsonl"))},
+    **{
+        f"fixture-{p.stem}": f"tests/fixtures/report/{p.name}"
+        for p in sorted((ROOT / "tests" / "fixtures" / "report").glob("*.jsonl"))
+    },
+}
 
 SVG_NS = "http://www.w3.org/2000/svg"
 

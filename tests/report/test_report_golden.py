@@ -10,26 +10,22 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from report_helpers import CASES
 
 from reporter import api
-
-ROOT = Path(__file__).resolve().parents[2]
-#: case name → trace path relative to the repository root (goldens hold no absolute path).
-CASES = {
-    **{p.stem: f"traces/{p.name}" for p in sorted((ROOT / "traces").glob("*.jsonl"))},
-    **{
-        f"fixture-{p.stem}": f"tests/fixtures/report/{p.name}"
-        for p in sorted((ROOT / "tests" / "fixtures" / "report").glob("*.jsonl"))
-    },
-}
+from reporter.verdict import Verdict
 
 
 @pytest.mark.parametrize("case", sorted(CASES), ids=sorted(CASES))
 def test_golden_outputs(
-    case: str, at_root: Path, tmp_path: Path, golden: Callable[[str, str, str], None]
+    case: str,
+    at_root: Path,
+    tmp_path: Path,
+    golden: Callable[[str, str, str], None],
+    golden_verdicts: Callable[[str], Verdict],
 ) -> None:
     trace = CASES[case]
-    verdict = api.audit([trace])
+    verdict = golden_verdicts(case)
     out = {name: tmp_path / name for name in ("report.html", "summary.md", "verdict.json")}
     written = api.render_outputs(
         verdict,

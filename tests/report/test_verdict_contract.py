@@ -14,6 +14,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from report_helpers import CASES
 
 from reporter.model import FORMAT_VERSION, Verdict, verdict_from_dict
 from reporter.render import charts
@@ -25,26 +26,15 @@ from reporter.render.json import render_json
 from reporter.render.markdown import render_markdown
 from reporter.render.runs_csv import render_csv
 from reporter.render.text import render_text
-from tests.report.test_report_golden import CASES
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "schemas" / f"verdict-{FORMAT_VERSION}.schema.json").read_text())
 
 
-@pytest.fixture(scope="module")
-def audited() -> Callable[[str], Verdict]:
-    from reporter import api
-
-    cache: dict[str, Verdict] = {}
-
-    def get(case: str) -> Verdict:
-        if case not in cache:
-            with pytest.MonkeyPatch.context() as mp:
-                mp.chdir(ROOT)
-                cache[case] = api.audit([CASES[case]])
-        return cache[case]
-
-    return get
+@pytest.fixture
+def audited(golden_verdicts: Callable[[str], Verdict]) -> Callable[[str], Verdict]:
+    """Each case's verdict, audited once per session (tests/report/conftest.py)."""
+    return golden_verdicts
 
 
 def _rounded(value: Any) -> Any:
