@@ -368,6 +368,15 @@ class SSEReader:
 
     def feed(self, piece: bytes, now: float) -> bool:
         """One piece of the body; True when the stream is over (its end event came)."""
+        if not self.buf and not self.skipping and piece.endswith(b"\n"):
+            # the usual piece: whole lines, nothing left over from the last one
+            on_event = self.state.on_event
+            for line in piece.split(b"\n"):
+                if line.startswith(b"data:") and on_event(line[5:].strip(), now):
+                    self.state.t_end = now
+                    self.ended = True
+                    return True
+            return False
         buf = self.buf
         buf += piece
         start = 0

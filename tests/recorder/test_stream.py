@@ -165,3 +165,36 @@ def test_a_kept_alive_connection_the_server_closed_is_retried_on_a_new_one() -> 
     states, connections = asyncio.run(go())
     assert [s.finish() for s in states] == [("length", None), ("length", None)]
     assert connections == 2  # the kept-alive one, and the retry's
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
+        [b'data: {"choices":[{"text":"a"}]}\n\n', b': ping\r\n\r\n',
+         b'data:{"choices":[{"text":"b","finish_reason":null}]}\r\n\r\n',
+         b'event: x\ndata: {"choices":[{"text":"c","finish_reason":"length"}],'
+         b'"usage":{"completion_tokens":3,"prompt_tokens":2}}\n\ndata: [DONE]\n\ndata: late\n\n'],
+        [b'data: {"choices":[{"text":"a"}]}\n\n', b'data: not json\n\n',
+         b'data: {"error":{"message":"boom"}}\n\ndata: {"choices":[{"text":"z"}]}\n\n'],
+    ],
+)  # fmt: skip
+def test_whole_line_pieces_read_as_byte_by_byte_ones(events: list[bytes]) -> None:
+    # pieces of whole lines take a shorter path through the SSE reader: the same record
+    def read(pieces: list[bytes]) -> dict[str, Any]:
+        state = rc.RequestState(0, "sha")
+        reader = rc.SSEReader(state)
+        for t, piece in enumerate(pieces):
+            if reader.feed(piece, float(t)):
+                break
+        else:
+            reader.close(float(len(pieces)))
+        return state.to_record("r") | {"bad": state.bad_events, "ended": reader.ended}
+
+    whole = read(events)
+    body = b"".join(events)
+    bytewise = read([body[i : i + 1] for i in range(len(body))])
+    times = ("t_first", "t_end", "token_times")  # piece numbers differ between the two
+    assert {k: v for k, v in whole.items() if k not in times} == {
+        k: v for k, v in bytewise.items() if k not in times
+    }
+    assert whole["n_chunks"] >= 1 and whole["ended"]
