@@ -141,12 +141,14 @@ def idle_alongside() -> Iterator[dict[str, Any]]:
         out.update(json.loads(stdout))
 
 
-def one_run(url: str, model: str, n: int, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+def one_run(
+    url: str, model: str, n: int, workers: int, args: argparse.Namespace, tmp: Path
+) -> dict[str, Any]:
     out = tmp / f"c{n}-{time.monotonic_ns()}.jsonl"
     cfg = RecordConfig(base_url=url, model=model, out=str(out), concurrency=(n,),
                        output_tokens=args.tokens, pause_s=0, group="overhead",
                        max_in_flight=n + 8, client=args.client,
-                       **({"workers": args.workers} if args.workers > 1 else {}))  # fmt: skip
+                       workers=workers)  # fmt: skip
     load_before = os.getloadavg()[0]
     with idle_alongside() as idle:
         record(cfg)
@@ -167,7 +169,7 @@ def one_run(url: str, model: str, n: int, args: argparse.Namespace, tmp: Path) -
         "lag_max_ms": client["loop_lag_max_ms"], "cpu_percent": client["cpu_percent"],
         "cpu_us_per_chunk": client.get("cpu_percent_total", client["cpu_percent"]) / 100 * wall
         / chunks * 1e6,
-        "processes": client.get("processes", 1),
+        "workers": workers,
         "idle_lag_p50_ms": idle["loop_lag_p50_ms"], "idle_lag_p99_ms": idle["loop_lag_p99_ms"],
         "load": (load_before + load_after) / 2,
         "recorded_vs_server": recorded / server - 1 if server else None,
@@ -192,7 +194,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--concurrency", default="1,4,16,64,128,256")
     ap.add_argument("--tokens", type=int, default=64, help="forced tokens per request")
     ap.add_argument("--repeats", type=int, default=1, help="runs per N (the median is shown)")
-    ap.add_argument("--workers", type=int, default=1, help="the recorder's streaming processes")
+    ap.add_argument("--workers", default="1",
+                    help="the recorder's streaming processes (a list: a row each)")  # fmt: skip
     ap.add_argument("--step-ms", type=float, default=10.0,
                     help="ref engine: one token per stream per step")  # fmt: skip
     ap.add_argument("--threads", type=int, default=2, help="llama-server's threads")
@@ -208,37 +211,44 @@ def main(argv: list[str] | None = None) -> None:
         idle_probe()
         return
     levels = [int(x) for x in args.concurrency.split(",")]
+    pools = [int(x) for x in args.workers.split(",")]
     rows = []
     with tempfile.TemporaryDirectory() as tmp, engine(args, max(levels), Path(tmp)) as (url, m):
         for n in levels:
-            runs = [one_run(url, m, n, args, Path(tmp)) for _ in range(args.repeats)]
-            rows.append(median_row(runs))
+            for workers in pools:  # side by side: the machine's load drifts between N
+                runs = [one_run(url, m, n, workers, args, Path(tmp)) for _ in range(args.repeats)]
+                rows.append(median_row(runs))
     server = (
         f"llama-server --parallel {max(levels)} -cb (tiny model)"
         if args.engine == "llama"
         else f"zero-cost reference engine, a token per stream every {args.step_ms:g} ms"
     )
     print(
-        f"{args.client} client, {args.workers} streaming process(es); {server}; "
+        f"{args.client} client; {server}; "
         f"{args.tokens} tokens a request; median of {args.repeats} run(s) per N; lag in ms"
     )
     print(
-        f"{'N':>5} {'ok':>5} {'tok/s':>8} {'chunks/s':>9} {'p50':>6} {'p99':>7} {'max':>7} "
-        f"{'idle p99':>9} {'load':>5} {'CPU %':>6} {'µs/chunk':>8} {'recorded/server':>16}"
+        f"{'N':>5} {'W':>3} {'ok':>5} {'tok/s':>8} {'chunks/s':>9} {'p50':>6} {'p99':>7} "
+        f"{'max':>7} {'idle p99':>9} {'load':>5} {'CPU %':>6} {'µs/chunk':>8} "
+        f"{'recorded/server':>16}"
     )
     for r in rows:
         diff = "n/a" if r["recorded_vs_server"] is None else f"{r['recorded_vs_server']:+.2%}"
         print(
-            f"{r['concurrency']:>5} {r['ok']:>5} {r['aggregate_tps']:>8,.0f} "
+            f"{r['concurrency']:>5} {r['workers']:>3} {r['ok']:>5} {r['aggregate_tps']:>8,.0f} "
             f"{r['chunks_per_s']:>9,.0f} {r['lag_p50_ms']:>6.2f} {r['lag_p99_ms']:>7.2f} "
             f"{r['lag_max_ms']:>7.2f} {r['idle_lag_p99_ms']:>9.2f} {r['load']:>5.2f} "
             f"{r['cpu_percent']:>6.0f} {r['cpu_us_per_chunk']:>8.0f} {diff:>16}"
         )
-    print("idle p99: an idle loop in another process over the same window (the machine alone)")
-    under = [r["concurrency"] for r in rows if r["lag_p99_ms"] < LAG_TARGET_MS]
-    print(
-        f"largest N with loop lag p99 under {LAG_TARGET_MS:g} ms: {max(under) if under else 'none'}"
-    )
+    print("W: streaming processes (record --workers); idle p99: an idle loop in another "
+          "process over the same window (the machine alone)")  # fmt: skip
+    for workers in pools:
+        under = [r["concurrency"] for r in rows
+                 if r["workers"] == workers and r["lag_p99_ms"] < LAG_TARGET_MS]  # fmt: skip
+        print(
+            f"largest N with loop lag p99 under {LAG_TARGET_MS:g} ms, {workers} streaming "
+            f"process(es): {max(under) if under else 'none'}"
+        )
     diffs = [abs(r["recorded_vs_server"]) for r in rows if r["recorded_vs_server"] is not None]
     if diffs:
         worst = max(diffs)
