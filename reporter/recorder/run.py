@@ -293,6 +293,8 @@ class Recorder:
 
     async def run(self) -> RecordResult:
         cfg = self.cfg
+        if cfg.workers > 1 and cfg.client != "lean":
+            raise UsageError(f"{cfg.workers} workers stream with the lean client only, not httpx")
         if not cfg.append and Path(cfg.out).exists():  # say so before asking the server
             raise UsageError(
                 f"{cfg.out}: the file exists; expected a new path, or --append to add to it"

@@ -112,3 +112,14 @@ def test_ctrl_c_cancels_the_workers_requests_and_keeps_what_arrived(engine, tmp_
         assert r["error"].startswith("cancelled by the recorder (interrupted (SIGINT)) after ")
         assert 0 < r["output_tokens"] < 32 and r["output_tokens"] == len(r["token_times"])
     assert records[-1]["kind"] == "run_end" and records[-1]["requests_finished"] == 4
+
+
+def test_workers_need_the_lean_client(tmp_path):
+    from reporter.errors import UsageError
+    from reporter.recorder import record
+    from tests.recorder.conftest import base_config
+
+    cfg = base_config("http://127.0.0.1:9", tmp_path / "t.jsonl", client="httpx", workers=2)
+    with pytest.raises(UsageError, match="lean client only"):
+        record(cfg)
+    assert not (tmp_path / "t.jsonl").exists()
