@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -27,6 +27,9 @@ from reporter.bandwidth import bytes_per_token, gb
 from reporter.config import threshold
 from reporter.errors import UsageError
 from reporter.types import number
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 #: Lengths (prompt, context, requested output) within this fraction of each other are the same
 #: (one threshold for `benchreport compare` and BR012, overridden by the same --config).
@@ -702,8 +705,12 @@ def split_name(name: str) -> tuple[str | None, str]:
     return None, name
 
 
-def text_lines(c: Comparison) -> list[str]:
-    """The comparison as terminal lines."""
+def text_lines(c: Comparison) -> list[RenderableType]:
+    """The comparison as terminal lines, the factors that differ as a table (factor, A, B).
+
+    A str is one line laid out here; the CLI prints it escaped (reporter.terminal.show).
+    """
+    from reporter import terminal
 
     def figure(s: Side) -> str:
         if s.aggregate_tps is None:
@@ -713,16 +720,24 @@ def text_lines(c: Comparison) -> list[str]:
             f"{(s.wall_s or 0):,.2f} s)"
         )
 
-    lines = [f"A  {c.a.run}: {figure(c.a)}  {c.a.ref}", f"B  {c.b.run}: {figure(c.b)}  {c.b.ref}"]
+    lines: list[RenderableType] = [
+        f"A  {c.a.run}: {figure(c.a)}  {c.a.ref}",
+        f"B  {c.b.run}: {figure(c.b)}  {c.b.ref}",
+    ]
     if c.ratio is not None:
         lines.append(
             f"A ÷ B = {c.a.aggregate_tps:,.1f} ÷ {c.b.aggregate_tps:,.1f} = {c.ratio:.2f}×"
         )
     differ = [d for d in c.factors if d.state in (DIFFERS, ONE_SIDED)]
-    width = max((len(d.label) for d in c.factors), default=10)
     if differ:
         lines.append("They differ in:")
-        lines.extend(f"  {d.label:<{width}}  {d.shown()[0]}  vs  {d.shown()[1]}" for d in differ)
+        columns = (
+            terminal.Column("factor"),
+            terminal.Column("A", wrap=True),
+            terminal.Column("B", wrap=True),
+        )
+        rows = [(d.label, *d.shown()) for d in differ]
+        lines.append(terminal.indented(terminal.table(columns, rows)))
     same = [d for d in c.factors if d.state == SAME]
     if same:
         lines.append("They agree in: " + "; ".join(f"{d.label} {show(d.a, d.key)}" for d in same))

@@ -140,8 +140,8 @@ def audit(
          (one line naming the file; --debug prints the traceback)
     130  interrupted
     """
-    from reporter import api, rules
-    from reporter.render.text import render_text
+    from reporter import api, rules, terminal
+    from reporter.render.text import summary
 
     if json_out == "-" and output_format != "text":
         raise UsageError(
@@ -182,7 +182,7 @@ def audit(
 
         echo(render_findings(verdict, output_format), nl=False)
     else:
-        echo(render_text(verdict, verbose=verbose), nl=False)
+        terminal.show(summary(verdict, verbose=verbose))
     command = "benchreport audit " + shlex.join(sys.argv[2:]) if len(sys.argv) > 2 else None
     written = api.render_outputs(
         verdict,

@@ -6,8 +6,9 @@ import json
 
 import click
 
+from reporter import terminal
 from reporter.cli.options import config_option, json_option, write_json
-from reporter.safetext import echo
+from reporter.safetext import visible
 
 
 @click.command(name="compare", short_help="Explain why two runs' aggregates differ.")
@@ -67,8 +68,8 @@ def compare_cmd(
         text = json.dumps(data, ensure_ascii=False, indent=2, default=_plain, allow_nan=False)
         write_json(text, json_out)
     if json_out != "-":  # the JSON on stdout stays alone there
-        for line in compare.text_lines(result):
-            echo(line, layout=False)
+        lines = compare.text_lines(result)
+        terminal.show([visible(x, limit=None) if isinstance(x, str) else x for x in lines])
 
 
 def _plain(value: object) -> object:

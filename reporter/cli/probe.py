@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import click
 
-from reporter import probe
+from reporter import probe, terminal
 from reporter.errors import UsageError
 from reporter.safetext import echo
+from reporter.terminal import Column
 
 
 @click.group(name="probe", short_help="Measure the machine's memory bandwidth (for BR015).")
@@ -89,6 +90,14 @@ def bandwidth_cmd(
         echo(f"wrote {len(results)} probe record(s) to {out}", err=True, layout=False)
 
 
+#: The columns of the bandwidth table, of fixed widths (rows are printed as they come).
+BUFFER_COLUMNS = (
+    Column("buffer", "right", width=10),
+    Column("GB/s", "right", width=8),
+    Column("vs smallest", "right", width=11),
+)
+
+
 def _measure(
     max_text: str | None, min_text: str, fraction: float, passes: int, threads: int | None
 ) -> list[probe.ProbeResult]:
@@ -106,13 +115,14 @@ def _measure(
                 f"read-stream bandwidth ({probe.METHOD}; {result.threads} thread(s), "
                 f"best of {result.passes})"
             )
-            echo(f"{'buffer':>10}  {'GB/s':>8}  {'vs smallest':>11}")
             first = result.gbps
         change = result.gbps / first - 1
-        shown = f"{change:+.0%}" if results else ""
-        echo(
-            f"{probe.size_text(result.buffer_bytes):>10}  {result.gbps:>8,.1f}  "
-            f"{shown:>11}".rstrip()
-        )
+        row = [
+            probe.size_text(result.buffer_bytes),
+            f"{result.gbps:,.1f}",
+            f"{change:+.0%}" if results else "",
+        ]
+        # one row at a time, as each buffer is measured: fixed widths keep the rows aligned
+        terminal.show([terminal.table(BUFFER_COLUMNS, [row], header=not results)])
         results.append(result)
     return results

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reporter.numbers import fmt
+from reporter import terminal
+from reporter.numbers import fmt, num
 from reporter.recorder.client import RequestState
 from reporter.recorder.run import Observer, RecordResult, RunResult
 from reporter.safetext import visible
+from reporter.terminal import Column
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 
 class Progress(Observer):
@@ -74,12 +79,25 @@ class Progress(Observer):
             self.console.print(f"note: {visible(text)}", markup=False)
 
 
-def summary_lines(result: RecordResult) -> list[str]:
+#: The columns of the summary printed at the end of a recording.
+SUMMARY_COLUMNS = (
+    Column("run", max_width=40),
+    Column("N", "right"),
+    Column("ok/sent", "right"),
+    Column("tokens", "right"),
+    Column("wall s", "right"),
+    Column("tok/s", "right"),
+    Column("TTFT p50", "right"),
+    Column("forced", "right"),
+    Column("lag p99", "right"),
+    Column("CPU %", "right"),
+    Column(""),
+)
+
+
+def summary(result: RecordResult) -> list[RenderableType]:
     """The table printed at the end: total ÷ wall per run, and the checks that matter."""
-    lines = [
-        f"{'run':<34} {'N':>4} {'ok/sent':>8} {'tokens':>8} {'wall s':>8} "
-        f"{'tok/s':>8} {'TTFT p50':>9} {'forced':>8} {'lag p99':>8} {'CPU %':>6}"
-    ]
+    rows = []
     for r in result.runs:
         n = str(r.concurrency) if r.concurrency is not None else f"{r.rate:g}/s"
         forced = (
@@ -90,15 +108,18 @@ def summary_lines(result: RecordResult) -> list[str]:
             else f"{r.not_honoured} short"
         )
         h = r.health
-        lag = fmt(h.loop_lag_p99_ms, 2) + " ms" if h and h.loop_lag_p99_ms is not None else "n/a"
+        lag = num(h.loop_lag_p99_ms if h else None, 2, " ms")
         cpu = fmt(h.cpu_percent, 0) if h else "n/a"
-        ttft = fmt(r.ttft_p50_s, 3) + " s" if r.ttft_p50_s is not None else "n/a"
-        lines.append(
-            f"{r.id:<34} {n:>4} {f'{r.ok}/{r.sent}':>8} {r.output_tokens:>8} "
-            f"{fmt(r.wall_s, 2):>8} {fmt(r.aggregate_tps):>8} {ttft:>9} {forced:>8} "
-            f"{lag:>8} {cpu:>6}" + ("  interrupted" if r.interrupted else "")
-        )
-    lines.append("tok/s is total output tokens ÷ wall clock (first send to last end).")
+        rows.append([
+            r.id, n, f"{r.ok}/{r.sent}", str(r.output_tokens), fmt(r.wall_s, 2),
+            fmt(r.aggregate_tps), num(r.ttft_p50_s, 3, " s"), forced, lag, cpu,
+            "interrupted" if r.interrupted else "",
+        ])  # fmt: skip
+    out: list[RenderableType] = [
+        terminal.table(SUMMARY_COLUMNS, rows),
+        "tok/s is total output tokens ÷ wall clock (first send to last end).",
+    ]
     if result.dropped_params:
-        lines.append(f"refused by the server and dropped: {', '.join(result.dropped_params)}")
-    return lines
+        dropped = ", ".join(result.dropped_params)
+        out.append(f"refused by the server and dropped: {visible(dropped)}")
+    return out

@@ -331,20 +331,20 @@ def record_cmd(**options: Any) -> None:
     sending, lets in-flight requests finish for --grace seconds and marks the run
     interrupted (exit code 130).
     """
-    from reporter.cli.progress import summary_lines
+    from reporter import terminal
+    from reporter.cli.progress import summary
 
     result = _record(**options)  # the options, typed one by one, are _record's parameters
-    for line in summary_lines(result):
-        echo(line, layout=False)
+    terminal.show(summary(result))
     echo(f"wrote {result.path}", layout=False)
     if options["audit_after"]:
         from reporter import api as audit_api
-        from reporter.render.text import render_text
+        from reporter.render.text import summary as audit_summary
 
         verdict = audit_api.audit([result.path])  # errors: exit 2 (reporter.cli.errors)
         if options["json_out"]:
             audit_api.render_outputs(verdict, json=options["json_out"])
-        echo(render_text(verdict), nl=False)
+        terminal.show(audit_summary(verdict))
     if result.interrupted:
         sys.exit(ExitCode.INTERRUPTED)
 

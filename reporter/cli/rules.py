@@ -1,6 +1,7 @@
 """`benchreport rules` and `benchreport explain CODE`: the rules, their thresholds and pages.
 
 Both read `reporter.rulebook` (the rules' source, not the rules): no pandas, no pyarrow.
+The listings are tables drawn by rich (reporter.terminal), imported when one is printed.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ import json
 
 import click
 
-from reporter import rulebook
+from reporter import rulebook, terminal
 from reporter.cli.options import json_option, write_json
 from reporter.safetext import echo
+from reporter.terminal import Column
 
 
 @click.command(name="rules", short_help="List the rules, or the thresholds they decide by.")
@@ -32,17 +34,32 @@ def rules_cmd(thresholds: bool, json_out: str | None) -> None:
         if json_out:
             write_json(_dumps([e.to_dict() for e in entries]), json_out)
             return
-        for e in entries:
-            users = ", ".join(e.rules) or e.module
-            echo(f"{e.name:<28} {e.default:<7g} {e.range_text():<9} {users}")
-            echo(f"{'':<28} {e.reason}")
+        columns = (
+            Column("threshold"),
+            Column("default"),
+            Column("range"),
+            Column("rules"),
+            Column("why this value", wrap=True),
+        )
+        rows = [
+            (e.name, f"{e.default:g}", e.range_text(), ", ".join(e.rules) or e.module, e.reason)
+            for e in entries
+        ]
+        terminal.show([terminal.table(columns, rows)])
         return
     pages = rulebook.pages().values()
     if json_out:
         write_json(_dumps([p.to_dict() for p in pages]), json_out)
         return
-    for p in pages:
-        echo(f"{p.code}  {p.name:<34} {p.severity!s:<8} {p.status:<7} {p.summary}")
+    columns = (
+        Column("code"),
+        Column("name"),
+        Column("severity"),
+        Column("status"),
+        Column("checks", wrap=True),
+    )
+    rows = [(p.code, p.name, str(p.severity), p.status, p.summary) for p in pages]
+    terminal.show([terminal.table(columns, rows)])
 
 
 @click.command(short_help="Print one rule's documentation page (e.g. BR003).")

@@ -1,20 +1,62 @@
 """The terminal summary: the verdict, the claims against the recomputed figures, the findings.
 
 Every string that came from a trace passes through `v()` (reporter.safetext.visible): cut,
-one line, its control, C1 and bidi characters shown as escapes.
+one line, its control, C1 and bidi characters shown as escapes. The run and latency tables
+are drawn by rich (reporter.terminal), their cells passed as text, never as markup.
+
+`summary()` gives the lines and tables to print (styled on a terminal, reporter.terminal.show);
+`render_text()` the same as plain text at the fixed width used off a terminal.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from reporter import terminal
 from reporter.findings import Finding
 from reporter.model import EMPTY_RUN, RunSummary, Verdict
-from reporter.numbers import fmt
+from reporter.numbers import fmt, pct
 from reporter.safetext import visible as v
+from reporter.terminal import Column
 from reporter.types import Outcome, Severity
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.text import Text
+
+#: How a verdict is coloured on a terminal (no colour with NO_COLOR or off a terminal).
+VERDICT_STYLE = {
+    "supported": "green",
+    "understated": "yellow",
+    "insufficient-data": "yellow",
+    "incomparable": "yellow",
+    "serial": "bold red",
+    "inflated": "bold red",
+}
+SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "bold"}
+RUN_COLUMNS = (
+    Column("run", max_width=32),
+    Column("N", "right"),
+    Column("req", "right"),
+    Column("tokens", "right"),
+    Column("wall s", "right"),
+    Column("tok/s", "right"),
+    Column("Σ rep", "right"),
+    Column("overlap", "right"),
+    Column("stop", "right", max_width=16),
+    Column("prefill", "right"),
+    Column("verdict"),
+)
 
 
 def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
-    out: list[str] = [f"verdict: {verdict.verdict}", ""]
+    """The summary as plain text (no ANSI escape), at the width used off a terminal."""
+    return terminal.plain(summary(verdict, verbose=verbose))
+
+
+def summary(verdict: Verdict, *, verbose: bool = False) -> list[RenderableType]:
+    """The summary as lines of text (every trace string escaped) and rich tables."""
+    out: list[RenderableType] = [terminal.line("verdict: ", styled(verdict.verdict)), ""]
     if verdict.claims:
         out.append("claims")
         for c in verdict.claims:
@@ -29,20 +71,23 @@ def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
         out.append("")
     if verdict.runs:
         out.append("runs")
-        header = (
-            f"  {'run':<22} {'N':>5} {'req':>5} {'tokens':>8} {'wall s':>8} "
-            f"{'tok/s':>8} {'Σ rep':>8} {'overlap':>7} {'stop':>8} {'prefill':>7}  verdict"
-        )
-        out.append(header)
-        for r in verdict.runs:
-            n = _load(r)
-            share = "n/a" if r.prefill_share is None else f"{r.prefill_share:.0%}"
-            count = "?" if r.requests is None else str(r.requests)
-            out.append(
-                f"  {v(r.id)[:22]:<22} {n:>5} {count:>5} {fmt(r.output_tokens, 0):>8} "
-                f"{fmt(r.wall_s, 2):>8} {fmt(r.aggregate_tps):>8} {fmt(r.sum_reported_tps):>8} "
-                f"{_overlap(r):>7} {v(r.stop):>8} {share:>7}  {r.verdict}"
-            )
+        rows: list[list[str | Text | None]] = [
+            [
+                v(r.id),
+                _load(r),
+                "?" if r.requests is None else str(r.requests),
+                fmt(r.output_tokens, 0),
+                fmt(r.wall_s, 2),
+                fmt(r.aggregate_tps),
+                fmt(r.sum_reported_tps),
+                _overlap(r),
+                v(r.stop),
+                pct(r.prefill_share),
+                styled(r.verdict),
+            ]
+            for r in verdict.runs
+        ]
+        out.append(terminal.indented(terminal.table(RUN_COLUMNS, rows)))
         prompt_tests = [r for r in verdict.runs if r.phase == "prompt"]
         if prompt_tests:
             out.append("  prompt-processing tests (no output tokens; prompt tokens ÷ time):")
@@ -57,13 +102,13 @@ def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
         for g in sweeps:
             out.append(f"  {v(g.name)} [{v(g.axis)}]: {v(g.why)}")
         out.append("")
-    out.extend(_latency_lines(verdict))
+    out.extend(_latency_table(verdict))
     fired = [f for f in verdict.findings if f.fired]
     for severity in (Severity.ERROR, Severity.WARNING, Severity.INFO):
         group = [f for f in fired if f.severity is severity]
         if not group:
             continue
-        out.append(f"{severity}s ({len(group)})")
+        out.append(terminal.text(f"{severity}s ({len(group)})", SEVERITY_STYLE[severity]))
         for f in group:
             out.extend(_finding_lines(f))
         out.append("")
@@ -83,7 +128,12 @@ def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
         f"{counts[Outcome.UNDECIDABLE]} undecidable, {counts[Outcome.NOT_APPLICABLE]} not "
         f"applicable, from {len(verdict.rules)} rules on {len(verdict.inputs)} file(s)"
     )
-    return "\n".join(out) + "\n"
+    return out
+
+
+def styled(verdict: object) -> Text:
+    """A verdict, coloured by what it says (on a terminal without NO_COLOR only)."""
+    return terminal.text(verdict, VERDICT_STYLE.get(str(verdict), ""))
 
 
 def _overlap(r: RunSummary) -> str:
@@ -93,7 +143,7 @@ def _overlap(r: RunSummary) -> str:
     return fmt(r.overlap, 2)
 
 
-def _latency_lines(verdict: Verdict) -> list[str]:
+def _latency_table(verdict: Verdict) -> list[RenderableType]:
     """Per run, TTFT / TPOT / ITL / e2e at p50 / p90 / p99 in ms, where measured."""
     from reporter.render.context import LATENCY_METRICS, latency_cells
 
@@ -102,12 +152,11 @@ def _latency_lines(verdict: Verdict) -> list[str]:
     if not rows:
         return []
     shown = [(key, name) for key, name in LATENCY_METRICS if any(c[key] for _, c in rows)]
-    out = ["latency, ms (p50 / p90 / p99)"]
-    out.append(f"  {'run':<22} " + "  ".join(f"{name:>26}" for _, name in shown))
-    for run_id, cells in rows:
-        out.append(f"  {run_id[:22]:<22} " + "  ".join(f"{cells[k] or '-':>26}" for k, _ in shown))
-    out.append("")
-    return out
+    columns = [Column("run", max_width=32), *(Column(name, "right") for _, name in shown)]
+    table = terminal.table(
+        columns, [[run_id, *(cells[k] or "-" for k, _ in shown)] for run_id, cells in rows]
+    )
+    return ["latency, ms (p50 / p90 / p99)", terminal.indented(table), ""]
 
 
 def _finding_lines(f: Finding) -> list[str]:

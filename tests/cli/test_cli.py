@@ -119,8 +119,11 @@ def test_claim_on_the_command_line() -> None:
 def test_rules_lists_every_rule() -> None:
     code, out, _ = invoke("rules")
     assert code == 0
-    assert [line.split()[0] for line in out.splitlines()] == list(REGISTRY)
-    assert out.splitlines()[2].startswith("BR003  serial-completion-ladder")
+    header, rule, *rows = out.splitlines()
+    assert header.split() == ["code", "name", "severity", "status", "checks"]
+    assert set(rule) == {"-", " "}
+    assert [line.split()[0] for line in rows] == list(REGISTRY)
+    assert rows[2].startswith("BR003  serial-completion-ladder")
 
 
 def test_explain_prints_the_page() -> None:

@@ -21,7 +21,8 @@ def test_method_5_decomposition():
     assert lines[1].startswith("B  qa-n8: 171.2 tok/s (486 tokens ÷ 2.84 s)")
     assert lines[2] == "A ÷ B = 606.1 ÷ 171.2 = 3.54×"
     assert "They differ in:" in lines
-    assert "  stop mode                forced  vs  natural" in lines
+    assert "  factor                   A       B" in lines
+    assert "  stop mode                forced  natural" in lines
     assert lines[-3:] == [
         "  qa-n8 171.2 → prose-n8 359.3 tok/s: 2.10× (stop mode, prompt length, requested "
         "output length)",

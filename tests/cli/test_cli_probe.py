@@ -37,7 +37,8 @@ def test_probe_writes_valid_records(tmp_path):
     api.validate([out])  # raises on any schema problem
     lines = result.output.splitlines()
     assert lines[1] == "    buffer      GB/s  vs smallest"
-    assert lines[2].startswith("    64 MiB")
+    assert lines[2] == "----------- --------- -----------"
+    assert lines[3].startswith("    64 MiB")
     assert lines[-1] == f"wrote 3 probe record(s) to {out}"
 
 

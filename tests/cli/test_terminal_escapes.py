@@ -74,11 +74,20 @@ def test_file_names_in_messages_are_shown_as_text(tmp_path: Path) -> None:
     assert RAW.findall(err) == []
 
 
+#: The colours and bold of the program's own tables (SGR), on a terminal without NO_COLOR.
+OWN_STYLE = re.compile(r"\x1b\[[0-9;]*m")
+
+
 @pytest.mark.skipif(shutil.which("true") is None, reason="needs a POSIX system")
-def test_a_real_terminal_gets_no_raw_escape() -> None:
-    """The command in a pseudo-terminal, as a user runs it: no raw ESC, C1 or bidi at all."""
+@pytest.mark.parametrize("no_color", [True, False], ids=["NO_COLOR", "colour"])
+def test_a_real_terminal_gets_no_raw_escape(no_color: bool) -> None:
+    """The command in a pseudo-terminal, as a user runs it: no raw ESC, C1 or bidi at all
+    with NO_COLOR; without it, none but the colour and bold (SGR) of the program's tables."""
     leader, follower = pty.openpty()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200", "TERM": "xterm-256color"}
+    env.pop("NO_COLOR", None)
+    if no_color:
+        env["NO_COLOR"] = "1"
     proc = subprocess.Popen(
         [sys.executable, "-m", "reporter", "audit", "--no-html", str(HOSTILE)],
         stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, cwd=ROOT, env=env,
@@ -97,6 +106,11 @@ def test_a_real_terminal_gets_no_raw_escape() -> None:
     os.close(leader)
     assert proc.wait(timeout=10) == 1
     text = b"".join(chunks).decode("utf-8")
+    if no_color:
+        assert OWN_STYLE.findall(text) == []
+    else:
+        assert OWN_STYLE.findall(text) != []  # the check below sees what the styles leave
+        text = OWN_STYLE.sub("", text)
     assert "verdict: inflated" in text
     # the terminal driver turns "\n" into "\r\n"; nothing else may be a control
     assert RAW.findall(text.replace("\r\n", "\n")) == []
