@@ -17,7 +17,7 @@ import pandas as pd
 from reporter.config import Config
 from reporter.decision import Facts
 from reporter.table import Tables
-from reporter.types import number, number_or_nan
+from reporter.values import number, number_or_nan
 
 
 @dataclass

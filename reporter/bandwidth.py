@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from reporter.types import number
+from reporter.values import number
 
 GIB = 1 << 30
 

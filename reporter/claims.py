@@ -14,7 +14,7 @@ from reporter.errors import UsageError
 from reporter.model import ClaimCheck, Reading, rate_digits
 from reporter.numbers import fmt
 from reporter.table import Tables
-from reporter.types import number, number_or_nan
+from reporter.values import number, number_or_nan
 
 CLAIM_TOLERANCE = threshold(
     "claim_tolerance",

@@ -26,7 +26,7 @@ from reporter import features
 from reporter.bandwidth import bytes_per_token, gb
 from reporter.config import threshold
 from reporter.errors import UsageError
-from reporter.types import number
+from reporter.values import number
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

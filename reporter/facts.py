@@ -41,7 +41,8 @@ from reporter.metrics import union_length
 from reporter.numbers import fmt
 from reporter.slope import slope
 from reporter.table import Tables
-from reporter.types import Outcome, number_or_nan
+from reporter.types import Outcome
+from reporter.values import number_or_nan
 
 #: The records this module fills in, named here too for the readers that import them from it.
 __all__ = [

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from reporter.table import Tables
-from reporter.types import finite, number_or_nan
+from reporter.values import finite, number_or_nan
 
 STAT_COLUMNS = (
     "requests", "ok", "failed", "output_tokens", "wall_s", "aggregate_tps", "sum_reported_tps",

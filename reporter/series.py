@@ -16,7 +16,7 @@ import pandas as pd
 
 from reporter.auditdata import AuditData
 from reporter.model import MAX_COMPLETIONS, MAX_TIMELINE, Completions, RunSeries, Timeline
-from reporter.types import number, number_or_nan
+from reporter.values import number, number_or_nan
 
 
 def even_sample(n: int, limit: int) -> np.ndarray:

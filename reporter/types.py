@@ -52,26 +52,3 @@ class VerdictKind(enum.StrEnum):
 def worst(verdicts: list[VerdictKind]) -> VerdictKind:
     """The worst of several verdicts; supported when there are none."""
     return max(verdicts, key=lambda v: v.rank, default=VerdictKind.SUPPORTED)
-
-
-def number(value: object) -> float | None:
-    """A finite-or-infinite float from a table cell; None for null, NaN, bools and text."""
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        out = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond a double
-        return None
-    return None if out != out else out
-
-
-def number_or_nan(value: object) -> float:
-    """`number`, with NaN standing for unknown (for arithmetic that propagates it)."""
-    out = number(value)
-    return float("nan") if out is None else out
-
-
-def finite(value: object) -> float | None:
-    """`number`, with infinities also standing for unknown (for what is printed)."""
-    out = number(value)
-    return out if out is not None and abs(out) != float("inf") else None

@@ -36,7 +36,8 @@ from reporter.model import (
 )
 from reporter.numbers import fmt
 from reporter.series import run_series, with_request_times
-from reporter.types import Outcome, VerdictKind, finite, number, worst
+from reporter.types import Outcome, VerdictKind, worst
+from reporter.values import finite, number
 
 #: The records are named here too, for the readers that import them with the builder.
 __all__ = [

@@ -27,6 +27,7 @@ from reporter.ingest.lines import Source, iter_lines, json_problem, loads_relaxe
 from reporter.runrecord import run_row
 from reporter.table import InputFile, Partial, normalize_requests
 from reporter.table import unique_ids as unique_ids  # the adapters' one name for it
+from reporter.values import is_number, numeric_text
 
 #: Files larger than this are not scanned for the line of each element of a JSON document;
 #: their rows point at the line of the enclosing object instead.
@@ -293,28 +294,6 @@ def csv_head(source: Source) -> list[str]:
 #: Above this, whole numbers overflow numpy's and orjson's integers (epoch nanoseconds, the
 #: largest whole numbers tools write, are far below it).
 MAX_WHOLE = 2**63 - 1
-
-
-def is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def num(value: Any) -> float | None:
-    """A finite number as float, else None."""
-    if is_number(value) and math.isfinite(value):
-        return float(value)
-    return None
-
-
-def numeric_text(text: str) -> int | float | None:
-    """A string that spells one finite number ("500", " 1.5e3 "), as that number; else None."""
-    stripped = text.strip()
-    if not re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", stripped):
-        return None
-    value = float(stripped)
-    if not math.isfinite(value):
-        return None
-    return int(value) if re.fullmatch(r"[-+]?\d+", stripped) else value
 
 
 def get(record: Any, *keys: Any) -> Any:

@@ -34,7 +34,6 @@ from reporter.adapters._common import (
     get,
     json_lines,
     new_run,
-    num,
     obj,
     parse_value,
     stop_mode,
@@ -43,6 +42,7 @@ from reporter.adapters._common import (
 from reporter.errors import Problem, TraceError
 from reporter.ingest.lines import Source
 from reporter.table import Partial
+from reporter.values import finite_number, whole
 
 NAME = "aiperf"
 WHAT = "AIPerf record"
@@ -431,7 +431,7 @@ def summary_context(doc: dict[str, Any]) -> dict[str, Any]:
         "tool_version": str(doc.get("aiperf_version") or "") or None,
         "model_name": model if isinstance(model, str) else None,
         "group": f"aiperf sweep {sweep}" if sweep else None,
-        "repeat": _int(run_info.get("trial")),
+        "repeat": whole(run_info.get("trial")),
     }
     return {k: v for k, v in out.items() if v is not None}
 
@@ -449,7 +449,7 @@ def inputs_context(doc: Any) -> dict[str, Any]:
     if not payloads:
         return {}
     out: dict[str, Any] = {"payloads": len(payloads)}
-    caps = {_int(p.get("max_tokens", p.get("max_completion_tokens"))) for p in payloads}
+    caps = {whole(p.get("max_tokens", p.get("max_completion_tokens"))) for p in payloads}
     if len(caps) == 1 and None not in caps:
         out["output_tokens_requested"] = caps.pop()
     flags = {p.get("ignore_eos", get(p, "nvext", "ignore_eos")) for p in payloads}
@@ -458,7 +458,7 @@ def inputs_context(doc: Any) -> dict[str, Any]:
         out["ignore_eos"] = bool(flag) if isinstance(flag, bool) or flag is None else None
         if out["ignore_eos"] is None:
             del out["ignore_eos"]
-    mins = {_int(p.get("min_tokens")) for p in payloads}
+    mins = {whole(p.get("min_tokens")) for p in payloads}
     if len(mins) == 1 and None not in mins:
         out["min_tokens"] = mins.pop()
     return out
@@ -542,7 +542,7 @@ def _scaled(stats: dict[str, Any], name: str, field: str) -> float | None:
     entry = stats.get(name)
     if not isinstance(entry, dict):
         return None
-    value = num(entry.get(field))
+    value = finite_number(entry.get(field))
     unit = entry.get("unit")
     if value is None:
         return None
@@ -666,7 +666,11 @@ def _summary_partial(
     errors = _scaled(stats, "error_request_count", "avg")
     if errors is None and isinstance(stats.get("error_summary"), list):
         errors = float(
-            sum(num(e.get("count")) or 0 for e in stats["error_summary"] if isinstance(e, dict))
+            sum(
+                finite_number(e.get("count")) or 0
+                for e in stats["error_summary"]
+                if isinstance(e, dict)
+            )
         )
     wall = _scaled(stats, "benchmark_duration", "avg")
     if wall is not None and wall <= 0:
@@ -771,7 +775,7 @@ def _summary_partial(
             "ignore_eos": ignore_eos,
             "min_tokens": min_tokens,
         },
-        repeat=_int(run_info.get("trial")),
+        repeat=whole(run_info.get("trial")),
         group=f"aiperf sweep {sweep}" if sweep else None,
         summary=summary,
         derived=derived,
@@ -801,7 +805,7 @@ def _extras(config: dict[str, Any]) -> tuple[bool | None, float | None]:
         for entry in extra_inputs:
             if isinstance(entry, list | tuple) and len(entry) == 2:
                 pairs[str(entry[0])] = entry[1]
-    return bool(pairs.get("ignore_eos", False)), num(pairs.get("min_tokens"))
+    return bool(pairs.get("ignore_eos", False)), finite_number(pairs.get("min_tokens"))
 
 
 def _load(config: dict[str, Any]) -> tuple[int | None, float | None]:
@@ -810,16 +814,11 @@ def _load(config: dict[str, Any]) -> tuple[int | None, float | None]:
     if isinstance(phases, list):
         for phase in phases:
             if isinstance(phase, dict) and phase.get("name", "profiling") == "profiling":
-                return _int(phase.get("concurrency")), num(phase.get("request_rate"))
+                return whole(phase.get("concurrency")), finite_number(phase.get("request_rate"))
     loadgen = config.get("loadgen")
     if isinstance(loadgen, dict):
-        return _int(loadgen.get("concurrency")), num(loadgen.get("request_rate"))
+        return whole(loadgen.get("concurrency")), finite_number(loadgen.get("request_rate"))
     return None, None
-
-
-def _int(value: Any) -> int | None:
-    v = num(value)
-    return int(v) if v is not None and v == int(v) else None
 
 
 # --------------------------------------------------------------------------- several profile runs
@@ -837,7 +836,7 @@ def _unflatten(metrics: dict[str, Any]) -> dict[str, Any]:
         tag, _, stat = str(key).rpartition("_")
         if not tag or stat not in STAT_KEYS or not isinstance(value, dict):
             continue
-        mean = num(value.get("mean"))
+        mean = finite_number(value.get("mean"))
         if mean is None:
             continue
         tag = OLD_TAGS.get(tag, tag)
@@ -1091,11 +1090,11 @@ def _counts_differ(partial: Partial, records: Partial, kind: str) -> str | None:
     for every request sent, warm-up included, so it may hold more, never fewer)."""
     held = 0 if records.requests is None else len(records.requests)
     if kind == "summary":
-        counted = num((partial.runs[0].get("summary") or {}).get("requests"))
+        counted = finite_number((partial.runs[0].get("summary") or {}).get("requests"))
         if counted is not None and round(counted) != held:
             return f"its summary counts {counted:g} requests, the records file holds {held}"
         return None
-    payloads = num((partial.context.get("aiperf_inputs") or {}).get("payloads"))
+    payloads = finite_number((partial.context.get("aiperf_inputs") or {}).get("payloads"))
     if payloads is not None and payloads < held:
         return f"it holds {payloads:g} payloads, the records file {held} requests"
     return None

@@ -46,6 +46,7 @@ from reporter.errors import Problem, TraceError, UsageError
 from reporter.ingest.limits import check_yaml, read_bytes
 from reporter.ingest.lines import Source
 from reporter.table import Partial
+from reporter.values import loose_number
 
 NAME = "custom"
 TIME_FIELDS = ("t_send", "t_first", "t_end", "ttft", "latency")
@@ -415,7 +416,7 @@ def _row(
                 text = reason
             row[field] = text
             continue
-        number = _number(value)
+        number = loose_number(value)
         if number is None:
             what = f"a number of {mapping.unit_word(field)}" if field in TIME_FIELDS else "a number"
             text = repr(value) if isinstance(value, str) else json.dumps(value)
@@ -441,26 +442,6 @@ def _row(
     if not ok:
         return None, {}
     return row, ints
-
-
-def _number(value: Any) -> int | float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, str):
-        try:
-            return int(value)
-        except ValueError:
-            pass
-        try:
-            number = float(value)
-        except ValueError:
-            return None
-        return number if math.isfinite(number) else None
-    return None
 
 
 def _assign_runs(rows: list[dict[str, Any]], mapping: Mapping) -> list[str]:

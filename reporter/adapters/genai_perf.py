@@ -28,7 +28,6 @@ from reporter.adapters._common import (
     get,
     line_of,
     new_run,
-    num,
     obj,
     sha256_text,
     stop_mode,
@@ -36,6 +35,7 @@ from reporter.adapters._common import (
 )
 from reporter.ingest.lines import Source
 from reporter.table import Partial
+from reporter.values import finite_number
 
 NAME = "genai-perf"
 WHAT = "perf_analyzer profile export request"
@@ -249,8 +249,8 @@ def _experiment(
             row["token_times"] = times
         if usage is not None:
             with_usage += 1
-            row["output_tokens"] = num(usage.get("completion_tokens"))
-            row["prompt_tokens"] = num(usage.get("prompt_tokens"))
+            row["output_tokens"] = finite_number(usage.get("completion_tokens"))
+            row["prompt_tokens"] = finite_number(usage.get("prompt_tokens"))
         rows.append(row)
     derived = [
         "times: epoch nanoseconds (perf_analyzer, system clock), made relative to the "
@@ -266,7 +266,7 @@ def _experiment(
     else:
         derived.append("output tokens: the server's usage counts")
     mode = get(exp, "experiment", "mode")
-    value = num(get(exp, "experiment", "value"))
+    value = finite_number(get(exp, "experiment", "value"))
     concurrency = int(value) if mode == "concurrency" and value is not None else None
     rate = value if mode == "request_rate" else None
     flags = {bool(b.get("ignore_eos", False)) for b in bodies} if bodies else set()
@@ -290,7 +290,7 @@ def _experiment(
             "request_rate": rate,
             "stop": stop_mode(ignore_eos, lengths),
             "ignore_eos": ignore_eos,
-            "min_tokens": num(
+            "min_tokens": finite_number(
                 next((b.get("min_tokens") for b in bodies if b.get("min_tokens") is not None), None)
             ),
             "output_tokens": max_tokens if isinstance(max_tokens, int) else None,
@@ -327,7 +327,7 @@ def _read_summary(source: Source, doc: dict[str, Any], lenient: bool) -> Partial
     problems.raise_unless(lenient)
 
     def stat(name: str, field: str) -> float | None:
-        value = num(get(doc, name, field))
+        value = finite_number(get(doc, name, field))
         unit = get(doc, name, "unit")
         if value is not None and unit == "ms":
             return value / 1000.0
@@ -360,9 +360,9 @@ def _read_summary(source: Source, doc: dict[str, Any], lenient: bool) -> Partial
             summary["sum_latency_s"] = mean_latency * requests
             derived.append("Σ latency = mean request_latency × request_count")
     config = obj(doc.get("input_config"))
-    concurrency = num(get(config, "perf_analyzer", "stimulus", "concurrency")) or num(
-        config.get("concurrency")
-    )
+    concurrency = finite_number(
+        get(config, "perf_analyzer", "stimulus", "concurrency")
+    ) or finite_number(config.get("concurrency"))
     model = get(config, "model_names", 0) or get(config, "model_name")
     run = new_run(
         "genai-perf",

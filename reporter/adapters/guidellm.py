@@ -35,7 +35,6 @@ from reporter.adapters._common import (
     get,
     line_of,
     new_run,
-    num,
     obj,
     sha256_text,
     stop_mode,
@@ -44,6 +43,7 @@ from reporter.adapters._common import (
 from reporter.ingest.limits import check_yaml
 from reporter.ingest.lines import Source
 from reporter.table import Partial
+from reporter.values import finite_number
 
 NAME = "guidellm"
 WHAT = "GuideLLM benchmark"
@@ -181,7 +181,7 @@ def _strategy_name(bench: dict[str, Any]) -> str:
 
 
 def _stat(metrics: Any, name: str, field: str, status: str = "successful") -> float | None:
-    return num(get(metrics, name, status, field))
+    return finite_number(get(metrics, name, status, field))
 
 
 def _benchmark(
@@ -245,7 +245,7 @@ def _benchmark(
     strategy = _strategy(bench)
     kind = strategy.get("type_")
     concurrency: int | None = None
-    rate = num(strategy.get("rate"))
+    rate = finite_number(strategy.get("rate"))
     if kind == "synchronous":
         concurrency = 1
     elif kind == "concurrent":
@@ -263,18 +263,18 @@ def _benchmark(
         caps = {b.get("max_tokens", b.get("max_completion_tokens")) for b in recorded}
         max_tokens = _whole(caps.pop()) if len(caps) == 1 else None
         temps = {b.get("temperature") for b in recorded}
-        temperature = num(temps.pop()) if len(temps) == 1 else None
+        temperature = finite_number(temps.pop()) if len(temps) == 1 else None
     else:
         derived.append("request bodies not recorded: stop mode unknown")
     data_spec = str(get(bench, "request_loader", "data") or "")
     prompt_len = _spec_int(data_spec, "prompt_tokens")
     out_len = _spec_int(data_spec, "output_tokens")
     data0 = obj(get(args, "spec", "data", 0))
-    if prompt_len is None and not num(data0.get("prompt_tokens_stdev")):
+    if prompt_len is None and not finite_number(data0.get("prompt_tokens_stdev")):
         prompt_len = _whole(data0.get("prompt_tokens"))
-    if out_len is None and not num(data0.get("output_tokens_stdev")):
+    if out_len is None and not finite_number(data0.get("output_tokens_stdev")):
         out_len = _whole(data0.get("output_tokens"))
-    if data0.get("output_tokens") is not None and num(data0.get("output_tokens_stdev")):
+    if data0.get("output_tokens") is not None and finite_number(data0.get("output_tokens_stdev")):
         derived.append(
             f"synthetic outputs drawn around {data0['output_tokens']} tokens (stdev "
             f"{data0['output_tokens_stdev']}, {data0.get('output_tokens_min')}–"
@@ -420,7 +420,7 @@ def _measured(bench: dict[str, Any], key: str) -> float | None:
     values = get(bench, "args", "profile", key)
     index = _whole(get(bench, "args", "strategy_index")) or 0
     if isinstance(values, list) and 0 <= index < len(values):
-        return num(values[index])
+        return finite_number(values[index])
     return None
 
 
@@ -438,7 +438,7 @@ def _time_limit(bench: dict[str, Any], args: dict[str, Any]) -> float | None:
     index = _whole(get(bench, "config", "run_index")) or 0
     for value in candidates:
         value = _per_strategy(value, index)
-        if num(value) is not None and float(value) > 0:
+        if finite_number(value) is not None and float(value) > 0:
             return float(value)
     return None
 
@@ -534,7 +534,7 @@ def _failed(totals: Any) -> int | None:
 
 
 def _whole(value: Any) -> int | None:
-    v = num(value)
+    v = finite_number(value)
     return int(v) if v is not None and v == int(v) else None
 
 

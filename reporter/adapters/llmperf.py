@@ -39,13 +39,13 @@ from reporter.adapters._common import (
     finish,
     line_of,
     new_run,
-    num,
     unique_ids,
 )
 from reporter.errors import TraceError
 from reporter.ingest.limits import read_bytes
 from reporter.ingest.lines import Source
 from reporter.table import Partial
+from reporter.values import finite_number
 
 NAME = "llmperf"
 WHAT = "LLMPerf individual response"
@@ -183,10 +183,10 @@ def _n(value: Any) -> float | None:
     """LLMPerf writes some statistics as strings ("150")."""
     if isinstance(value, str):
         try:
-            return num(float(value))
+            return finite_number(float(value))
         except ValueError:
             return None
-    return num(value)
+    return finite_number(value)
 
 
 def _times(value: Any, count: float) -> float | None:

@@ -29,12 +29,12 @@ from reporter.adapters._common import (
     line_of,
     looks_like_json_lines,
     new_run,
-    num,
     runs_of_records,
     stop_mode,
 )
 from reporter.ingest.lines import Source
 from reporter.table import Partial
+from reporter.values import finite_number
 
 NAME = "vllm"
 WHAT = "vLLM bench serve result"
@@ -311,7 +311,7 @@ def _run(
             "ignore_eos": ignore_eos,
             "output_tokens": out_len,
             "prompt_tokens": in_len,
-            "temperature": num(record.get("temperature")),
+            "temperature": finite_number(record.get("temperature")),
             "speculative": {"enabled": True, "method": None, "acceptance": spec_rate / 100.0}
             if spec_rate is not None
             else None,

@@ -21,7 +21,7 @@ from reporter.errors import RenderError
 from reporter.model import MAX_RUN_CHARTS, Completions, GroupSummary, RunSeries, Timeline, Verdict
 from reporter.render import drawing
 from reporter.render.common import MAX_MESSAGE, Chart, num, pct, shown
-from reporter.types import number_or_nan
+from reporter.values import number_or_nan
 
 #: Runs shown in the wall-clock split; groups shown against N.
 MAX_SPLIT_RUNS = 40

@@ -35,7 +35,8 @@ from reporter.render.common import (
     shown,
     value_text,
 )
-from reporter.types import Outcome, Severity, VerdictKind, finite
+from reporter.types import Outcome, Severity, VerdictKind
+from reporter.values import finite
 from reporter.version import __version__
 
 #: Evidence rows shown per finding, and refs shown per finding.

@@ -53,7 +53,8 @@ from typing import Any
 from reporter.ladder import EQUAL_LENGTH_CV
 from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, request_refs
-from reporter.types import Outcome, Severity, number
+from reporter.types import Outcome, Severity
+from reporter.values import number
 
 
 def check(data: AuditData) -> list[Finding]:

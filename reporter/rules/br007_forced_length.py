@@ -41,7 +41,8 @@ import numpy as np
 
 from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, request_refs
-from reporter.types import Outcome, Severity, number
+from reporter.types import Outcome, Severity
+from reporter.values import number
 
 
 def check(data: AuditData) -> list[Finding]:

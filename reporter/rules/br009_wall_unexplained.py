@@ -62,7 +62,8 @@ from reporter.config import threshold
 from reporter.facts import percent
 from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
-from reporter.types import Outcome, Severity, number
+from reporter.types import Outcome, Severity
+from reporter.values import number
 
 WALL_TOLERANCE = threshold(
     "wall_tolerance",

@@ -84,7 +84,8 @@ from reporter.facts import SERIAL_OVERLAP
 from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, request_refs, run_ref
 from reporter.slope import FLAT_GROWTH, levels
-from reporter.types import Outcome, Severity, number_or_nan
+from reporter.types import Outcome, Severity
+from reporter.values import number_or_nan
 
 CACHE_TTFT_DROP = threshold(
     "cache_ttft_drop",

@@ -38,7 +38,8 @@ import pandas as pd
 
 from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
-from reporter.types import Outcome, Severity, number_or_nan
+from reporter.types import Outcome, Severity
+from reporter.values import number_or_nan
 
 
 def check(data: AuditData) -> list[Finding]:

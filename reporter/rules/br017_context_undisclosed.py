@@ -45,7 +45,8 @@ from reporter import compare
 from reporter.config import threshold
 from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
-from reporter.types import Outcome, Severity, number
+from reporter.types import Outcome, Severity
+from reporter.values import number
 
 CONTEXT_DROP = threshold(
     "context_decode_drop",

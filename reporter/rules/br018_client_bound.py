@@ -49,7 +49,8 @@ from reporter.compare import cell
 from reporter.config import threshold
 from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
-from reporter.types import Outcome, Severity, number
+from reporter.types import Outcome, Severity
+from reporter.values import number
 
 LAG_P99 = threshold(
     "client_loop_lag_p99_ms",

@@ -57,7 +57,8 @@ import pandas as pd
 from reporter.config import threshold
 from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, request_refs, run_ref
-from reporter.types import Outcome, Severity, number
+from reporter.types import Outcome, Severity
+from reporter.values import number
 
 FAILED_SHARE = threshold(
     "failed_share",

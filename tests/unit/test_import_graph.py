@@ -18,8 +18,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "reporter"
 #: placed by the longest prefix of its name listed here.
 LAYERS: list[tuple[str, list[str]]] = [
     ("records and text", [
-        "reporter.types", "reporter.numbers", "reporter.errors", "reporter.safetext",
-        "reporter.resources", "reporter.terminal",
+        "reporter.types", "reporter.values", "reporter.numbers", "reporter.errors",
+        "reporter.safetext", "reporter.resources", "reporter.terminal",
         "reporter.version", "reporter.findings", "reporter.model", "reporter.grouping",
         "reporter.latency",
         "reporter.bandwidth", "reporter.refengine", "reporter.probe", "reporter.rulebook",
@@ -166,7 +166,7 @@ def test_no_arrow_up_the_layers() -> None:
 RENDER_MAY_IMPORT = {
     "reporter.model", "reporter.findings", "reporter.types", "reporter.safetext",
     "reporter.resources", "reporter.errors", "reporter.version", "reporter.numbers",
-    "reporter.terminal",
+    "reporter.terminal", "reporter.values",
 }  # fmt: skip
 
 
