@@ -12,9 +12,12 @@ Where the output goes decides how it looks:
   size of the terminal that launched it, so that piped output and test expectations are
   stable.
 
-The tables use `ASCII_HEAD`: no vertical rules and one line of `-` under the header. Each row
-stays one line of plain ASCII separators, so `grep RUN` finds a run's whole row, `cut`/`awk`
-split it on spaces, and a pager or a log viewer without UTF-8 shows it unbroken.
+The tables have no vertical rules and one line of `-` under the header (an ASCII box): each
+row stays one line of plain ASCII separators, so `grep RUN` finds a run's whole row,
+`cut`/`awk` split it on spaces, and a pager or a log viewer without UTF-8 shows it unbroken.
+A column of figures is never narrower than its widest cell: where the table cannot fit, its
+lines get longer than the terminal rather than a figure being cut; only free-text columns
+wrap.
 
 rich is imported when a table is drawn, not when this module is: `--help`, `--version` and
 shell completion never pay for it.
@@ -52,7 +55,8 @@ class Column:
     justify: Literal["left", "right"] = "left"
     #: Widest the column may be; a longer cell is cut with "…" (None: as wide as needed).
     max_width: int | None = None
-    #: Free text: wrapped at spaces when the table is wider than the output (else cut).
+    #: Free text: wrapped at spaces when the table is wider than the output (other columns
+    #: keep their widest cell, up to `max_width`).
     wrap: bool = False
     #: A fixed width (for rows printed one at a time as they are measured).
     width: int | None = None
