@@ -29,6 +29,19 @@ def only(trace, kind, run=None):
     return found[0]
 
 
+def assert_slope_judged(v):
+    """BR005 judges the aggregates the sweep measured: flat (fired) below 1.2× from the least
+    to the most concurrent run. Runs a second apart on a shared machine may differ by more
+    than batching gains (a loaded N=1 run made a serial sweep 'rise'), so the rule is held to
+    the numbers; serial or batched is shown within each run, where the figures share a load."""
+    aggs = [run_of(v, r)["aggregate_tps"] for r in (C1, C2, C4)]
+    slope = finding(v, "BR005", "g")
+    assert slope["numbers"]["aggregate_tps"] == pytest.approx(aggs)
+    growth = slope["numbers"]["growth"]
+    assert growth == pytest.approx(aggs[2] / aggs[0], rel=1e-3)
+    assert slope["outcome"] == ("fired" if growth < 1.2 else "passed"), slope["message"]
+
+
 def test_serial_server_is_a_ladder_and_flat(engine, rec):
     with engine("--slots", "1", "--step-ms", "5", "--timings") as eng:
         result, trace, v = rec(eng.url)
@@ -36,19 +49,27 @@ def test_serial_server_is_a_ladder_and_flat(engine, rec):
     for run in (C2, C4):
         assert finding(v, "BR003", run)["outcome"] == "fired"
         assert run_of(v, run)["verdict"] == "serial"
-    assert finding(v, "BR005", "g")["outcome"] == "fired"
+    assert_slope_judged(v)
     n4 = run_of(v, C4)
     assert n4["output_tokens"] == 128
+    # flat within the run: the aggregate is one stream's worth (batching would be several)
+    assert n4["aggregate_tps"] < 1.2 * n4["median_decode_tps"]
     assert n4["overlap"] == pytest.approx(1.0, abs=0.05)
-    # one 32-token request takes 32 steps of 5 ms; four in a row take four times as long
-    assert n4["wall_s"] == pytest.approx(4 * 0.16, rel=0.2)
-    assert n4["aggregate_tps"] == pytest.approx(200, rel=0.2)
+    # one 32-token request takes 32 steps of 5 ms; four in a row take four times as long.
+    # The engine's steps are sleeps, never shorter than asked and longer on a loaded machine:
+    # the wall and the rate are bounded on the side load cannot reach.
+    assert n4["wall_s"] >= 0.95 * 4 * 0.16
+    assert n4["aggregate_tps"] <= 1.05 * 200
     # the engine's own per-request rates exclude the wait: their sum is ~4× the aggregate
     assert n4["sum_reported_tps"] / n4["aggregate_tps"] == pytest.approx(4.0, rel=0.15)
     assert finding(v, "BR001", C4)["outcome"] == "fired"
-    ends = sorted(r["t_end"] for r in requests_of(trace, C4))
-    steps = [b - a for a, b in itertools.pairwise(ends)]
-    assert all(s == pytest.approx(0.16, rel=0.25) for s in steps)
+    # the ladder: a request's first token comes only after the one before it has ended (the
+    # engine takes a step of 5 ms in between; 5 ms of slack for the order in which the
+    # client's loop reads two sockets ready at once). The gaps between completions are the
+    # client's readings, late by whatever the machine's load delays it, so no bound on them.
+    reqs = sorted(requests_of(trace, C4), key=lambda r: r["t_end"])
+    for before, after in itertools.pairwise(reqs):
+        assert after["t_first"] >= before["t_end"] - 0.005
 
 
 def test_batching_server_clusters_and_rises(engine, rec):
@@ -57,13 +78,12 @@ def test_batching_server_clusters_and_rises(engine, rec):
     for run in (C2, C4):
         assert finding(v, "BR003", run)["outcome"] == "passed"
         assert run_of(v, run)["verdict"] == "supported"
-    assert finding(v, "BR005", "g")["outcome"] == "passed"
-    aggs = [run_of(v, r)["aggregate_tps"] for r in (C1, C2, C4)]
-    assert aggs[0] < aggs[1] < aggs[2]
-    # a step of 4 ideally gives 5.0 / 6.5 × 4 ≈ 3.1× one stream; a loaded client sends the four
-    # a little apart and reads chunks late, so only "far from serial (1×)" is asserted
-    assert aggs[2] / aggs[0] > 2.0
-    assert run_of(v, C4)["overlap"] > 0.6 * 4  # serial would be 1.0
+    assert_slope_judged(v)
+    # four slots at 5.0 + 0.5 ms a step give each stream 5.0 / 6.5 of its lone rate, 3.1×
+    # in all: the aggregate is several streams' worth of the same run (serial: one)
+    n4 = run_of(v, C4)
+    assert n4["aggregate_tps"] > 2.0 * n4["median_decode_tps"]
+    assert n4["overlap"] > 0.6 * 4  # serial would be 1.0
     assert v["verdict"] != "serial"
 
 
@@ -178,8 +198,10 @@ def test_prefill_heavy_run_fires_br008(engine, rec):
     n4 = run_of(v, C4)
     assert n4["prefill_share"] > 0.3
     assert finding(v, "BR008", C4)["outcome"] == "fired"
+    # the lone request's first token waits for its prefill (a sleep of 0.055 s, longer only
+    # on a loaded machine) and its first step
     ttft = sorted(r["t_first"] - r["t_send"] for r in requests_of(trace, C1))
-    assert ttft[0] == pytest.approx(0.055 + 0.003, rel=0.3)
+    assert ttft[0] >= 0.055
 
 
 def test_server_metrics_match_the_recorded_tokens(engine, rec):
@@ -215,10 +237,16 @@ def test_poisson_open_loop_sends_on_the_seeded_schedule(engine, rec):
     assert header["workload"]["request_rate"] == 20.0
     assert header["workload"]["concurrency"] is None
     assert header["schedule"] == {"mode": "poisson", "requests": 10, "seed": 7}
-    sends = sorted(r["t_send"] for r in requests_of(trace, run))
+    sends = [r["t_send"] for r in sorted(requests_of(trace, run), key=lambda r: r["id"])]
     expected = poisson_offsets(20.0, 10, 7)
     assert len(sends) == 10
-    assert [s - sends[0] for s in sends] == pytest.approx(list(expected), abs=0.02)
+    # request i goes at the seeded schedule's i-th offset from the run's start: never before
+    # it, in order, each a wait of its own (a loaded machine only sends late, by up to
+    # ~35 ms measured, so no upper bound)
+    assert sends == sorted(sends)
+    assert all(s >= float(e) - 1e-6 for s, e in zip(sends, expected, strict=True)), [
+        round(s - float(e), 4) for s, e in zip(sends, expected, strict=True)
+    ]
     assert run_of(v, run)["output_tokens"] == 80
 
 
@@ -288,10 +316,12 @@ def test_the_client_health_is_recorded_and_judged_and_latencies_reported(engine,
     busy = lag > 10.0 or cpu >= 90.0  # the rule's default limits
     assert br018["outcome"] == ("fired" if busy else "passed")
     lat = run_of(v, "g-c4-r0")["latency"]
-    # one token a 5 ms step: a gap or a request can be slower on a loaded machine, never faster
-    assert lat["itl_s"]["p50"] >= 0.005 * 0.9
-    assert lat["tpot_s"]["p50"] >= 0.005 * 0.9
+    # one token a 5 ms step: a request, from its send to its last token, can be slower on a
+    # loaded machine, never faster. A gap between two tokens is the client's reading: a client
+    # the machine delays reads several tokens at once (a gap of 0), so gaps are only ordered.
     assert lat["e2e_s"]["p50"] >= 32 * 0.005 * 0.9
+    assert 0 <= lat["itl_s"]["p50"] <= lat["itl_s"]["p99"]
+    assert 0 <= lat["tpot_s"]["p50"] <= lat["tpot_s"]["p99"] < lat["e2e_s"]["p99"]
     assert 0 < lat["ttft_s"]["p50"] <= lat["ttft_s"]["p99"] < lat["e2e_s"]["p99"]
 
 
