@@ -8,6 +8,8 @@ sampled (evenly, in a fixed order) and the chart says what it shows.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -168,8 +170,44 @@ def _label(value: object) -> str:
     return shown(value, LABEL)
 
 
-def _values(rows: list[dict[str, Any]]) -> alt.InlineData:
-    return alt.InlineData(values=rows)
+#: The rows of the datasets named since the last `_spec` (name → rows).
+_rows: dict[str, list[dict[str, Any]]] = {}
+
+
+def _values(rows: list[dict[str, Any]]) -> alt.NamedData:
+    """Rows for a chart, by name: the spec gets them in its `datasets` (`_spec`).
+
+    altair would move inline rows to `datasets` under the same name itself, but only after
+    copying them with every copy of the chart it makes (a layer copies its parts, every
+    property set copies the chart); a name costs nothing to copy. The spec is the same.
+    """
+    text = json.dumps(rows, sort_keys=True, default=str)
+    name = "data-" + hashlib.sha256(text.encode()).hexdigest()[:32]
+    _rows[name] = rows
+    return alt.NamedData(name=name)
+
+
+def _spec(chart: Any) -> dict[str, Any]:
+    """The Vega-Lite spec of `chart`, with the rows of its named datasets, in the order the
+    spec names them."""
+    spec: dict[str, Any] = chart.to_dict(validate=VALIDATE)
+    names: dict[str, None] = {}
+
+    def find(node: Any) -> None:
+        if isinstance(node, dict):
+            data = node.get("data")
+            if isinstance(data, dict) and isinstance(data.get("name"), str):
+                names[data["name"]] = None
+            for value in node.values():
+                find(value)
+        elif isinstance(node, list):
+            for value in node:
+                find(value)
+
+    find(spec)
+    spec["datasets"] = {name: _rows[name] for name in names}
+    _rows.clear()
+    return spec
 
 
 # --------------------------------------------------------------------------- per run
@@ -205,12 +243,11 @@ def run_chart(series: RunSeries, index: int) -> Chart | None:
             f" Right: requests finished over time against the serial staircase "
             f"(one request at a time, each taking {_single_text(series.completions)})."
         )
-    spec = (
+    spec = _spec(
         alt.hconcat(*parts, spacing=24)
         .resolve_scale(color="independent", strokeDash="independent")
         .resolve_legend(color="independent", strokeDash="independent")
         .properties(title=alt.Title(f"run {_label(run_id)}", anchor="start"))
-        .to_dict(validate=VALIDATE)
     )
     chart_id = f"run-{index}"
     return drawn_chart(
@@ -258,7 +295,7 @@ def _timeline(line: Timeline) -> tuple[alt.Chart, str, str]:
                 scale=alt.Scale(nice=False),
                 axis=alt.Axis(tickCount=8),
             ),
-            x2="end:Q",
+            x2=alt.X2("end"),
             y=alt.Y(
                 "request:Q",
                 title=f"request (send order, {n:,})",
@@ -323,7 +360,7 @@ def _completions(done: Completions) -> tuple[Any, str]:
         points = (
             alt.Chart(_values(measured[1:]))
             .mark_point(filled=True, size=28, color=COLORS["measured"], clip=True)
-            .encode(x="t:Q", y="done:Q")
+            .encode(x=alt.X("t:Q"), y=alt.Y("done:Q"))
         )
         layers.append(points)
     height = 180 if n <= 60 else 220
@@ -397,12 +434,12 @@ def scaling_charts(verdict: Verdict, notes: list[str]) -> list[Chart]:
         dots = (
             alt.Chart(_values(points))
             .mark_point(filled=True, size=40, color=COLORS["measured"])
-            .encode(x="n:Q", y="tps:Q")
+            .encode(x=alt.X("n:Q"), y=alt.Y("tps:Q"))
         )
-        spec = (
-            alt.layer(lines, dots)
-            .properties(width=260, height=180, title=f"aggregate against N: {_label(group)}")
-            .to_dict(validate=VALIDATE)
+        spec = _spec(
+            alt.layer(lines, dots).properties(
+                width=260, height=180, title=f"aggregate against N: {_label(group)}"
+            )
         )
         chart_id = f"scaling-{k + 1}"
         growth = summary.growth
@@ -478,13 +515,13 @@ def wall_split_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
     labels = (
         alt.Chart(_values(_totals(rows)))
         .mark_text(align="left", dx=4, fontSize=10, color="#333")
-        .encode(y=alt.Y("run:N", sort=runs), x="wall:Q", text="label:N")
+        .encode(y=alt.Y("run:N", sort=runs), x=alt.X("wall:Q"), text=alt.Text("label:N"))
     )
     height = max(60, 22 * len(runs))
-    spec = (
-        alt.layer(bars, labels)
-        .properties(width=440, height=height, title="wall clock: prefill and the rest")
-        .to_dict(validate=VALIDATE)
+    spec = _spec(
+        alt.layer(bars, labels).properties(
+            width=440, height=height, title="wall clock: prefill and the rest"
+        )
     )
     caption = (
         "Prefill is the prompt tokens of the run ÷ the prefill rate (METHOD §4); the "
@@ -544,13 +581,13 @@ def bandwidth_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
                 title="bandwidth utilization, % of measured",
                 scale=alt.Scale(domain=[0, x_max], nice=False),
             ),
-            x2="high:Q",
+            x2=alt.X2("high"),
         )
     )
     ticks = (
         alt.Chart(_values(items))
         .mark_tick(color=COLORS["decode"], thickness=2)
-        .encode(y=alt.Y("subject:N", sort=subjects), x="high:Q")
+        .encode(y=alt.Y("subject:N", sort=subjects), x=alt.X("high:Q"))
     )
     marks = (
         alt.Chart(
@@ -562,12 +599,12 @@ def bandwidth_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
             )
         )
         .mark_rule(strokeDash=[4, 3], color=COLORS["serial"])
-        .encode(x="x:Q")
+        .encode(x=alt.X("x:Q"))
     )
-    spec = (
-        alt.layer(bars, ticks, marks)
-        .properties(width=440, height=max(60, 24 * len(subjects)), title="bandwidth utilization")
-        .to_dict(validate=VALIDATE)
+    spec = _spec(
+        alt.layer(bars, ticks, marks).properties(
+            width=440, height=max(60, 24 * len(subjects)), title="bandwidth utilization"
+        )
     )
     caption = (
         f"Achieved bandwidth (tok/s × bytes read per token) ÷ measured read bandwidth at "
@@ -600,6 +637,13 @@ def draw_charts(verdict: Verdict) -> Drawn:
 
 
 def _specified_charts(verdict: Verdict) -> Drawn:
+    # altair's debug mode validates every object as it is made, a second time for a
+    # layer's or a concatenation's parts; `VALIDATE` checks each whole spec once instead.
+    with alt.utils.schemapi.debug_mode(False):
+        return _specified(verdict)
+
+
+def _specified(verdict: Verdict) -> Drawn:
     drawn = Drawn()
     drawn.overview.extend(scaling_charts(verdict, drawn.notes))
     for maker in (wall_split_chart, bandwidth_chart):
