@@ -244,10 +244,15 @@ def run_chart(series: RunSeries, index: int) -> Chart | None:
             f"(one request at a time, each taking {_single_text(series.completions)})."
         )
     spec = _spec(
-        alt.hconcat(*parts, spacing=24)
-        .resolve_scale(color="independent", strokeDash="independent")
-        .resolve_legend(color="independent", strokeDash="independent")
-        .properties(title=alt.Title(f"run {_label(run_id)}", anchor="start"))
+        alt.hconcat(
+            *parts,
+            spacing=24,
+            resolve=alt.Resolve(
+                scale=alt.ScaleResolveMap(color="independent", strokeDash="independent"),
+                legend=alt.LegendResolveMap(color="independent", strokeDash="independent"),
+            ),
+            title=alt.Title(f"run {_label(run_id)}", anchor="start"),
+        )
     )
     chart_id = f"run-{index}"
     return drawn_chart(
@@ -286,7 +291,7 @@ def _timeline(line: Timeline) -> tuple[alt.Chart, str, str]:
     n = line.requests
     height = int(min(max(line.drawn * 12, 90), 300))
     chart = (
-        alt.Chart(_values(segs))
+        alt.Chart(_values(segs), width=360, height=height, title="timeline")
         .mark_bar(height={"band": 0.8} if line.drawn <= 60 else 1.5)
         .encode(
             x=alt.X(
@@ -308,7 +313,6 @@ def _timeline(line: Timeline) -> tuple[alt.Chart, str, str]:
                 scale=alt.Scale(domain=parts, range=[COLORS[p] for p in parts]),
             ),
         )
-        .properties(width=360, height=height, title="timeline")
     )
     legend = "; ".join(PART_TEXT[p] for p in parts)
     return chart, note, legend
@@ -364,7 +368,7 @@ def _completions(done: Completions) -> tuple[Any, str]:
         )
         layers.append(points)
     height = 180 if n <= 60 else 220
-    chart = alt.layer(*layers).properties(width=300, height=height, title="completions")
+    chart = alt.layer(*layers, width=300, height=height, title="completions")
     return chart, note
 
 
@@ -437,8 +441,8 @@ def scaling_charts(verdict: Verdict, notes: list[str]) -> list[Chart]:
             .encode(x=alt.X("n:Q"), y=alt.Y("tps:Q"))
         )
         spec = _spec(
-            alt.layer(lines, dots).properties(
-                width=260, height=180, title=f"aggregate against N: {_label(group)}"
+            alt.layer(
+                lines, dots, width=260, height=180, title=f"aggregate against N: {_label(group)}"
             )
         )
         chart_id = f"scaling-{k + 1}"
@@ -519,9 +523,7 @@ def wall_split_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
     )
     height = max(60, 22 * len(runs))
     spec = _spec(
-        alt.layer(bars, labels).properties(
-            width=440, height=height, title="wall clock: prefill and the rest"
-        )
+        alt.layer(bars, labels, width=440, height=height, title="wall clock: prefill and the rest")
     )
     caption = (
         "Prefill is the prompt tokens of the run ÷ the prefill rate (METHOD §4); the "
@@ -602,8 +604,13 @@ def bandwidth_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
         .encode(x=alt.X("x:Q"))
     )
     spec = _spec(
-        alt.layer(bars, ticks, marks).properties(
-            width=440, height=max(60, 24 * len(subjects)), title="bandwidth utilization"
+        alt.layer(
+            bars,
+            ticks,
+            marks,
+            width=440,
+            height=max(60, 24 * len(subjects)),
+            title="bandwidth utilization",
         )
     )
     caption = (
