@@ -121,8 +121,9 @@ def drawn_chart(
     holding `url(` lands in an attribute); that costs the one chart, never the report.
     """
     chart = Chart(chart_id, title, caption, "", note, small=small, group=group, run=run)
-    if _waiting is not None:  # draw_charts draws it with the others
+    if _waiting is not None:  # a helper process draws it (draw_charts)
         _waiting.append((chart, spec))
+        _waiting_batch.submit(spec)
         return chart
     return _drawn(chart, spec, None)
 
@@ -143,8 +144,9 @@ def _drawn(chart: Chart, spec: dict[str, Any], drawing: str | Exception | None) 
     return replace(chart, svg=svg)
 
 
-#: Charts waiting to be drawn together by the helper processes (reporter.render.drawing).
+#: Charts being drawn by the helper processes (reporter.render.drawing), in `_waiting_batch`.
 _waiting: list[tuple[Chart, dict[str, Any]]] | None = None
+_waiting_batch: drawing.Batch
 
 
 def check_svg(svg: str, chart_id: str = "chart") -> None:
@@ -623,17 +625,18 @@ def bandwidth_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
 
 def draw_charts(verdict: Verdict) -> Drawn:
     """Every chart of the report, in the order the report shows them; drawn by the helper
-    processes all at once when they were started (reporter.render.drawing), else one by one."""
-    global _waiting
+    processes when they were started (reporter.render.drawing), each sent to them as soon
+    as it is specified, else drawn here one by one."""
+    global _waiting, _waiting_batch
     if not drawing.running():
         return _specified_charts(verdict)
-    _waiting = []
+    _waiting, _waiting_batch = [], drawing.Batch(CONFIG)
     try:
         drawn = _specified_charts(verdict)
         waiting = _waiting
     finally:
         _waiting = None
-    drawings = drawing.draw_all([spec for _, spec in waiting], CONFIG)
+        drawings = _waiting_batch.results()
     done = {
         chart.id: _drawn(chart, spec, result)
         for (chart, spec), result in zip(waiting, drawings, strict=True)

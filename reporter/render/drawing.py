@@ -104,36 +104,54 @@ def running() -> bool:
     return bool(_workers)
 
 
-def draw_all(specs: list[dict[str, Any]], config: dict[str, Any]) -> list[str | Exception | None]:
-    """Each spec drawn by a helper: its SVG, the error vl-convert raised, or None when no
-    helper could draw it (the caller draws those in process)."""
-    results: list[str | Exception | None] = [None] * len(specs)
-    jobs: queue.Queue[int] = queue.Queue()
-    for index in range(len(specs)):
-        jobs.put(index)
+class Batch:
+    """Charts sent to the helpers as soon as each is specified, so that they draw the first
+    while the report process specifies the rest."""
 
-    def serve(worker: subprocess.Popen[str]) -> None:
-        while True:
-            try:
-                index = jobs.get_nowait()
-            except queue.Empty:
-                return
+    def __init__(self, config: dict[str, Any]) -> None:
+        self._config = config
+        self._jobs: queue.Queue[tuple[int, dict[str, Any]] | None] = queue.Queue()
+        self._results: list[str | Exception | None] = []
+        self._threads = [
+            threading.Thread(target=self._serve, args=(worker,), daemon=True) for worker in _workers
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, spec: dict[str, Any]) -> None:
+        """Draw `spec` (its result is the next of `results()`)."""
+        self._results.append(None)
+        self._jobs.put((len(self._results) - 1, spec))
+
+    def results(self) -> list[str | Exception | None]:
+        """Each submitted spec drawn: its SVG, the error vl-convert raised, or None when no
+        helper could draw it (the caller draws those in process). Waits for the helpers."""
+        for _ in self._threads:
+            self._jobs.put(None)  # after every job: a helper stops when none is left
+        for thread in self._threads:
+            thread.join()
+        return self._results
+
+    def _serve(self, worker: subprocess.Popen[str]) -> None:
+        while (job := self._jobs.get()) is not None:
+            index, spec = job
             try:
                 assert worker.stdin is not None and worker.stdout is not None
-                worker.stdin.write(json.dumps({"spec": specs[index], "config": config}) + "\n")
+                worker.stdin.write(json.dumps({"spec": spec, "config": self._config}) + "\n")
                 worker.stdin.flush()
-                line = worker.stdout.readline()
-                answer = json.loads(line)
+                answer = json.loads(worker.stdout.readline())
             except (OSError, ValueError):
                 return  # this helper is gone: the others, or the caller, draw the rest
             if "svg" in answer:
-                results[index] = str(answer["svg"])
+                self._results[index] = str(answer["svg"])
             else:
-                results[index] = ValueError(str(answer.get("error", "no answer")))
+                self._results[index] = ValueError(str(answer.get("error", "no answer")))
 
-    threads = [threading.Thread(target=serve, args=(w,), daemon=True) for w in _workers]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
+
+def draw_all(specs: list[dict[str, Any]], config: dict[str, Any]) -> list[str | Exception | None]:
+    """Each spec drawn by a helper: its SVG, the error vl-convert raised, or None when no
+    helper could draw it (the caller draws those in process)."""
+    batch = Batch(config)
+    for spec in specs:
+        batch.submit(spec)
+    return batch.results()
