@@ -3,9 +3,10 @@
 vl-convert draws a chart in a JavaScript engine that it starts once per process (about half
 a second of CPU) and that holds the GIL while it draws; most of a chart's cost is vega's
 text measurement, which reads the font for every glyph it measures. A report of the shipped
-traces draws 22 charts, about 2.5 s of CPU in one process. `start()` launches up to two
-helper processes, as many as there are idle cores, that start their engine while the audit
-parses and checks the traces; the report's charts are then drawn by them at once. Each
+traces draws 22 charts, about 2 s of CPU in one process. `start()` launches one helper
+process, and a second when a core is idle, that start their engine while the audit parses
+and checks the traces; the report's charts are then sent to them as soon as each is
+specified (`Batch`), so that they draw while the report process specifies the rest. Each
 helper runs vl-convert exactly as the report process would (same spec, same config), and
 the SVG goes through the same id renaming and safety check (`charts.finished_svg`), so the
 report is byte for byte the same.
@@ -48,12 +49,7 @@ _workers: list[subprocess.Popen[str]] = []
 
 
 def spare_cores() -> int:
-    """Cores no process is using now: the cores less the load average of the last minute.
-
-    A helper pays only on a free core: on a busy machine (measured: a 2-core machine at load
-    4-7) two helpers cost a second of CPU more than drawing in process and took as long or
-    longer; on an idle one they draw half the charts each while the report process waits.
-    """
+    """Cores no process is using now: the cores less the load average of the last minute."""
     try:
         load = os.getloadavg()[0]
     except OSError:
@@ -61,12 +57,25 @@ def spare_cores() -> int:
     return max(0, int((os.cpu_count() or 1) - load))
 
 
+def helpers_wanted() -> int:
+    """One helper, and one more for each spare core, up to `WORKERS`.
+
+    The engine holds the GIL while it starts and draws, so in the report process it can do
+    nothing alongside the audit. The first helper costs no more CPU than drawing in process
+    (one engine either way) and starts its engine while the audit runs. A second one costs
+    its own engine (half a second of CPU) and pays only on a free core, where it draws half
+    the charts while the report process waits: on a busy machine (measured: a 2-core machine
+    at load 4-7) two helpers cost a second of CPU more and were no faster.
+    """
+    return min(WORKERS, 1 + spare_cores())
+
+
 def start(count: int | None = None) -> None:
-    """Launch the helpers (once): `count`, else as many as `WORKERS` and the spare cores
-    allow; they start their engine at once, in the background. None on a busy machine."""
+    """Launch the helpers (once): `count`, else `helpers_wanted()`; they start their
+    engine at once, in the background."""
     if _workers:
         return
-    for _ in range(min(WORKERS, spare_cores()) if count is None else count):
+    for _ in range(helpers_wanted() if count is None else count):
         try:
             # -P: no script or current directory on sys.path, so that no file of the
             # user's (or this package's json.py) can stand in for a module the helper imports.

@@ -71,17 +71,23 @@ def test_a_chart_a_helper_cannot_draw_is_left_out_with_its_reason(
         )
 
 
-def test_no_helper_starts_on_a_machine_without_a_spare_core(
+def test_one_helper_on_a_busy_machine_and_one_more_per_spare_core(
     helpers: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(drawing, "WORKERS", 2)
     monkeypatch.setattr(drawing.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(drawing.os, "getloadavg", lambda: (5.0, 5.0, 5.0))
     assert drawing.spare_cores() == 0
-    drawing.start()
-    assert not drawing.running()
-    monkeypatch.setattr(drawing.os, "getloadavg", lambda: (0.3, 0.3, 0.3))
+    assert drawing.helpers_wanted() == 1
     monkeypatch.setattr(drawing, "_SOURCE", "import sys; sys.stdin.read()")
-    assert drawing.spare_cores() == 1
     drawing.start()
     assert len(drawing._workers) == 1
+    drawing.stop()
+    monkeypatch.setattr(drawing.os, "getloadavg", lambda: (0.3, 0.3, 0.3))
+    assert drawing.spare_cores() == 1
+    drawing.start()
+    assert len(drawing._workers) == 2
+    drawing.stop()
+    monkeypatch.setattr(drawing, "WORKERS", 0)  # as in the tests: none at all
+    drawing.start()
+    assert not drawing.running()
