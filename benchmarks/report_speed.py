@@ -2,10 +2,15 @@
 
 Times, as whole processes and alternating, `benchreport audit traces/*.jsonl` writing its
 default HTML report and the same audit with `--no-html` (median of --repeats each), and prints
-both medians, their ratio and the CPU time of each (user + system, helpers included). Both
-runs exit 1: the shipped traces hold inflated claims.
+both medians, their ratio and the CPU time of each (user + system, helpers included), all
+measured in the same run. With --pdf, the audit writing the PDF report (`--pdf`, WeasyPrint)
+is timed in the same rounds. All runs exit 1: the shipped traces hold inflated claims.
 
-    python benchmarks/report_speed.py [--repeats 5] [TRACE ...]
+The machine's 1-minute load average is printed before and after: the report draws its charts
+in one helper process, two when a core is idle (reporter.render.drawing), so the HTML figure
+depends on the load; read the ratios, which are measured side by side.
+
+    python benchmarks/report_speed.py [--repeats 5] [--pdf] [TRACE ...]
 """
 
 from __future__ import annotations
@@ -39,17 +44,21 @@ def timed(args: list[str]) -> tuple[float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--pdf", action="store_true", help="also time the PDF report")
     ap.add_argument("traces", nargs="*", help="default: traces/*.jsonl")
     args = ap.parse_args()
     traces = args.traces or sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("traces/*.jsonl"))
     audit = [sys.executable, "-m", "reporter", "audit", *traces]
     env_path = os.environ.get("PYTHONPATH", "")
     os.environ["PYTHONPATH"] = f"{ROOT}{os.pathsep}{env_path}" if env_path else str(ROOT)
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         runs = {
             "with the HTML report": [*audit, "-o", str(Path(tmp) / "report.html")],
             "--no-html": [*audit, "--no-html"],
         }
+        if args.pdf:
+            runs["with the PDF report"] = [*audit, "--no-html", "--pdf", str(Path(tmp) / "r.pdf")]
         timed(runs["--no-html"])  # warm the page cache: imports and traces read from memory
         walls: dict[str, list[float]] = {name: [] for name in runs}
         cpus: dict[str, list[float]] = {name: [] for name in runs}
@@ -58,13 +67,19 @@ def main() -> None:
                 wall, cpu = timed(command)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
-    print(f"benchreport audit of {len(traces)} trace(s), median of {args.repeats}, whole processes")
+    print(
+        f"benchreport audit of {len(traces)} trace(s), median of {args.repeats}, whole processes"
+        f" (load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after)"
+    )
     for name in runs:
         wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
         print(f"  {name:22} {wall:6.2f} s wall   {cpu:6.2f} s CPU")
-    html, bare = (statistics.median(walls[name]) for name in runs)
-    html_cpu, bare_cpu = (statistics.median(cpus[name]) for name in runs)
-    print(f"  ratio                  {html / bare:6.2f}× wall   {html_cpu / bare_cpu:6.2f}× CPU")
+    bare, bare_cpu = statistics.median(walls["--no-html"]), statistics.median(cpus["--no-html"])
+    for name in runs:
+        if name != "--no-html":
+            wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
+            what = name.removeprefix("with the ").removesuffix(" report")
+            print(f"  ratio, {what:15} {wall / bare:6.2f}× wall   {cpu / bare_cpu:6.2f}× CPU")
 
 
 if __name__ == "__main__":
