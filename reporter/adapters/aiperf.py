@@ -408,6 +408,7 @@ CONTEXT_COLUMNS = (
     "ignore_eos",
     "min_tokens",
     "output_tokens_requested",
+    "prompt_tokens",
     "tool_version",
     "model_name",
     "group",
@@ -428,12 +429,32 @@ def summary_context(doc: dict[str, Any]) -> dict[str, Any]:
         "request_rate": rate,
         "ignore_eos": ignore_eos,
         "min_tokens": min_tokens,
+        "prompt_tokens": _synthetic_prompt_tokens(config),
         "tool_version": str(doc.get("aiperf_version") or "") or None,
         "model_name": model if isinstance(model, str) else None,
         "group": f"aiperf sweep {sweep}" if sweep else None,
         "repeat": whole(run_info.get("trial")),
     }
     return {k: v for k, v in out.items() if v is not None}
+
+
+def _synthetic_prompt_tokens(config: dict[str, Any]) -> int | None:
+    """The prompt length of every request, where AIPerf generated the prompts at one length:
+    a synthetic dataset whose input length (``prompts.isl``) has no spread. AIPerf counts it
+    with its tokenizer, without the tokens the server adds (BOS, a chat template)."""
+    datasets = config.get("datasets")
+    if not isinstance(datasets, list) or not datasets:
+        return None
+    lengths = set()
+    for dataset in datasets:
+        if not isinstance(dataset, dict) or dataset.get("type") != "synthetic":
+            return None
+        isl = obj(get(dataset, "prompts", "isl"))
+        mean, spread = _int(isl.get("mean")), num(isl.get("stddev"))
+        if mean is None or spread:
+            return None
+        lengths.add(mean)
+    return lengths.pop() if len(lengths) == 1 else None
 
 
 def inputs_context(doc: Any) -> dict[str, Any]:

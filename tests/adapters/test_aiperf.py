@@ -436,3 +436,30 @@ def test_another_runs_summary_is_not_joined(real):
         f"AIPerf: not joined to run {run_name(str(records))}: its summary counts 2044 "
         "requests, the records file holds 2"
     )
+
+
+def test_a_synthetic_prompt_length_without_spread_is_the_runs_prompt_length(tmp_path, real):
+    """AIPerf 0.13 states its synthetic input length in the summary's input_config: with no
+    spread every prompt had it, so the run's prompt length is disclosed, not missing."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "profile_export.jsonl").write_bytes(real(RECORDS).read_bytes())
+    doc = _summary_doc(2)
+    synthetic = {"name": "main", "type": "synthetic", "entries": 8, "random_seed": 7}
+    doc["input_config"]["datasets"] = [  # type: ignore[index]
+        {**synthetic, "prompts": {"isl": {"mean": 128.0, "stddev": 0.0}, "osl": {"mean": 64.0}}}
+    ]
+    (folder / "profile_export_aiperf.json").write_text(json.dumps(doc))
+    r = run(load(folder / "profile_export.jsonl"))
+    assert r["prompt_tokens"] == 128
+    assert "prompt_tokens 128" in " ".join(r["derived"])
+    verdict = api.audit([folder / "profile_export.jsonl"])
+    assert not any(u.startswith("prompt length") for u in verdict.undisclosed)
+    # a spread, or prompts from a file, state no single length
+    for dataset in (
+        {**synthetic, "prompts": {"isl": {"mean": 128.0, "stddev": 16.0}}},
+        {"name": "main", "type": "file", "path": "prompts.jsonl"},
+    ):
+        doc["input_config"]["datasets"] = [dataset]  # type: ignore[index]
+        (folder / "profile_export_aiperf.json").write_text(json.dumps(doc))
+        assert run(load(folder / "profile_export.jsonl"))["prompt_tokens"] is None
