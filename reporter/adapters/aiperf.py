@@ -450,7 +450,7 @@ def _synthetic_prompt_tokens(config: dict[str, Any]) -> int | None:
         if not isinstance(dataset, dict) or dataset.get("type") != "synthetic":
             return None
         isl = obj(get(dataset, "prompts", "isl"))
-        mean, spread = _int(isl.get("mean")), num(isl.get("stddev"))
+        mean, spread = whole(isl.get("mean")), finite_number(isl.get("stddev"))
         if mean is None or spread:
             return None
         lengths.add(mean)
