@@ -24,6 +24,7 @@ import queue
 import subprocess
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 #: Helper processes: two, the cores of the smallest machine the audits run on.
@@ -49,12 +50,31 @@ _workers: list[subprocess.Popen[str]] = []
 
 
 def spare_cores() -> int:
-    """Cores no process is using now: the cores less the load average of the last minute."""
+    """Cores no other process is using: the cores less the load, which is the smaller of the
+    load average of the last minute and the threads running now besides this one.
+
+    The average lags: it still counts, for a minute, the processes that just ended, among
+    them this program's own previous runs (a benchmark's, a script's), so alone it calls an
+    idle machine busy. The count of running threads is a sample of one instant. Either one
+    saying a core is idle is taken at its word: a wrong guess costs one engine's start.
+    """
     try:
         load = os.getloadavg()[0]
     except OSError:
         return 0
+    running = _running_now()
+    if running is not None:
+        load = min(load, running)
     return max(0, int((os.cpu_count() or 1) - load))
+
+
+def _running_now() -> int | None:
+    """Threads running or ready to run now, other than this one (Linux: /proc/loadavg)."""
+    try:
+        fields = Path("/proc/loadavg").read_text(encoding="ascii").split()
+        return max(0, int(fields[3].split("/")[0]) - 1)
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def helpers_wanted() -> int:

@@ -8,6 +8,7 @@ fails must cost only time.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -77,6 +78,7 @@ def test_one_helper_on_a_busy_machine_and_one_more_per_spare_core(
     monkeypatch.setattr(drawing, "WORKERS", 2)
     monkeypatch.setattr(drawing.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(drawing.os, "getloadavg", lambda: (5.0, 5.0, 5.0))
+    monkeypatch.setattr(drawing, "_running_now", lambda: 6)
     assert drawing.spare_cores() == 0
     assert drawing.helpers_wanted() == 1
     monkeypatch.setattr(drawing, "_SOURCE", "import sys; sys.stdin.read()")
@@ -91,3 +93,25 @@ def test_one_helper_on_a_busy_machine_and_one_more_per_spare_core(
     monkeypatch.setattr(drawing, "WORKERS", 0)  # as in the tests: none at all
     drawing.start()
     assert not drawing.running()
+
+
+def test_a_lagging_load_average_does_not_hide_an_idle_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the last minute still counts this program's previous run; nothing else runs now
+    monkeypatch.setattr(drawing.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(drawing.os, "getloadavg", lambda: (1.4, 0.9, 0.5))
+    monkeypatch.setattr(drawing, "_running_now", lambda: 0)
+    assert drawing.spare_cores() == 2
+    # a busy machine: both say so
+    monkeypatch.setattr(drawing.os, "getloadavg", lambda: (6.0, 6.0, 6.0))
+    monkeypatch.setattr(drawing, "_running_now", lambda: 5)
+    assert drawing.spare_cores() == 0
+    # no /proc: the average alone
+    monkeypatch.setattr(drawing, "_running_now", lambda: None)
+    monkeypatch.setattr(drawing.os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    assert drawing.spare_cores() == 1
+
+
+@pytest.mark.skipif(not Path("/proc/loadavg").exists(), reason="Linux only")
+def test_the_threads_running_now_are_read_from_the_kernel() -> None:
+    running = drawing._running_now()
+    assert isinstance(running, int) and running >= 0
