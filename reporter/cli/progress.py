@@ -91,13 +91,12 @@ SUMMARY_COLUMNS = (
     Column("forced", "right"),
     Column("lag p99", "right"),
     Column("CPU %", "right"),
-    Column(""),
 )
 
 
 def summary(result: RecordResult) -> list[RenderableType]:
     """The table printed at the end: total ÷ wall per run, and the checks that matter."""
-    rows = []
+    rows: list[list[str]] = []
     for r in result.runs:
         n = str(r.concurrency) if r.concurrency is not None else f"{r.rate:g}/s"
         forced = (
@@ -113,10 +112,14 @@ def summary(result: RecordResult) -> list[RenderableType]:
         rows.append([
             r.id, n, f"{r.ok}/{r.sent}", str(r.output_tokens), fmt(r.wall_s, 2),
             fmt(r.aggregate_tps), num(r.ttft_p50_s, 3, " s"), forced, lag, cpu,
-            "interrupted" if r.interrupted else "",
         ])  # fmt: skip
+    columns: tuple[Column, ...] = SUMMARY_COLUMNS
+    if any(r.interrupted for r in result.runs):
+        columns = (*columns, Column("stopped"))
+        for row, r in zip(rows, result.runs, strict=True):
+            row.append("interrupted" if r.interrupted else "")
     out: list[RenderableType] = [
-        terminal.table(SUMMARY_COLUMNS, rows),
+        terminal.table(columns, rows),
         "tok/s is total output tokens ÷ wall clock (first send to last end).",
     ]
     if result.dropped_params:

@@ -182,10 +182,11 @@ def test_cli_records_summarises_and_audits(engine, tmp_path):
     lines = result.output.splitlines()
     assert lines[0].split() == ["run", "N", "ok/sent", "tokens", "wall", "s", "tok/s", "TTFT",
                                 "p50", "forced", "lag", "p99", "CPU", "%"]  # fmt: skip
-    assert lines[1].split()[:4] == ["cli-c1-r0", "1", "1/1", "16"]
-    assert lines[2].split()[:4] == ["cli-c2-r0", "2", "2/2", "32"]
-    assert lines[3] == "tok/s is total output tokens ÷ wall clock (first send to last end)."
-    assert lines[4] == f"wrote {out}"
+    assert set(lines[1]) == {"-", " "}  # the rule under the header
+    assert lines[2].split()[:4] == ["cli-c1-r0", "1", "1/1", "16"]
+    assert lines[3].split()[:4] == ["cli-c2-r0", "2", "2/2", "32"]
+    assert lines[4] == "tok/s is total output tokens ÷ wall clock (first send to last end)."
+    assert lines[5] == f"wrote {out}"
     assert "verdict: serial" in result.output
     assert verdict.exists()
     header = read_trace(out)[0]
