@@ -26,6 +26,7 @@ from reporter import features
 from reporter.bandwidth import bytes_per_token, gb
 from reporter.config import threshold
 from reporter.errors import UsageError
+from reporter.numbers import fmt
 from reporter.values import number
 
 if TYPE_CHECKING:
@@ -716,8 +717,8 @@ def text_lines(c: Comparison) -> list[RenderableType]:
         if s.aggregate_tps is None:
             return "no aggregate (no wall clock)"
         return (
-            f"{s.aggregate_tps:,.1f} tok/s ({(s.output_tokens or 0):,.0f} tokens ÷ "
-            f"{(s.wall_s or 0):,.2f} s)"
+            f"{fmt(s.aggregate_tps)} tok/s ({fmt(s.output_tokens or 0, 0)} tokens ÷ "
+            f"{fmt(s.wall_s or 0, 2)} s)"
         )
 
     lines: list[RenderableType] = [
@@ -726,7 +727,7 @@ def text_lines(c: Comparison) -> list[RenderableType]:
     ]
     if c.ratio is not None:
         lines.append(
-            f"A ÷ B = {c.a.aggregate_tps:,.1f} ÷ {c.b.aggregate_tps:,.1f} = {c.ratio:.2f}×"
+            f"A ÷ B = {fmt(c.a.aggregate_tps)} ÷ {fmt(c.b.aggregate_tps)} = {fmt(c.ratio, 2)}×"
         )
     differ = [d for d in c.factors if d.state in (DIFFERS, ONE_SIDED)]
     if differ:

@@ -6,6 +6,7 @@ import click
 
 from reporter import probe, terminal
 from reporter.errors import UsageError
+from reporter.numbers import fmt
 from reporter.safetext import echo
 from reporter.terminal import Column
 
@@ -119,7 +120,7 @@ def _measure(
         change = result.gbps / first - 1
         row = [
             probe.size_text(result.buffer_bytes),
-            f"{result.gbps:,.1f}",
+            fmt(result.gbps),
             f"{change:+.0%}" if results else "",
         ]
         # one row at a time, as each buffer is measured: fixed widths keep the rows aligned
