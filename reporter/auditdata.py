@@ -72,6 +72,20 @@ class AuditData:
     def _run_frames(self) -> dict[str, pd.DataFrame]:
         return {}
 
+    def values_of(self, run: str, column: str) -> np.ndarray:
+        """One numeric or flag column of a run's request rows, in file order, as an array (a
+        view of the whole column, not to be written: no frame is taken per run)."""
+        if self.tables.store is not None:
+            return self.requests_of(run)[column].to_numpy()
+        slim, slices = self._by_run
+        if column not in self._columns:
+            self._columns[column] = slim[column].to_numpy()
+        return self._columns[column][slices.get(run, slice(0, 0))]
+
+    @cached_property
+    def _columns(self) -> dict[str, np.ndarray]:
+        return {}
+
     def figures(self, run_id: str) -> RunFigures:
         """One run's recomputed figures (reporter.metrics), read as plain numbers."""
         return RunFigures(self._stats_rows[run_id])

@@ -197,12 +197,16 @@ def _ttft_share(data: AuditData, run_id: str) -> float:
     sum_latency = _get(summary, "sum_latency_s")
     if not math.isnan(mean_ttft) and sum_latency > 0 and s["ok"] > 0:
         return float(mean_ttft * s["ok"] / sum_latency)
-    rows = data.requests_of(run_id)
-    if len(rows) and s.flag("has_first"):
-        ok = rows[rows["ok"]]
-        total = float(ok["e2e"].sum())
-        return float(ok["ttft"].sum()) / total if total > 0 else math.nan
+    ok = data.values_of(run_id, "ok")
+    if len(ok) and s.flag("has_first"):
+        total = _sum(data.values_of(run_id, "e2e")[ok])
+        return _sum(data.values_of(run_id, "ttft")[ok]) / total if total > 0 else math.nan
     return math.nan
+
+
+def _sum(values: np.ndarray) -> float:
+    """The sum of the numbers, NaN counting as 0 (as pandas adds a column up)."""
+    return float(np.where(np.isnan(values), 0.0, values).sum())
 
 
 def percent(share: float) -> str:
@@ -218,11 +222,10 @@ def prefill_window(data: AuditData, run_id: str) -> PrefillWindow | None:
     wall = float(s["wall_s"])
     if not wall > 0:
         return None
-    rows = data.requests_of(run_id)
-    if len(rows) and s.flag("has_send"):
-        send = rows["t_send"].to_numpy(dtype="float64", na_value=np.nan)
-        first = rows["t_first"].to_numpy(dtype="float64", na_value=np.nan)
-        end = rows["t_end"].to_numpy(dtype="float64", na_value=np.nan)
+    send = data.values_of(run_id, "t_send")
+    if len(send) and s.flag("has_send"):
+        first = data.values_of(run_id, "t_first")
+        end = data.values_of(run_id, "t_end")
         close = np.where(np.isnan(first), end, first)
         if np.isnan(close).any() or np.isnan(send).any():
             return None
@@ -240,8 +243,9 @@ def prefill_window(data: AuditData, run_id: str) -> PrefillWindow | None:
     # without send times: each request's window is its TTFT, and the windows' union is at
     # most their sum; a failed request with no TTFT leaves the bound open
     ok, requests = float(s["ok"]), float(s["requests"])
-    if len(rows) and rows["ttft"].notna().all():
-        total, count = float(rows["ttft"].sum()), len(rows)
+    ttft = data.values_of(run_id, "ttft")
+    if len(ttft) and not np.isnan(ttft).any():
+        total, count = _sum(ttft), len(ttft)
         source = f"Σ TTFT over {count:,} requests"
     else:
         mean_ttft = _get(_summary(data, run_id), "mean_ttft_s")
