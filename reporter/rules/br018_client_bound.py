@@ -20,10 +20,19 @@ Fires (warning) when the loop lag's 99th percentile exceeds `client_loop_lag_p99
 `client_cpu_percent` (90%) of a core. The median inter-token time of the run is shown next to
 the lag, for scale. Passes when both are below.
 
+The finding says where the lag came from only as far as the record shows it. A client that
+used less than half of `client_cpu_percent` was not busy with its own work, so its lag came
+from outside it (other processes on the machine, or a blocking call), and the finding says
+the client *ran late* rather than that it was the bottleneck: its timestamps are late all
+the same.
+
 ## Worked example
 A client streaming 64 concurrent requests with a Python tokenizer in its loop: loop lag p99
-38 ms against a 12 ms inter-token time; every chunk timestamp can be late by three tokens'
-time. Fired. A recorder at N=8 with p99 lag 0.8 ms and 14% CPU: passed.
+38 ms against a 12 ms inter-token time, 71% of a core; every chunk timestamp can be late by
+three tokens' time. Fired: the client was a bottleneck. A recorder at N=1 on a machine whose
+other processes kept both cores busy: lag p99 14 ms at 4% of a core. Fired: the client ran
+late, and the delay came from outside its own work. A recorder at N=8 with p99 lag 0.8 ms and
+14% CPU: passed.
 
 ## When it cannot decide
 A trace from another tool, or a recording without the client's health: undecidable ("the
@@ -132,6 +141,23 @@ def _check_run(data: AuditData, run_id: str, run: Any) -> Finding:
         problems.append(f"its event loop lagged {fmt(p99, 1)} ms at the 99th percentile{scale}")
     if cpu is not None and cpu >= cpu_limit:
         problems.append(f"it used {fmt(cpu, 0)}% of a core")
+    if problems and cpu is not None and cpu < cpu_limit / 2:
+        # An idle client's loop was held by something outside its own work: calling the
+        # client the bottleneck would blame the wrong thing.
+        return RULE.finding(
+            run_id,
+            Outcome.FIRED,
+            "the recording client ran late: "
+            + " and ".join(problems)
+            + f", while it used only {fmt(cpu, 0)}% of a core, so the delay came from outside "
+            "its own work (other processes on the machine, or a blocking call); its timestamps "
+            "and send times are late by as much",
+            arithmetic=lines,
+            numbers=numbers,
+            refs=run_ref(data, run_id),
+            help="rerun on a machine with a core free for the client (check its load "
+            "average), or pin the client to a core of its own",
+        )
     if problems:
         return RULE.finding(
             run_id,

@@ -43,3 +43,21 @@ def test_another_tools_trace_is_undecidable():
         "the recording client's health was not recorded (trace from vllm "
         "bench serve; no run_end.client)"
     )
+
+
+def test_lag_of_an_idle_client_is_not_called_its_bottleneck():
+    # 14 ms of lag at 4% of a core: something outside the client held its loop (a loaded
+    # machine). The timestamps are late all the same, so it fires, but it must not blame the
+    # client's own work.
+    v = api.audit([FIXTURES / "BR018" / "fires_late_idle_client.jsonl"], select=["BR018"])
+    f = finding(v, "BR018", "late-n1")
+    assert f["outcome"] == "fired"
+    assert f["numbers"]["cpu_percent"] == 4.0
+    assert f["message"] == (
+        "the recording client ran late: its event loop lagged 14.0 ms at the 99th percentile, "
+        "1.1× the 12.5 ms between tokens, while it used only 4% of a core, so the delay came "
+        "from outside its own work (other processes on the machine, or a blocking call); its "
+        "timestamps and send times are late by as much"
+    )
+    assert "bottleneck" not in f["message"]
+    assert "pin the client" in f["help"]
