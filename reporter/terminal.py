@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Literal
@@ -125,32 +126,34 @@ def table(
 def console(
     file: IO[str] | None = None, *, force_terminal: bool | None = None, stderr: bool = False
 ) -> Console:
-    """A console that styles only a terminal without NO_COLOR; WIDTH columns elsewhere."""
+    """A console that styles only a terminal without NO_COLOR; WIDTH columns elsewhere.
+
+    A terminal is a file whose isatty() says so (or `force_terminal`): FORCE_COLOR and
+    TTY_COMPATIBLE, which rich would also read, do not make a pipe a terminal here, so that
+    piped output never holds an escape.
+    """
     from rich.console import Console
 
-    out = Console(
+    if force_terminal is None:
+        target = file or (sys.stderr if stderr else sys.stdout)
+        isatty = getattr(target, "isatty", None)
+        try:
+            force_terminal = bool(isatty and isatty())
+        except ValueError:  # a closed file
+            force_terminal = False
+    plain = no_color() or not force_terminal
+    return Console(
         file=file,
         stderr=stderr,
         force_terminal=force_terminal,
+        color_system=None if plain else "auto",
+        no_color=plain,
         highlight=False,
         markup=False,
         emoji=False,
         soft_wrap=True,
+        width=None if force_terminal else WIDTH,
     )
-    if no_color() or not out.is_terminal:
-        out = Console(
-            file=file,
-            stderr=stderr,
-            force_terminal=force_terminal,
-            color_system=None,
-            no_color=True,
-            highlight=False,
-            markup=False,
-            emoji=False,
-            soft_wrap=True,
-            width=None if out.is_terminal else WIDTH,
-        )
-    return out
 
 
 def _as_text(renderable: RenderableType) -> RenderableType:

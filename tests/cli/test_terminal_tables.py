@@ -160,3 +160,17 @@ def test_a_narrow_terminal_never_cuts_a_figure(monkeypatch: pytest.MonkeyPatch) 
     (row,) = [line for line in tty.getvalue().splitlines() if line.startswith("r ")]
     assert row.split() == ["r", *figures]
     assert "…" not in tty.getvalue()
+
+
+@pytest.mark.parametrize("env", ["FORCE_COLOR", "TTY_COMPATIBLE"])
+def test_a_pipe_stays_plain_whatever_the_environment_forces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: str
+) -> None:
+    """Only a terminal (isatty) gets escapes: FORCE_COLOR or TTY_COMPATIBLE, which rich
+    would obey, do not put them into a file or a pipe."""
+    monkeypatch.setenv(env, "1")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    out = terminal.console(io.StringIO())
+    assert not out.is_terminal and out.color_system is None and out.width == terminal.WIDTH
+    result = CliRunner().invoke(main, ["audit", "--no-html", str(_trace(tmp_path))], color=True)
+    assert ESC not in result.stdout and "[bold]x[/]" in result.stdout
