@@ -262,15 +262,50 @@ def run_chart(series: RunSeries, index: int) -> Chart | None:
     )
 
 
+#: Vega's own limit on an axis label's width (pixels) when the spec sets none.
+AXIS_LABEL_LIMIT = 180
+#: The widest printable ASCII character, in ems, of the fonts that may measure the labels
+#: (DejaVu Sans's widest is 1.0 em, Liberation Sans's 1.015), with room to spare.
+_ASCII_EM = 1.1
+
+
+def _label_limit(labels: list[str], limit: int = AXIS_LABEL_LIMIT, size: float = 0) -> int:
+    """A label limit (of an axis or a legend): `limit`, or 0 (none) when every label is
+    surely narrower.
+
+    vega cuts a label wider than the limit, and to know, it measures every label against
+    it once more each time it lays the axis out and draws it: most of a chart's cost is text
+    measurement. A label of printable ASCII no longer than the limit at `_ASCII_EM` per
+    character is never cut, so without the limit the chart is the same, measured less.
+    """
+    size = size or float(CONFIG["axis"]["labelFontSize"])
+    fits = all(
+        t.isascii() and t.isprintable() and len(t) * size * _ASCII_EM < limit for t in labels
+    )
+    return 0 if fits else limit
+
+
+def _legend(labels: list[str]) -> alt.Legend:
+    """A legend of these labels, without the label limit when none would be cut."""
+    limit = int(CONFIG["legend"]["labelLimit"])
+    size = float(CONFIG["legend"]["labelFontSize"])
+    return alt.Legend(labelLimit=_label_limit(labels, limit, size))
+
+
 def _count_axis(n: int, start: int) -> alt.Axis:
     """An axis of whole counts: every value when few, else round steps (never 0.5)."""
     if n <= 12:
-        return alt.Axis(values=list(range(start, n + 1)), format="d")
+        values = list(range(start, n + 1))
+        return alt.Axis(
+            values=values, format="d", labelLimit=_label_limit([str(v) for v in values])
+        )
     raw = n / 6
     magnitude = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
     values = sorted({start, *range(step, n + 1, step)})
-    return alt.Axis(values=values, format=",d")
+    return alt.Axis(
+        values=values, format=",d", labelLimit=_label_limit([f"{v:,d}" for v in values])
+    )
 
 
 def _opt_rate(value: Any) -> float | None:
@@ -313,6 +348,7 @@ def _timeline(line: Timeline) -> tuple[alt.Chart, str, str]:
                 "part:N",
                 title=None,
                 scale=alt.Scale(domain=parts, range=[COLORS[p] for p in parts]),
+                legend=_legend(parts),
             ),
         )
     )
@@ -355,9 +391,13 @@ def _completions(done: Completions) -> tuple[Any, str]:
             "line:N",
             title=None,
             scale=alt.Scale(domain=domain, range=[COLORS["measured"], COLORS["serial"]]),
+            legend=_legend(domain),
         ),
         strokeDash=alt.StrokeDash(
-            "line:N", title=None, scale=alt.Scale(domain=domain, range=[[1, 0], [5, 4]])
+            "line:N",
+            title=None,
+            scale=alt.Scale(domain=domain, range=[[1, 0], [5, 4]]),
+            legend=_legend(domain),
         ),
     )
     lines = base.mark_line(interpolate=interpolate, clip=True, strokeWidth=2)
@@ -416,7 +456,9 @@ def scaling_charts(verdict: Verdict, notes: list[str]) -> list[Chart]:
                     "n:Q",
                     title="concurrent requests (N)",
                     scale=alt.Scale(domain=[0, top_n * 1.05], nice=False),
-                    axis=alt.Axis(values=ns, format="d"),
+                    axis=alt.Axis(
+                        values=ns, format="d", labelLimit=_label_limit([f"{x:.0f}" for x in ns])
+                    ),
                 ),
                 y=alt.Y(
                     "tps:Q",
@@ -429,11 +471,13 @@ def scaling_charts(verdict: Verdict, notes: list[str]) -> list[Chart]:
                     scale=alt.Scale(
                         domain=domain, range=[COLORS["measured"], COLORS["ideal"], COLORS["serial"]]
                     ),
+                    legend=_legend(domain),
                 ),
                 strokeDash=alt.StrokeDash(
                     "line:N",
                     title=None,
                     scale=alt.Scale(domain=domain, range=[[1, 0], [5, 4], [2, 3]]),
+                    legend=_legend(domain),
                 ),
             )
         )
@@ -508,12 +552,15 @@ def wall_split_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
         alt.Chart(_values(rows))
         .mark_bar(height={"band": 0.7})
         .encode(
-            y=alt.Y("run:N", title=None, sort=runs, axis=alt.Axis(labelLimit=220)),
+            y=alt.Y(
+                "run:N", title=None, sort=runs, axis=alt.Axis(labelLimit=_label_limit(runs, 220))
+            ),
             x=alt.X("s:Q", title="seconds of wall clock", stack="zero"),
             color=alt.Color(
                 "part:N",
                 title=None,
                 scale=alt.Scale(domain=domain, range=[COLORS["prefill"], COLORS["decode"]]),
+                legend=_legend(domain),
             ),
             order=alt.Order("order:Q"),
         )
@@ -579,7 +626,12 @@ def bandwidth_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
         alt.Chart(_values(items))
         .mark_bar(height={"band": 0.6}, color=COLORS["decode"])
         .encode(
-            y=alt.Y("subject:N", title=None, sort=subjects, axis=alt.Axis(labelLimit=220)),
+            y=alt.Y(
+                "subject:N",
+                title=None,
+                sort=subjects,
+                axis=alt.Axis(labelLimit=_label_limit(subjects, 220)),
+            ),
             x=alt.X(
                 "low:Q",
                 title="bandwidth utilization, % of measured",

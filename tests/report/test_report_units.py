@@ -216,3 +216,17 @@ def test_doc_blocks_read_commonmark() -> None:
         DocBlock("para", spans=[Span("Then:")]),
         DocBlock("code", text="indented code"),
     ]  # fmt: skip
+
+
+def test_a_label_limit_is_dropped_only_where_no_label_could_be_cut() -> None:
+    from reporter.render import charts
+
+    # 11 px labels, at most 1.1 em a character: 14 characters stay under 180 px
+    assert charts._label_limit(["0", "1,000", "a-retest-n1"]) == 0
+    assert charts._label_limit(["x" * 14]) == 0
+    assert charts._label_limit(["x" * 15]) == charts.AXIS_LABEL_LIMIT
+    # a character outside ASCII (a wide glyph, a fallback font) or a control keeps the limit
+    assert charts._label_limit(["run ﷽"], 220) == 220
+    assert charts._label_limit(["run\u200b1"], 220) == 220
+    assert charts._label_limit(["a\tb"], 220) == 220
+    assert charts._legend(["decode and the rest"]).to_dict() == {"labelLimit": 0}
