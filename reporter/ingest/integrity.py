@@ -7,7 +7,10 @@ on the canonical rows, column-wise (a million rows cost a few numpy passes, no l
   written three times must not count three times);
 - the times are in order: first token and end not before the send, end not before the first
   token, every time finite, and the differences the figures are made of finite too (two
-  finite times far apart overflow to an infinite wall clock).
+  finite times far apart overflow to an infinite wall clock);
+- no whole number in a run's record (its settings and what the tool stated beside them)
+  lies beyond ±(2^63 − 1), which the native reader refuses: a file another tool wrote must
+  not audit while the same run written natively by `convert` is refused.
 
 A violation is a `path:line` problem: the file is refused, or with `--lenient` the row is
 dropped and counted in the file's skipped rows. It never reaches a verdict.
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -333,6 +337,41 @@ def _impossible_summaries(partial: Partial, path: str) -> tuple[list[Problem], i
     return problems, len(problems)
 
 
+#: The largest whole number a native trace holds (numpy's int64).
+MAX_WHOLE = 2**63 - 1
+
+
+def _oversized_integers(partial: Partial, path: str) -> tuple[list[Problem], int]:
+    """Whole numbers beyond ±(2^63 − 1) anywhere in a run's record: refused, or with lenient
+    made unknown (None) in place. Run records are few: walking them costs nothing."""
+    problems: list[Problem] = []
+
+    def walk(
+        container: dict[str, Any] | list[Any], prefix: str, run: str, line: int | None
+    ) -> None:
+        items = list(container.items()) if isinstance(container, dict) else enumerate(container)
+        for key, value in items:
+            name = f"{prefix}.{key}" if prefix else str(key)
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_WHOLE:
+                problems.append(
+                    Problem(
+                        path,
+                        line,
+                        f"run {run!r}: {name} is {float(value):g}",
+                        "a whole number within ±(2^63 − 1)",
+                    )
+                )
+                container[key] = None  # type: ignore[index]
+            elif isinstance(value, dict | list):
+                walk(value, name, run, line)
+
+    for row in partial.runs:
+        raw_line = row.get("source_line")
+        line = None if raw_line is None or pd.isna(raw_line) else int(raw_line)
+        walk(row, "", str(row.get("run")), line)
+    return problems, len(problems)
+
+
 def check_partial(partial: Partial, *, lenient: bool) -> None:
     """Refuse the file (TraceError with every problem, capped), or with `lenient` drop the
     failing rows and count them in the file's skipped rows and reasons."""
@@ -340,6 +379,8 @@ def check_partial(partial: Partial, *, lenient: bool) -> None:
     run_problems, dropped_runs = _duplicate_runs(partial, path)
     summary_problems, bad_figures = _impossible_summaries(partial, path)
     run_problems += summary_problems
+    oversized_problems, oversized = _oversized_integers(partial, path)
+    run_problems += oversized_problems
     requests = partial.requests
     found: list[Found] = []
     if requests is not None and len(requests):
@@ -357,6 +398,8 @@ def check_partial(partial: Partial, *, lenient: bool) -> None:
     reasons: dict[str, int] = {}
     if bad_figures:
         reasons["summary figure below zero"] = bad_figures
+    if oversized:
+        reasons["whole number beyond ±(2^63 − 1)"] = oversized
     if dropped_runs:
         reasons["run id defined again"] = len(dropped_runs)
         drop = set(dropped_runs)

@@ -44,3 +44,52 @@ def test_lenient_makes_the_figure_unknown_and_counts_it(negative_total: Path) ->
     assert run["aggregate_tps"] is None
     assert run["output_tokens"] is None
     assert "summary figure below zero: 1" in verdict["inputs"][0]["skipped_reasons"]
+
+
+VLLM_DETAILED = (
+    Path(__file__).resolve().parents[1]
+    / "fixtures"
+    / "adapters"
+    / "vllm-2026-save-detailed-c2.json"
+)
+
+
+@pytest.fixture
+def oversized_setting(tmp_path: Path) -> Path:
+    """A vLLM result whose endpoint_type is a whole number one past 2^63 − 1."""
+    record = json.loads(VLLM_DETAILED.read_text())
+    record["endpoint_type"] = 2**63
+    path = tmp_path / "oversized.json"
+    path.write_text(json.dumps(record))
+    return path
+
+
+def test_a_whole_number_beyond_int64_in_another_tools_run_is_refused(
+    oversized_setting: Path, tmp_path: Path
+) -> None:
+    # the native reader refuses it; a vLLM file must not audit while its conversion is refused
+    result = CliRunner().invoke(main, ["audit", str(oversized_setting), "--no-html"])
+    assert result.exit_code == 2
+    assert (
+        f"{oversized_setting}:1: run 'openai:infqps:c2': extra.endpoint_type is 9.22337e+18; "
+        "expected a whole number within ±(2^63 − 1)"
+    ) in result.output
+    converted = tmp_path / "converted.jsonl"
+    result = CliRunner().invoke(main, ["convert", str(oversized_setting), "--to", str(converted)])
+    assert result.exit_code == 2
+    assert not converted.exists()
+
+
+def test_lenient_makes_the_oversized_number_unknown_and_the_conversion_audits(
+    oversized_setting: Path, tmp_path: Path
+) -> None:
+    args = ["audit", str(oversized_setting), "--no-html", "--lenient", "--json", "-"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code in (0, 1), result.output
+    verdict = json.loads(result.stdout[result.stdout.index("{") :])
+    assert "whole number beyond ±(2^63 − 1): 1" in verdict["inputs"][0]["skipped_reasons"]
+    converted = tmp_path / "converted.jsonl"
+    args = ["convert", str(oversized_setting), "--lenient", "--to", str(converted)]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    again = CliRunner().invoke(main, ["audit", str(converted), "--no-html"])
+    assert again.exit_code in (0, 1), again.output
