@@ -285,11 +285,32 @@ def _label_limit(labels: list[str], limit: int = AXIS_LABEL_LIMIT, size: float =
     return 0 if fits else limit
 
 
+def _numbers_limit(top: float) -> int:
+    """The label limit of a quantitative axis whose values lie within ±`top`: 0 when none of
+    its tick labels could be cut.
+
+    vega formats ticks as d3 does (`,.Nf`, N the decimals of the tick step), and a step is
+    at least the power of ten below the span ÷ the tick count (at most 20 here, ceil(width ÷
+    40) by default); twice `top` leaves room for a domain made nice.
+    """
+    if not (math.isfinite(top) and top > 0):
+        return AXIS_LABEL_LIMIT
+    step = 10.0 ** math.floor(math.log10(2 * top / 20))
+    decimals = max(0, -math.floor(math.log10(step)))
+    return _label_limit([f"-{2 * top:,.{decimals}f}"])
+
+
 def _legend(labels: list[str]) -> alt.Legend:
     """A legend of these labels, without the label limit when none would be cut."""
     limit = int(CONFIG["legend"]["labelLimit"])
     size = float(CONFIG["legend"]["labelFontSize"])
     return alt.Legend(labelLimit=_label_limit(labels, limit, size))
+
+
+def _widest(rows: list[dict[str, Any]], *fields: str) -> float:
+    """The largest magnitude of these fields in `rows` (NaN when there is none)."""
+    values = [abs(float(r[f])) for r in rows for f in fields if r.get(f) is not None]
+    return max(values) if values else math.nan
 
 
 def _count_axis(n: int, start: int) -> alt.Axis:
@@ -335,7 +356,9 @@ def _timeline(line: Timeline) -> tuple[alt.Chart, str, str]:
                 "start:Q",
                 title="seconds from the first send",
                 scale=alt.Scale(nice=False),
-                axis=alt.Axis(tickCount=8),
+                axis=alt.Axis(
+                    tickCount=8, labelLimit=_numbers_limit(_widest(segs, "start", "end"))
+                ),
             ),
             x2=alt.X2("end"),
             y=alt.Y(
@@ -379,7 +402,7 @@ def _completions(done: Completions) -> tuple[Any, str]:
             "t:Q",
             title="seconds from the first send",
             scale=alt.Scale(domain=[0, x_max], nice=False),
-            axis=alt.Axis(tickCount=6),
+            axis=alt.Axis(tickCount=6, labelLimit=_numbers_limit(x_max)),
         ),
         y=alt.Y(
             "done:Q",
@@ -464,6 +487,7 @@ def scaling_charts(verdict: Verdict, notes: list[str]) -> list[Chart]:
                     "tps:Q",
                     title="aggregate tok/s (tokens ÷ wall)",
                     scale=alt.Scale(domain=[0, y_max], nice=False),
+                    axis=alt.Axis(labelLimit=_numbers_limit(y_max)),
                 ),
                 color=alt.Color(
                     "line:N",
@@ -555,7 +579,12 @@ def wall_split_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
             y=alt.Y(
                 "run:N", title=None, sort=runs, axis=alt.Axis(labelLimit=_label_limit(runs, 220))
             ),
-            x=alt.X("s:Q", title="seconds of wall clock", stack="zero"),
+            x=alt.X(
+                "s:Q",
+                title="seconds of wall clock",
+                stack="zero",
+                axis=alt.Axis(labelLimit=_numbers_limit(sum(abs(r["s"]) for r in rows))),
+            ),
             color=alt.Color(
                 "part:N",
                 title=None,
@@ -636,6 +665,7 @@ def bandwidth_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
                 "low:Q",
                 title="bandwidth utilization, % of measured",
                 scale=alt.Scale(domain=[0, x_max], nice=False),
+                axis=alt.Axis(labelLimit=_numbers_limit(x_max)),
             ),
             x2=alt.X2("high"),
         )

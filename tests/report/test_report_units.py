@@ -230,3 +230,18 @@ def test_a_label_limit_is_dropped_only_where_no_label_could_be_cut() -> None:
     assert charts._label_limit(["run\u200b1"], 220) == 220
     assert charts._label_limit(["a\tb"], 220) == 220
     assert charts._legend(["decode and the rest"]).to_dict() == {"labelLimit": 0}
+
+
+def test_a_numeric_axis_keeps_its_label_limit_when_a_tick_label_could_be_long() -> None:
+    from reporter.render import charts
+
+    # seconds, tokens per second, percentages: short labels, no limit needed
+    assert charts._numbers_limit(6.2) == 0
+    assert charts._numbers_limit(4_703.28) == 0
+    assert charts._numbers_limit(110.0) == 0
+    # a tiny span has many decimals, a huge one many digits: the limit stays
+    assert charts._numbers_limit(1e-9) == 0  # "0.0000000020": 12 characters still fit
+    assert charts._numbers_limit(1e-13) == charts.AXIS_LABEL_LIMIT
+    assert charts._numbers_limit(1e15) == charts.AXIS_LABEL_LIMIT
+    assert charts._numbers_limit(float("nan")) == charts.AXIS_LABEL_LIMIT
+    assert charts._numbers_limit(0.0) == charts.AXIS_LABEL_LIMIT
