@@ -145,75 +145,42 @@ def _prefill_rates(
 def request_aggregates(req: pd.DataFrame) -> pd.DataFrame:
     """The request rows' sums, counts, extremes and medians, one row per run present (index:
     run id), with each run's total decode time and the length of the union of its decode
-    windows (their ratio is the overlap). `run_stats` turns them into the run's figures.
-
-    Only the columns read are taken (the successful rows' copy is of six numeric columns,
-    not of every column), and extremes, medians and counts are reduced several columns at a
-    time; each sum and mean stays one column's reduction over the same rows as before, since
-    how pandas adds up a column (pairwise or compensated) depends on whether it holds a NaN.
-    """
-    ok = req["ok"].to_numpy(dtype=bool)
-    key = req["run"].array  # the categorical itself: grouped by position
-    whole = pd.DataFrame(
-        {
-            c: req[c].to_numpy(dtype="float64")
-            for c in ("t_send", "t_first", "t_end", "e2e", "prompt_tokens")
-        },
-        copy=False,
-    )
-    good = pd.DataFrame(
-        {
-            c: req[c].to_numpy(dtype="float64")[ok]
-            for c in ("output_tokens", "reported_tps", "ttft", "decode_tps", "e2e", "t_end")
-        },
-        copy=False,
-    )
-    g = whole.groupby(key, observed=True)
-    gok = good.groupby(key[ok], observed=True)
-    counts = gok[["t_end", "reported_tps"]].count()
-    medians = gok[["ttft", "decode_tps", "e2e"]].median()
-    lows, highs = g[["t_send"]].min(), g[["t_send", "t_end"]].max()
-    out_lows, out_highs = gok[["output_tokens"]].min(), gok[["output_tokens"]].max()
-    output = gok["output_tokens"]
+    windows (their ratio is the overlap). `run_stats` turns them into the run's figures."""
+    ok = req[req["ok"]]
+    g = req.groupby("run", observed=True)
+    gok = ok.groupby("run", observed=True)
     agg = pd.DataFrame(
         {
             "requests": g.size(),
             "ok": gok.size(),
-            "output_tokens": output.sum(min_count=1),
-            "t0": lows["t_send"],
-            "t1": highs["t_end"],
+            "output_tokens": gok["output_tokens"].sum(min_count=1),
+            "t0": g["t_send"].min(),
+            "t1": g["t_end"].max(),
             "sum_reported_tps": gok["reported_tps"].sum(min_count=1),
-            "median_ttft_s": medians["ttft"],
-            "median_decode_tps": medians["decode_tps"],
-            "median_e2e_s": medians["e2e"],
+            "median_ttft_s": gok["ttft"].median(),
+            "median_decode_tps": gok["decode_tps"].median(),
+            "median_e2e_s": gok["e2e"].median(),
             "sum_e2e": g["e2e"].sum(min_count=1),
-            "out_min": out_lows["output_tokens"],
-            "out_max": out_highs["output_tokens"],
-            "out_mean": output.mean(),
-            "out_std": output.std(ddof=0),
-            "send_spread_s": highs["t_send"] - lows["t_send"],
+            "out_min": gok["output_tokens"].min(),
+            "out_max": gok["output_tokens"].max(),
+            "out_mean": gok["output_tokens"].mean(),
+            "out_std": gok["output_tokens"].std(ddof=0),
+            "send_spread_s": g["t_send"].max() - g["t_send"].min(),
             "prompt_tokens_total": g["prompt_tokens"].sum(min_count=1),
             "prompt_tokens_mean": g["prompt_tokens"].mean(),
             "n_send": g["t_send"].count(),
             "n_first": g["t_first"].count(),
-            "n_end": counts["t_end"],
-            "n_reported": counts["reported_tps"],
+            "n_end": gok["t_end"].count(),
+            "n_reported": gok["reported_tps"].count(),
         }
     )
     agg.index = agg.index.astype(str)
-    first, end = whole["t_first"].to_numpy(), whole["t_end"].to_numpy()
-    decoding = ok & ~np.isnan(first) & ~np.isnan(end)
-    run = req["run"]
-    codes = run.cat.codes.to_numpy()
-    names = run.cat.categories.astype(str)
-    union = union_length(codes[decoding], first[decoding], end[decoding])
+    decoding = ok.dropna(subset=["t_first", "t_end"])
+    codes = decoding["run"].cat.codes.to_numpy()
+    names = decoding["run"].cat.categories.astype(str)
+    union = union_length(codes, decoding["t_first"].to_numpy(), decoding["t_end"].to_numpy())
     union.index = names[union.index.to_numpy()]
-    # each run's total decode time over its decoding rows (a run without one has none)
-    total = (
-        pd.Series(req["decode_s"].to_numpy(dtype="float64")[decoding])
-        .groupby(key[decoding], observed=True)
-        .sum()
-    )
+    total = decoding.groupby("run", observed=True)["decode_s"].sum()
     total.index = total.index.astype(str)
     agg["decode_total_s"] = total.reindex(agg.index)
     agg["decode_union_s"] = union.reindex(agg.index)
