@@ -158,15 +158,18 @@ def test_mid_stream_error_fires_br019_and_is_not_counted(engine, rec):
 
 def test_interrupting_server_cut_streams_are_not_throughput(engine, rec):
     # llama-cpp-python's default: a waiting request cuts the running stream short
-    with engine("--slots", "1", "--step-ms", "5", "--interrupt") as eng:
+    # 20 ms a step: a stream lasts 0.64 s, so no stream ends before the next of the four
+    # requests, sent together, reaches the server, however loaded the machine (at 5 ms a
+    # client delayed by 160 ms between sends would see none cut)
+    with engine("--slots", "1", "--step-ms", "20", "--interrupt") as eng:
         _, trace, v = rec(eng.url, concurrency=(4,))
     reqs = requests_of(trace, "g-c4-r0")
     cut = [r for r in reqs if r["finish_reason"] == "abort"]
     whole = [r for r in reqs if r["finish_reason"] == "length"]
     # Which streams the server cut, and after how many tokens, depends on how fast the client
-    # sent the four requests (all but the last cut after one step when idle; on a loaded
-    # machine a stream may end before the next request arrives). The server's properties:
-    # every stream is cut before its length or whole, and the last one is never cut.
+    # sent the four requests (all but the last cut after one step when idle). The server's
+    # properties: every stream is cut before its length or whole, and the last one is never
+    # cut.
     assert len(cut) + len(whole) == 4 and cut and whole, [r["finish_reason"] for r in reqs]
     assert all(1 <= r["output_tokens"] < 32 for r in cut), [r["output_tokens"] for r in cut]
     assert all("without a finish reason" in r["error"] for r in cut)
