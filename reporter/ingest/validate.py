@@ -19,6 +19,7 @@ import pandas as pd
 import pyarrow as pa
 
 from reporter.resources import schemas_dir
+from reporter.values import finite_number
 
 SCHEMA_FILE = "benchreport-1.schema.json"
 SCHEMA_NAME = "benchreport/1"
@@ -161,10 +162,7 @@ def _cross_field(record: dict[str, Any]) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
 
     def num(key: str) -> float | None:
-        v = record.get(key)
-        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
-            return float(v)
-        return None
+        return finite_number(record.get(key))
 
     for key, (kind, _) in _NUMBER_FIELDS.items():
         v = num(key)
