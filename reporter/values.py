@@ -20,6 +20,10 @@ import math
 import re
 from typing import Any
 
+#: Whole numbers beyond ±MAX_INT64 overflow numpy's integers and orjson's writer: the native
+#: reader refuses them in any record, and the integrity checks in any adapter's run record.
+MAX_INT64 = 2**63 - 1
+
 _NUMERIC_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 _WHOLE_TEXT = re.compile(r"[-+]?\d+")
 

@@ -27,7 +27,7 @@ from reporter.ingest.lines import Source, iter_lines, json_problem, loads_relaxe
 from reporter.runrecord import run_row
 from reporter.table import InputFile, Partial, normalize_requests
 from reporter.table import unique_ids as unique_ids  # the adapters' one name for it
-from reporter.values import is_number, numeric_text
+from reporter.values import MAX_INT64, is_number, numeric_text
 
 #: Files larger than this are not scanned for the line of each element of a JSON document;
 #: their rows point at the line of the enclosing object instead.
@@ -291,11 +291,6 @@ def csv_head(source: Source) -> list[str]:
 # --------------------------------------------------------------------------- fields
 
 
-#: Above this, whole numbers overflow numpy's and orjson's integers (epoch nanoseconds, the
-#: largest whole numbers tools write, are far below it).
-MAX_WHOLE = 2**63 - 1
-
-
 def get(record: Any, *keys: Any) -> Any:
     value = record
     for key in keys:
@@ -389,7 +384,7 @@ class Fields:
     def integer(self, name: str, *, required: bool = False, minimum: int | None = 0) -> int | None:
         value = self._numeric(name)
         expected = "a whole number" + (f" ≥ {minimum}" if minimum is not None else "")
-        if is_number(value) and math.isfinite(value) and abs(value) > MAX_WHOLE:
+        if is_number(value) and math.isfinite(value) and abs(value) > MAX_INT64:
             self._bad(name, value, f"{expected} and ≤ 2^63 − 1")
             return None
         if value is _MISSING or value is None:

@@ -28,6 +28,7 @@ import pyarrow as pa
 
 from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
 from reporter.table import SUMMARY_KEYS, Partial
+from reporter.values import MAX_INT64
 
 #: Problems worded per check (all are counted); the CLI shows the first MAX_SHOWN_PROBLEMS.
 WORDED_PER_CHECK = 5 * MAX_SHOWN_PROBLEMS
@@ -337,10 +338,6 @@ def _impossible_summaries(partial: Partial, path: str) -> tuple[list[Problem], i
     return problems, len(problems)
 
 
-#: The largest whole number a native trace holds (numpy's int64).
-MAX_WHOLE = 2**63 - 1
-
-
 def _oversized_integers(partial: Partial, path: str) -> tuple[list[Problem], int]:
     """Whole numbers beyond ±(2^63 − 1) anywhere in a run's record: refused, or with lenient
     made unknown (None) in place. Run records are few: walking them costs nothing."""
@@ -352,7 +349,7 @@ def _oversized_integers(partial: Partial, path: str) -> tuple[list[Problem], int
         items = list(container.items()) if isinstance(container, dict) else enumerate(container)
         for key, value in items:
             name = f"{prefix}.{key}" if prefix else str(key)
-            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_WHOLE:
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT64:
                 problems.append(
                     Problem(
                         path,

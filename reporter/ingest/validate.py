@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 
 from reporter.resources import schemas_dir
-from reporter.values import finite_number
+from reporter.values import MAX_INT64, finite_number
 
 SCHEMA_FILE = "benchreport-1.schema.json"
 SCHEMA_NAME = "benchreport/1"
@@ -40,8 +40,6 @@ _NUMBER_FIELDS: dict[str, tuple[str, float | None]] = {
 _STRING_FIELDS = ("prompt_sha256", "error")
 _ID_FIELDS = ("run", "id")
 FINISH_REASONS = ("length", "stop", "error", "abort", "cancelled", "time_limit", "too_short")
-#: Whole numbers of any record beyond this overflow numpy's integers and orjson's writer.
-MAX_INT64 = 2**63 - 1
 #: Whole numbers above this lose units in a double and overflow numpy's and orjson's integers.
 MAX_WHOLE = 2**53
 
