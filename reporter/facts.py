@@ -199,14 +199,11 @@ def _ttft_share(data: AuditData, run_id: str) -> float:
         return float(mean_ttft * s["ok"] / sum_latency)
     ok = data.values_of(run_id, "ok")
     if len(ok) and s.flag("has_first"):
-        total = _sum(data.values_of(run_id, "e2e")[ok])
-        return _sum(data.values_of(run_id, "ttft")[ok]) / total if total > 0 else math.nan
+        total = float(np.nansum(data.values_of(run_id, "e2e")[ok]))
+        return (
+            float(np.nansum(data.values_of(run_id, "ttft")[ok])) / total if total > 0 else math.nan
+        )
     return math.nan
-
-
-def _sum(values: np.ndarray) -> float:
-    """The sum of the numbers, NaN counting as 0 (as pandas adds a column up)."""
-    return float(np.where(np.isnan(values), 0.0, values).sum())
 
 
 def percent(share: float) -> str:
@@ -245,7 +242,7 @@ def prefill_window(data: AuditData, run_id: str) -> PrefillWindow | None:
     ok, requests = float(s["ok"]), float(s["requests"])
     ttft = data.values_of(run_id, "ttft")
     if len(ttft) and not np.isnan(ttft).any():
-        total, count = _sum(ttft), len(ttft)
+        total, count = float(np.nansum(ttft)), len(ttft)
         source = f"Σ TTFT over {count:,} requests"
     else:
         mean_ttft = _get(_summary(data, run_id), "mean_ttft_s")
