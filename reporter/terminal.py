@@ -189,21 +189,8 @@ def plain(renderables: Iterable[RenderableType], width: int = WIDTH) -> str:
     A str is one line this program laid out from escaped parts; it is printed as it is
     (never read as markup, never wrapped).
     """
-    from rich.console import Console
-
     buffer = io.StringIO()
-    out = Console(
-        file=buffer,
-        width=width,
-        color_system=None,
-        no_color=True,
-        force_terminal=False,
-        highlight=False,
-        markup=False,
-        emoji=False,
-        soft_wrap=True,
-    )
-    _print(out, renderables, width)
+    _print(console(buffer, force_terminal=False), renderables, width)
     return "".join(x.rstrip() + "\n" for x in buffer.getvalue().splitlines())
 
 

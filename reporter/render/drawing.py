@@ -175,12 +175,3 @@ class Batch:
                 self._results[index] = str(answer["svg"])
             else:
                 self._results[index] = ValueError(str(answer.get("error", "no answer")))
-
-
-def draw_all(specs: list[dict[str, Any]], config: dict[str, Any]) -> list[str | Exception | None]:
-    """Each spec drawn by a helper: its SVG, the error vl-convert raised, or None when no
-    helper could draw it (the caller draws those in process)."""
-    batch = Batch(config)
-    for spec in specs:
-        batch.submit(spec)
-    return batch.results()
