@@ -141,35 +141,34 @@ def _check_run(data: AuditData, run_id: str, run: Any) -> Finding:
         problems.append(f"its event loop lagged {fmt(p99, 1)} ms at the 99th percentile{scale}")
     if cpu is not None and cpu >= cpu_limit:
         problems.append(f"it used {fmt(cpu, 0)}% of a core")
-    if problems and cpu is not None and cpu < cpu_limit / 2:
-        # An idle client's loop was held by something outside its own work: calling the
-        # client the bottleneck would blame the wrong thing.
-        return RULE.finding(
-            run_id,
-            Outcome.FIRED,
-            "the recording client ran late: "
-            + " and ".join(problems)
-            + f", while it used only {fmt(cpu, 0)}% of a core, so the delay came from outside "
-            "its own work (other processes on the machine, or a blocking call); its timestamps "
-            "and send times are late by as much",
-            arithmetic=lines,
-            numbers=numbers,
-            refs=run_ref(data, run_id),
-            help="rerun on a machine with a core free for the client (check its load "
-            "average), or pin the client to a core of its own",
-        )
     if problems:
+        if cpu is not None and cpu < cpu_limit / 2:
+            # An idle client's loop was held by something outside its own work: calling the
+            # client the bottleneck would blame the wrong thing.
+            message = (
+                "the recording client ran late: "
+                + " and ".join(problems)
+                + f", while it used only {fmt(cpu, 0)}% of a core, so the delay came from "
+                "outside its own work (other processes on the machine, or a blocking call)"
+            )
+            advice = (
+                "rerun on a machine with a core free for the client (check its load "
+                "average), or pin the client to a core of its own"
+            )
+        else:
+            message = "the recording client was a bottleneck: " + " and ".join(problems)
+            advice = (
+                "rerun with fewer streams per client process or several processes, and keep "
+                "work out of the streaming loop"
+            )
         return RULE.finding(
             run_id,
             Outcome.FIRED,
-            "the recording client was a bottleneck: "
-            + " and ".join(problems)
-            + "; its timestamps and send times are late by as much",
+            message + "; its timestamps and send times are late by as much",
             arithmetic=lines,
             numbers=numbers,
             refs=run_ref(data, run_id),
-            help="rerun with fewer streams per client process or several processes, and keep "
-            "work out of the streaming loop",
+            help=advice,
         )
     shown = "; ".join(lines[:2])
     return RULE.finding(
