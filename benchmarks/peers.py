@@ -51,6 +51,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import llama_server  # noqa: E402
 from local_tokenizer import vocab_from_gguf, write_tokenizer_dir  # noqa: E402
 
 PEERS = {"guidellm": "guidellm==0.8.1", "aiperf": "aiperf==0.13.0"}
@@ -95,12 +96,7 @@ def port_free(port: int) -> bool:
 def start_server(
     args: argparse.Namespace, log: Path
 ) -> tuple[subprocess.Popen[bytes], str, list[str]]:
-    binary = args.build / "llama.cpp-build" / "bin" / "llama-server"
-    model = args.build / "models" / "tiny.gguf"
-    if not binary.exists() or not model.exists():
-        raise SystemExit(
-            f"no llama-server or model under {args.build}: run bash tests/realengine/setup.sh first"
-        )
+    binary, model = llama_server.binary_and_model(args.build)
     port = args.port or next((p for p in PORTS if port_free(p)), 0)
     if not port:
         raise SystemExit(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
@@ -120,20 +116,8 @@ def start_server(
         "tiny",
     ]
     cmd = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port), *flags]
-    proc = subprocess.Popen(
-        cmd, stdout=log.open("wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-    )
     base = f"http://127.0.0.1:{port}"
-    for _ in range(240):
-        if proc.poll() is not None:
-            raise SystemExit(f"llama-server exited ({proc.returncode}); see {log}")
-        try:
-            http_get(base + "/health", timeout=1.0)
-            return proc, base, flags
-        except OSError:
-            time.sleep(0.25)
-    proc.kill()
-    raise SystemExit(f"llama-server did not answer on {base}; see {log}")
+    return llama_server.start(cmd, base, log, timeout=60), base, flags
 
 
 # ------------------------------------------------------------------------------- the peers
@@ -647,9 +631,7 @@ def main() -> int:
     ap.add_argument(
         "--build",
         type=Path,
-        default=Path(
-            os.environ.get("REALENGINE_BUILD", Path.home() / ".cache/benchreport-realengine")
-        ),
+        default=llama_server.BUILD,
     )
     ap.add_argument("--venv-root", type=Path, default=Path.home() / ".cache/benchreport-peers")
     ap.add_argument("--no-install", action="store_true", help="do not pip install a missing peer")
@@ -724,11 +706,7 @@ def main() -> int:
                     time.sleep(args.pause)
         load_after = os.getloadavg()
     finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        llama_server.stop(server, grace=10)
 
     print(table(rows, skipped, args.markdown))
     n_cpu = os.cpu_count()

@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -42,50 +41,24 @@ import orjson
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import llama_server  # noqa: E402
 
 from reporter.recorder import RecordConfig, record  # noqa: E402
 from reporter.recorder.health import HealthMonitor  # noqa: E402
 
 LAG_TARGET_MS = 1.0
 COUNT_TARGET = 0.01
-BUILD = Path(
-    os.environ.get("REALENGINE_BUILD") or Path.home() / ".cache" / "benchreport-realengine"
-)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_ready(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    import httpx
-
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            tail = log.read_text(errors="replace")[-2000:]
-            raise SystemExit(f"the server exited before it was ready:\n{tail}")
-        try:
-            if httpx.get(url + "/health", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.25)
-    raise SystemExit("the server was not ready within 180 s")
 
 
 @contextmanager
 def engine(args: argparse.Namespace, slots: int, tmp: Path) -> Iterator[tuple[str, str]]:
     """The server (its URL and model name), stopped on the way out."""
-    port = args.port or _free_port()
+    port = args.port or llama_server.free_port()
     log = tmp / "engine.log"
     if args.engine == "llama":
-        binary = BUILD / "llama.cpp-build" / "bin" / "llama-server"
-        model = BUILD / "models" / "tiny.gguf"
-        if not binary.exists() or not model.exists():
-            raise SystemExit(f"no llama-server or model in {BUILD}: run tests/realengine/setup.sh")
+        binary, model = llama_server.binary_and_model()
         per_slot = max(256, args.tokens + 128)
         cmd = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
                "--parallel", str(slots), "-cb", "-c", str(slots * per_slot),
@@ -99,20 +72,9 @@ def engine(args: argparse.Namespace, slots: int, tmp: Path) -> Iterator[tuple[st
     if args.server_nice:
         cmd = ["nice", "-n", str(args.server_nice), *cmd]
     env = os.environ | {"OMP_WAIT_POLICY": "PASSIVE"}  # waiting threads do not spin
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, cwd=ROOT, env=env)  # fmt: skip
     url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_ready(proc, url, log)
+    with llama_server.running(cmd, url, log, env=env, cwd=ROOT):
         yield url, name
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def idle_probe() -> None:
