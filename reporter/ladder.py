@@ -41,11 +41,10 @@ SEND_SPREAD = threshold(
 )
 
 
-def _completions(data: AuditData, run_id: str) -> tuple[np.ndarray, float]:
-    rows = data.requests_of(run_id)
-    rows = rows[rows["ok"]]
-    t0 = data.figures(run_id)["t0"]
-    return np.sort(rows["t_end"].to_numpy(dtype="float64") - t0), t0
+def _completions(data: AuditData, run_id: str) -> np.ndarray:
+    """The successful requests' end times from the run's first send, in order (NaN last)."""
+    # subtracting one number keeps the order: the sorted ends shifted are the shifted sorted
+    return data.sorted_ends(run_id) - data.figures(run_id)["t0"]
 
 
 def ladder(data: AuditData, run_id: str) -> Decision:
@@ -72,7 +71,7 @@ def ladder(data: AuditData, run_id: str) -> Decision:
         return Decision(Outcome.UNDECIDABLE, "no completion time (t_end) for every request")
     rows = data.requests_of(run_id)
     refs = request_refs(rows)
-    done, _ = _completions(data, run_id)
+    done = _completions(data, run_id)
     if np.isnan(n) and s["in_flight"] < 1.05:
         return Decision(
             Outcome.NOT_APPLICABLE,

@@ -89,7 +89,8 @@ def run_series(data: AuditData, run_id: str) -> RunSeries:
     if rows.empty or not math.isfinite(t0):
         return RunSeries(run_id, None, None)
     line = timeline(rows, t0, _rate(stats["prefill_rate"]))
-    done = np.sort(rows.loc[rows["ok"], "t_end"].to_numpy(dtype="float64") - t0)
+    ends = data.sorted_ends(run_id)  # NaN last: the ends known are the first ones
+    done = ends[: np.count_nonzero(~np.isnan(ends))] - t0
     return RunSeries(run_id, line, completions(data, run_id, done) if len(done) else None)
 
 
