@@ -204,15 +204,20 @@ def scan_lines(data: bytes, limit: int = MAX_JSON_DEPTH, block: int = SCAN_BLOCK
     # the temporary arrays, allocated once and reused from block to block
     folded = np.empty(min(block, size), dtype=np.uint8)
     hits = np.empty(min(block, size), dtype=bool)
+    breaks = np.empty(min(block, size), dtype=bool)
     for begin in range(0, size, block):
         part = np.frombuffer(data, np.uint8, count=min(block, size - begin), offset=begin)
         n = len(part)
-        ends = np.flatnonzero(np.equal(part, 0x0A, out=hits[:n]))
         np.bitwise_or(part, 0x20, out=folded[:n])  # "[" is 0x5B, "{" is 0x7B
-        at = np.flatnonzero(np.equal(folded[:n], 0x7B, out=hits[:n]))
-        newlines.append(ends + begin)
-        opens_before.append(np.searchsorted(at, ends) + opens)
-        opens += len(at)
+        np.equal(folded[:n], 0x7B, out=hits[:n])
+        np.logical_or(hits[:n], np.equal(part, 0x0A, out=breaks[:n]), out=hits[:n])
+        # brackets and newlines in one list of offsets: the opening brackets before the
+        # k-th newline of the block are its place in the list less the k newlines before it
+        at = np.flatnonzero(hits[:n])
+        k = np.flatnonzero(part[at] == 0x0A)
+        newlines.append(at[k] + begin)
+        opens_before.append(k - np.arange(len(k)) + opens)
+        opens += len(at) - len(k)
     ends = np.concatenate(newlines) if newlines else np.zeros(0, dtype=np.int64)
     deep: dict[int, int] = {}
     if opens > limit:
