@@ -57,6 +57,46 @@ def _line_numbers(data: bytes, ends: np.ndarray | None = None) -> np.ndarray:
     return np.flatnonzero(keep) + 1
 
 
+#: Bytes of a line's head compared at once by _starts_with (as 8-byte words).
+HEAD = 24
+
+
+def _starts_with(
+    data: bytes, starts: np.ndarray, ends: np.ndarray, prefixes: tuple[bytes, ...]
+) -> np.ndarray:
+    """Whether each line (`data[start:end]`) at least as long as the longest prefix begins
+    with one of `prefixes` (each at most HEAD bytes).
+
+    Each line's first HEAD bytes are gathered as a row of a sliding view (no index array per
+    byte) and compared as 8-byte words, the bytes past a prefix masked out.
+    """
+    arr = np.frombuffer(data, np.uint8)
+    width = max(len(p) for p in prefixes)
+    out = np.zeros(len(starts), dtype=bool)
+    long_enough = ends - starts >= width
+    # the last lines may start less than HEAD bytes before the end: compared one by one
+    near_end = long_enough & (starts > len(arr) - HEAD)
+    for i in np.flatnonzero(near_end):
+        out[i] = any(data.startswith(p, int(starts[i])) for p in prefixes)
+    idx = np.flatnonzero(long_enough & ~near_end)
+    if not len(idx):
+        return out
+    words = sliding_window_view(arr, HEAD)[starts[idx]].view(np.uint64)
+    found = np.zeros(len(idx), dtype=bool)
+    for prefix in prefixes:
+        pattern = np.frombuffer(prefix.ljust(HEAD, b"\0"), np.uint64)
+        mask = np.frombuffer((b"\xff" * len(prefix)).ljust(HEAD, b"\0"), np.uint64)
+        match = np.ones(len(idx), dtype=bool)
+        for j in range(HEAD // 8):
+            if mask[j] == np.uint64(0):
+                continue
+            column = words[:, j] if mask[j] == ~np.uint64(0) else words[:, j] & mask[j]
+            match &= column == pattern[j]
+        found |= match
+    out[idx] = found
+    return out
+
+
 def _line_bytes(data: bytes, line: int, starts: np.ndarray) -> bytes:
     start = int(starts[line - 1])
     stop = data.find(b"\n", start)
@@ -172,15 +212,7 @@ def _read_fast(
         return None
     line_starts = starts[lines - 1]
     line_ends = np.concatenate((starts[1:] - 1, [len(arr)]))[lines - 1]
-    is_request = np.zeros(len(lines), dtype=bool)
-    width = max(len(p) for p in REQUEST_PREFIXES)
-    idx = np.flatnonzero(line_ends - line_starts >= width)
-    if len(idx):
-        # each line's first bytes, as rows of a sliding view (no index array per byte)
-        window = sliding_window_view(arr, width)[line_starts[idx]]
-        for prefix in REQUEST_PREFIXES:
-            pattern = np.frombuffer(prefix, np.uint8)
-            is_request[idx] |= (window[:, : len(prefix)] == pattern).all(axis=1)
+    is_request = _starts_with(data, line_starts, line_ends, REQUEST_PREFIXES)
     # pyarrow's reader overflows the C stack on deep nesting: such lines go to parse_line,
     # which refuses them with their depth
     if scan.deep:
