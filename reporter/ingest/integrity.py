@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
 from reporter.table import SUMMARY_KEYS, Partial
@@ -110,9 +111,8 @@ def _string_hashes(values: pa.Array) -> np.ndarray:
     return out
 
 
-def _maybe_duplicates(requests: pd.DataFrame) -> np.ndarray | None:
-    """Rows whose (run, id) hash is another row's too: a superset of the duplicates, found
-    without a hash table of a million strings. None where the ids are not Arrow strings."""
+def _arrow_ids(requests: pd.DataFrame) -> pa.ChunkedArray | None:
+    """The id column as Arrow strings, without a copy; None where it is not Arrow strings."""
     ids = requests["id"]
     if not (pd.api.types.is_string_dtype(ids.dtype) and ids.dtype != object):
         return None
@@ -122,6 +122,38 @@ def _maybe_duplicates(requests: pd.DataFrame) -> np.ndarray | None:
         return None
     if not (pa.types.is_string(chunked.type) or pa.types.is_large_string(chunked.type)):
         return None
+    return chunked
+
+
+def _ordered_ids(requests: pd.DataFrame) -> bool:
+    """Whether no (run, id) can repeat, told without hashing: each run's rows are together,
+    and within a run every id is present and strictly after the one before it, ordered by
+    length then bytes (as a recorder numbers them: "r-9", "r-10"). A strict order has no
+    two equal ids; other files are told apart by _maybe_duplicates."""
+    n = len(requests)
+    ids = _arrow_ids(requests)
+    if ids is None or ids.null_count:
+        return False
+    if n < 2:
+        return True
+    codes = requests["run"].astype("category").cat.codes.to_numpy().astype(np.int64)
+    same_run = codes[1:] == codes[:-1]
+    stretches = int(np.count_nonzero(~same_run)) + 1
+    if stretches != int(np.count_nonzero(np.bincount(codes + 1))):
+        return False  # a run's rows in more than one stretch
+    lengths = np.asarray(pc.binary_length(ids).to_numpy(zero_copy_only=False), dtype=np.int64)
+    after = pc.greater(ids.slice(1), ids.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    longer, as_long = lengths[1:] > lengths[:-1], lengths[1:] == lengths[:-1]
+    return bool((~same_run | longer | (as_long & np.asarray(after, dtype=bool))).all())
+
+
+def _maybe_duplicates(requests: pd.DataFrame) -> np.ndarray | None:
+    """Rows whose (run, id) hash is another row's too: a superset of the duplicates, found
+    without a hash table of a million strings. None where the ids are not Arrow strings."""
+    chunked = _arrow_ids(requests)
+    if chunked is None:
+        return None
+    ids = requests["id"]
     hashes = np.concatenate([_string_hashes(c) for c in chunked.chunks] or [np.zeros(0, np.uint64)])
     run_codes = requests["run"].astype("category").cat.codes.to_numpy().astype(np.uint64)
     with np.errstate(over="ignore"):
@@ -146,6 +178,8 @@ def duplicate_requests(requests: pd.DataFrame) -> Found:
     """Requests whose (run, id) an earlier row of the file already has; the first is kept."""
     n = len(requests)
     if n == 0 or "id" not in requests:
+        return Found("duplicate request id", np.zeros(n, dtype=bool))
+    if _ordered_ids(requests):
         return Found("duplicate request id", np.zeros(n, dtype=bool))
     maybe = _maybe_duplicates(requests)
     if maybe is None or maybe.all():

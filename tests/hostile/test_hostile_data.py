@@ -310,6 +310,24 @@ def test_same_id_in_two_runs_and_absent_ids_are_not_duplicates() -> None:
     assert not duplicate_requests(_requests(rows)).mask.any()
 
 
+def test_ordered_ids_are_taken_as_distinct_only_where_none_can_repeat() -> None:
+    """Ids that strictly increase (by length, then bytes) within runs whose rows are together
+    cannot repeat; a run met again after another, or an id not after the one before it,
+    goes through the exact check and its duplicates are found."""
+    ordered = [{**ROW, "run": r, "id": f"{r}-{i}"} for r in ("a", "b") for i in (8, 9, 10)]
+    assert integrity._ordered_ids(_requests(ordered))
+    assert not duplicate_requests(_requests(ordered)).mask.any()
+    again = [*ordered, {**ROW, "run": "a", "id": "a-8"}]  # run a again, after run b
+    assert not integrity._ordered_ids(_requests(again))
+    assert duplicate_requests(_requests(again)).mask.tolist() == [False] * 6 + [True]
+    back = [{**ROW, "id": i} for i in ("r-9", "r-10", "r-9")]  # not after the one before
+    assert not integrity._ordered_ids(_requests(back))
+    assert duplicate_requests(_requests(back)).mask.tolist() == [False, False, True]
+    missing = [{**ROW, "id": "r-1"}, {**ROW}, {**ROW}]  # absent ids are never duplicates
+    assert not integrity._ordered_ids(_requests(missing))
+    assert not duplicate_requests(_requests(missing)).mask.any()
+
+
 def test_duplicates_by_hash_are_the_exact_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     """The hashed pre-selection finds the same rows and words the same lines as a hash table
     of the ids, also when hashes collide (a hash kept to 2 values forces it)."""
