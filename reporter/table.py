@@ -225,6 +225,12 @@ def chunk_counts(token_times: pd.Series) -> np.ndarray:
     ).to_numpy(dtype="float64")
 
 
+def _nones(index: pd.RangeIndex) -> pd.Series:
+    """An absent column: None in every row, as Python objects. The dtype is stated, so that
+    pandas does not look at a million Nones to infer one, and the fresh array is not copied."""
+    return pd.Series(np.full(len(index), None, dtype=object), index=index, dtype=object, copy=False)
+
+
 def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:
     """Fix dtypes, fill absent columns and add the derived ones (ttft, e2e, decode time, rate).
 
@@ -248,12 +254,14 @@ def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:
             dtype=object,
         )
     else:
-        out["id"] = pd.Series([None] * n, index=index, dtype=object)
+        out["id"] = _nones(index)
     for col in REQUEST_FLOATS:
         if col == "chunk_tokens" and col in frame and frame[col].dtype == object:
             out[col] = frame[col].map(_mean_if_list).to_numpy(dtype="float64")
         elif col in frame and frame[col].dtype == np.float64:
             out[col] = frame[col].to_numpy()  # NaN is already the missing value: no copy
+        elif col in frame and frame[col].dtype.kind in "iu":
+            out[col] = frame[col].to_numpy(dtype="float64")  # whole numbers: none missing
         elif col in frame:
             out[col] = pd.to_numeric(frame[col], errors="coerce").to_numpy(
                 dtype="float64", na_value=np.nan
@@ -277,14 +285,10 @@ def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:
             out[col] = frame[col].reset_index(drop=True)
         else:
             out[col] = (
-                frame[col].reset_index(drop=True).astype(object)
-                if col in frame
-                else pd.Series(np.full(n, None, dtype=object), index=index)
+                frame[col].reset_index(drop=True).astype(object) if col in frame else _nones(index)
             )
     out["token_times"] = (
-        frame["token_times"].reset_index(drop=True)
-        if "token_times" in frame
-        else pd.Series(np.full(n, None, dtype=object), index=index)
+        frame["token_times"].reset_index(drop=True) if "token_times" in frame else _nones(index)
     )
     out["source_path"] = (
         _category(frame["source_path"].reset_index(drop=True))
