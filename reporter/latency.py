@@ -9,11 +9,13 @@
 - e2e: ``t_end − t_send``.
 
 Only successful requests count. Percentiles are p50, p90 and p99 (linear interpolation),
-computed for all runs at once: one flattening of the chunk times and a few group-bys.
+computed for all runs at once: the chunk times read in place a chunk of rows at a time, and
+one percentile call per run and metric.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -24,34 +26,68 @@ PERCENTILES = (50, 90, 99)
 METRICS = ("ttft_s", "itl_s", "tpot_s", "e2e_s")
 
 
-def _gaps(requests: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Every gap between consecutive chunk times of one request, with its run's code."""
-    times = requests["token_times"]
-    present = times.notna().to_numpy()
-    if not present.any():
-        return np.zeros(0), np.zeros(0, dtype=np.int64)
-    times = times[present]
-    codes = requests["run"].cat.codes.to_numpy()[present]
+def _chunk_lists(times: pd.Series) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The chunk times column as (offsets, values) pieces covering its rows in order: row i of
+    a piece has the times values[offsets[i]:offsets[i + 1]] (a missing row may have any; the
+    caller leaves it out). Arrow lists are read in place, a chunk at a time, not copied."""
     if isinstance(times.dtype, pd.ArrowDtype):
-        arr = pa.chunked_array(times.array._pa_array).combine_chunks()
-        offsets = np.asarray(arr.offsets)
-        values = np.asarray(arr.flatten(), dtype="float64")
-    else:
-        # lists or numpy arrays per row: one concatenation (100× faster than via lists)
-        arrays = [np.asarray(t, dtype="float64").ravel() for t in times]
-        sizes = np.fromiter((len(a) for a in arrays), dtype=np.int64, count=len(arrays))
-        offsets = np.concatenate(([0], np.cumsum(sizes)))
-        values = np.concatenate(arrays) if arrays else np.zeros(0)
-    lengths = np.diff(offsets)
-    if len(values) < 2:
-        return np.zeros(0), np.zeros(0, dtype=np.int64)
-    gaps = np.diff(values)
-    # a gap is inside one request unless it spans the boundary between two requests
-    inside = np.ones(len(gaps), dtype=bool)
-    ends = offsets[1:][lengths > 0] - 1
-    inside[ends[ends < len(gaps)]] = False
-    labels = np.repeat(codes, np.maximum(lengths, 0))[:-1]
-    return gaps[inside], labels[inside]
+        chunked = pa.chunked_array(times.array._pa_array)
+        if pa.types.is_list(chunked.type) or pa.types.is_large_list(chunked.type):
+            # offsets index the whole child array (`values`), whatever the chunk's own slice
+            return [
+                (np.asarray(c.offsets), np.asarray(c.values, dtype="float64"))
+                for c in chunked.chunks
+            ]
+    present = times.notna().to_numpy()
+    # lists or numpy arrays per row: one concatenation (100× faster than via lists)
+    arrays = [
+        np.asarray(t, dtype="float64").ravel() if here else np.zeros(0)
+        for t, here in zip(times, present, strict=True)
+    ]
+    sizes = np.fromiter((len(a) for a in arrays), dtype=np.int64, count=len(arrays))
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    return [(offsets, np.concatenate(arrays) if arrays else np.zeros(0))]
+
+
+def _gaps(
+    requests: pd.DataFrame, kept: np.ndarray, codes: np.ndarray
+) -> dict[int, list[np.ndarray]]:
+    """Every gap between consecutive chunk times of one request, for the `kept` rows with chunk
+    times, per run code: pieces whose concatenation is the run's gaps in row order.
+
+    A chunk of rows at a time: the gaps of all its times at once, less those that span the
+    boundary between two requests and those of requests left out; a chunk of one run's rows
+    (the usual case) is one piece of its run's gaps, with no label per gap."""
+    times = requests["token_times"]
+    kept = kept & times.notna().to_numpy()
+    pieces: dict[int, list[np.ndarray]] = {}
+    if not kept.any():
+        return pieces
+    row = 0
+    for offsets, values in _chunk_lists(times):
+        rows = slice(row, row + len(offsets) - 1)
+        row = rows.stop
+        first, last = int(offsets[0]), int(offsets[-1])
+        if last - first < 2 or not kept[rows].any():
+            continue
+        lengths = np.maximum(np.diff(offsets), 0)
+        gaps = np.diff(values[first:last])
+        # a gap is inside one kept request unless it spans the boundary between two
+        inside = np.repeat(kept[rows], lengths)[:-1]
+        ends = offsets[1:][lengths > 0] - 1 - first
+        inside[ends[ends < len(gaps)]] = False
+        labels = codes[rows]
+        if (labels == labels[0]).all():
+            pieces.setdefault(int(labels[0]), []).append(gaps[inside])
+            continue
+        each = np.repeat(labels, lengths)[:-1][inside]
+        order = np.argsort(each, kind="stable")
+        each, gaps = each[order], gaps[inside][order]
+        bounds = [0, *(np.flatnonzero(np.diff(each)) + 1).tolist(), len(each)]
+        for a, b in itertools.pairwise(bounds):
+            if b > a:
+                pieces.setdefault(int(each[a]), []).append(gaps[a:b])
+    return pieces
 
 
 def _percentiles(values: np.ndarray, labels: np.ndarray, qs: list[float]) -> pd.DataFrame:
@@ -66,30 +102,55 @@ def _percentiles(values: np.ndarray, labels: np.ndarray, qs: list[float]) -> pd.
     return pd.DataFrame(rows, index=labels[starts], columns=qs)
 
 
+def _percentiles_of(parts: dict[int, list[np.ndarray]], qs: list[float]) -> pd.DataFrame:
+    """Percentiles (as `_percentiles`) of each label's values, joined from its pieces (this
+    call's own arrays, emptied as it goes), without the NaN ones."""
+    rows, labels = [], []
+    for label in sorted(parts):
+        pieces = parts.pop(label)
+        values = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+        del pieces
+        if np.isnan(values).any():
+            values = values[~np.isnan(values)]
+        if len(values):
+            # partitioned in place (the values are a copy of their own): the same answer
+            rows.append(np.percentile(values, [q * 100 for q in qs], overwrite_input=True))
+            labels.append(label)
+    return pd.DataFrame(rows, index=np.asarray(labels, dtype=np.int64), columns=qs)
+
+
 def latency_table(requests: pd.DataFrame) -> pd.DataFrame:
     """One row per run; columns ``<metric>_p<q>`` in seconds (NaN where unknown)."""
     if not isinstance(requests["run"].dtype, pd.CategoricalDtype):
         requests = requests.assign(run=requests["run"].astype(str).astype("category"))
-    ok = requests[requests["ok"]] if "ok" in requests else requests
-    codes = ok["run"].cat.codes.to_numpy()
+    # the successful rows' columns, not the frame (whose chunk times filtered cost a copy)
+    ok = requests["ok"].to_numpy(dtype=bool) if "ok" in requests else np.ones(len(requests), bool)
+    all_codes = requests["run"].cat.codes.to_numpy()
+    codes = all_codes[ok]
     names = np.asarray(requests["run"].cat.categories.astype(str))
+    send, first, end = (requests[c].to_numpy()[ok] for c in ("t_send", "t_first", "t_end"))
     with np.errstate(invalid="ignore", divide="ignore"):
-        steps = ok["output_tokens"].to_numpy() - 1.0
-        decode = (ok["t_end"] - ok["t_first"]).to_numpy()
+        steps = requests["output_tokens"].to_numpy()[ok] - 1.0
+        decode = end - first
         tpot = np.where(steps >= 1, decode / steps, np.nan)
     series: dict[str, tuple[np.ndarray, np.ndarray]] = {
-        "ttft_s": ((ok["t_first"] - ok["t_send"]).to_numpy(), codes),
+        "ttft_s": (first - send, codes),
         "tpot_s": (tpot, codes),
-        "e2e_s": ((ok["t_end"] - ok["t_send"]).to_numpy(), codes),
-        "itl_s": _gaps(ok),
+        "e2e_s": (end - send, codes),
     }
     columns = {}
     qs = [p / 100 for p in PERCENTILES]
-    for name, (values, labels) in series.items():
-        keep = ~np.isnan(values)
-        if not keep.any():
-            continue
-        table = _percentiles(values[keep], labels[keep], qs)
+    for name in METRICS:
+        if name == "itl_s":
+            table = _percentiles_of(_gaps(requests, ok, all_codes), qs)
+            if table.empty:
+                continue
+        else:
+            values, labels = series[name]
+            keep = ~np.isnan(values)
+            if not keep.any():
+                continue
+            table = _percentiles(values[keep], labels[keep], qs)
         table.index = names[table.index.to_numpy()]
         for p, q in zip(PERCENTILES, qs, strict=True):
             columns[f"{name.removesuffix('_s')}_p{p}"] = table[q]

@@ -47,3 +47,28 @@ def test_percentiles_per_run():
 def test_empty_table():
     table = latency_table(normalize_requests(pd.DataFrame({"run": [], "id": []})))
     assert table.empty
+
+
+def test_chunk_times_read_from_arrow_chunks_as_from_lists():
+    """Chunk times held as Arrow lists in several chunks, runs interleaved within a chunk,
+    give the table of the same times held as Python lists, and the gaps by hand."""
+    import pyarrow as pa
+
+    requests = _requests()
+    # runs a and b interleaved, and a second request of b with chunk times
+    extra = requests.iloc[[0]].assign(run="b", id="2", token_times=[[2.0, 2.5, 2.75]])
+    requests = normalize_requests(
+        pd.concat([requests.iloc[[0, 3]], extra, requests.iloc[[1, 2]]], ignore_index=True)
+    )
+    lists = [None if t is None else list(t) for t in requests["token_times"]]
+    array = pa.array(lists, pa.list_(pa.float64()))
+    chunked = pa.chunked_array([array.slice(0, 2), array.slice(2)])
+    arrow = requests.assign(
+        token_times=pd.Series(pd.arrays.ArrowExtensionArray(chunked), index=requests.index)
+    )
+    table = latency_table(arrow)
+    pd.testing.assert_frame_equal(table, latency_table(requests), check_exact=True)
+    a, b = run_latency(table, "a"), run_latency(table, "b")
+    assert isinstance(arrow["token_times"].dtype, pd.ArrowDtype)
+    assert a["itl_s"]["p50"] == pytest.approx(np.percentile([0.1, 0.1, 0.2, 0.3], 50))
+    assert b["itl_s"]["p90"] == pytest.approx(np.percentile([0.5, 0.25], 90))
