@@ -4,13 +4,15 @@ Times, as whole processes and alternating, `benchreport audit traces/*.jsonl` wr
 default HTML report and the same audit with `--no-html` (median of --repeats each), and prints
 both medians, their ratio and the CPU time of each (user + system, helpers included), all
 measured in the same run. With --pdf, the audit writing the PDF report (`--pdf`, WeasyPrint)
-is timed in the same rounds. All runs exit 1: the shipped traces hold inflated claims.
+is timed in the same rounds; with --against DIR, the HTML report of the code in DIR (another
+checkout, the code before a change) too. All runs exit 1: the shipped traces hold inflated
+claims.
 
 The machine's 1-minute load average is printed before and after: the report draws its charts
 in one helper process, two when a core is idle (reporter.render.drawing), so the HTML figure
 depends on the load; read the ratios, which are measured side by side.
 
-    python benchmarks/report_speed.py [--repeats 5] [--pdf] [TRACE ...]
+    python benchmarks/report_speed.py [--repeats 5] [--pdf] [--against DIR] [TRACE ...]
 """
 
 from __future__ import annotations
@@ -28,11 +30,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def timed(args: list[str]) -> tuple[float, float]:
-    """Wall seconds and CPU seconds (user + system of the process and its children)."""
+def timed(args: list[str], code: Path = ROOT) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system of the process and its children), of
+    `args` run with the package in `code`."""
+    env_path = os.environ.get("PYTHONPATH", "")
+    env = {**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{env_path}" if env_path else str(code)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(args, cwd=ROOT, capture_output=True, check=False)
+    done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, check=False)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):
@@ -45,26 +50,27 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--pdf", action="store_true", help="also time the PDF report")
+    ap.add_argument("--against", type=Path, help="also time the HTML report of the code in DIR")
     ap.add_argument("traces", nargs="*", help="default: traces/*.jsonl")
     args = ap.parse_args()
     traces = args.traces or sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("traces/*.jsonl"))
     audit = [sys.executable, "-m", "reporter", "audit", *traces]
-    env_path = os.environ.get("PYTHONPATH", "")
-    os.environ["PYTHONPATH"] = f"{ROOT}{os.pathsep}{env_path}" if env_path else str(ROOT)
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
-        runs = {
-            "with the HTML report": [*audit, "-o", str(Path(tmp) / "report.html")],
-            "--no-html": [*audit, "--no-html"],
-        }
+        html = [*audit, "-o", str(Path(tmp) / "report.html")]
+        runs = {"with the HTML report": (html, ROOT), "--no-html": ([*audit, "--no-html"], ROOT)}
         if args.pdf:
-            runs["with the PDF report"] = [*audit, "--no-html", "--pdf", str(Path(tmp) / "r.pdf")]
-        timed(runs["--no-html"])  # warm the page cache: imports and traces read from memory
+            pdf = [*audit, "--no-html", "--pdf", str(Path(tmp) / "r.pdf")]
+            runs["with the PDF report"] = (pdf, ROOT)
+        if args.against:
+            runs["with the HTML report of --against"] = (html, args.against.resolve())
+        for command, code in runs.values():
+            timed(command, code)  # warm the page cache: imports and traces read from memory
         walls: dict[str, list[float]] = {name: [] for name in runs}
         cpus: dict[str, list[float]] = {name: [] for name in runs}
         for _ in range(args.repeats):
-            for name, command in runs.items():
-                wall, cpu = timed(command)
+            for name, (command, code) in runs.items():
+                wall, cpu = timed(command, code)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
     print(
@@ -73,13 +79,13 @@ def main() -> None:
     )
     for name in runs:
         wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
-        print(f"  {name:22} {wall:6.2f} s wall   {cpu:6.2f} s CPU")
+        print(f"  {name:34} {wall:6.2f} s wall   {cpu:6.2f} s CPU")
     bare, bare_cpu = statistics.median(walls["--no-html"]), statistics.median(cpus["--no-html"])
     for name in runs:
         if name != "--no-html":
             wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
-            what = name.removeprefix("with the ").removesuffix(" report")
-            print(f"  ratio, {what:15} {wall / bare:6.2f}× wall   {cpu / bare_cpu:6.2f}× CPU")
+            what = name.removeprefix("with the ").replace(" report", "")
+            print(f"  ratio, {what:27} {wall / bare:6.2f}× wall   {cpu / bare_cpu:6.2f}× CPU")
 
 
 if __name__ == "__main__":
