@@ -372,7 +372,10 @@ def _bad_token_times(col: pd.Series, send: np.ndarray | None) -> np.ndarray:
 
 def _bad_arrow_token_times(lists: pa.ChunkedArray, send: np.ndarray | None) -> np.ndarray:
     """_bad_token_times on Arrow lists of numbers, a chunk at a time with no loop per row: a
-    list is bad if a time is not finite, goes backwards, or its first is before the send."""
+    list is bad if a time is not finite, goes backwards, or its first is before the send.
+
+    The times that are not finite and the steps back are few: each is found once in the
+    flat array of all the lists' times, then located in its list by the offsets."""
     out = np.zeros(len(lists), dtype=bool)
     row = 0
     for chunk in lists.chunks:
@@ -382,14 +385,13 @@ def _bad_arrow_token_times(lists: pa.ChunkedArray, send: np.ndarray | None) -> n
         values = np.asarray(chunk.values.to_numpy(zero_copy_only=False), dtype="float64")
         lo, hi = offsets[:-1], offsets[1:]
         present = np.asarray(chunk.is_valid(), dtype=bool) & (hi > lo)
+        bad = np.zeros(n, dtype=bool)
         with np.errstate(invalid="ignore"):
-            not_finite = np.concatenate(([0], np.cumsum(~np.isfinite(values))))
-            # steps before each position, one slot longer so an empty last list indexes it
-            steps = np.cumsum(np.diff(values) < 0)
-            backwards = np.concatenate(([0], steps, steps[-1:] if len(steps) else [0]))
-            bad = (not_finite[hi] - not_finite[lo]) > 0
-            # steps inside a list: from its first time to its last
-            bad |= (backwards[np.maximum(hi - 1, lo)] - backwards[lo]) > 0
+            _, holder = _holders(offsets, np.flatnonzero(~np.isfinite(values)))
+            bad[holder] = True
+            # a step back from position p to p + 1 inside one list (not from a list to the next)
+            steps, holder = _holders(offsets, np.flatnonzero(values[1:] < values[:-1]))
+            bad[holder[steps + 1 < hi[holder]]] = True
             if send is not None:
                 row_send = send[row : row + n]
                 first = values[np.minimum(lo, max(len(values) - 1, 0))] if len(values) else lo
@@ -397,3 +399,10 @@ def _bad_arrow_token_times(lists: pa.ChunkedArray, send: np.ndarray | None) -> n
         out[row : row + n] = present & bad
         row += n
     return out
+
+
+def _holders(offsets: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of a list array's child that its lists hold, and the list holding each:
+    the last whose first offset is at or before it (a sliced array's child is longer)."""
+    inside = positions[(positions >= offsets[0]) & (positions < offsets[-1])]
+    return inside, np.searchsorted(offsets, inside, side="right") - 1
