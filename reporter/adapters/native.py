@@ -178,17 +178,24 @@ def _parse_segments(data: bytes, spans: list[tuple[int, int]]) -> pa.Table | Non
         return None
 
 
-#: Bytes decoded at a time to check that a file is UTF-8 (the text itself is not kept).
-UTF8_CHUNK = 1 << 24
+#: Bytes looked at, and decoded if need be, at a time to check that a file is UTF-8.
+UTF8_CHUNK = 1 << 20
 
 
-def _is_utf8(data: bytes) -> bool:
-    """Whether the file is UTF-8, decoded in chunks (the text is not kept)."""
+def _is_utf8(data: bytes, chunk: int = UTF8_CHUNK) -> bool:
+    """Whether the file is UTF-8, by chunks: a chunk of ASCII bytes only is valid as it is (and
+    no character can continue across it), the others are decoded (the text is not kept)."""
     decoder = codecs.getincrementaldecoder("utf-8")()
+    arr = np.frombuffer(data, np.uint8)
     view = memoryview(data)
     try:
-        for start in range(0, len(data), UTF8_CHUNK):
-            decoder.decode(view[start : start + UTF8_CHUNK], final=start + UTF8_CHUNK >= len(data))
+        for start in range(0, len(data), chunk):
+            if int(arr[start : start + chunk].max()) < 0x80:
+                if decoder.getstate()[0]:
+                    return False  # a character cut short by an ASCII byte
+                continue
+            decoder.decode(view[start : start + chunk])
+        decoder.decode(b"", final=True)
     except UnicodeDecodeError:
         return False
     return True

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import resource
 import subprocess
 import sys
@@ -340,6 +341,30 @@ def test_scan_lines_is_the_same_whatever_the_block_size() -> None:
         assert scan.ascii is False
     assert scan_lines(b"").deep == {}
     assert scan_lines(b"[" * 65).deep == {1: 65}
+
+
+def test_utf8_check_by_chunks_is_the_strict_decoding() -> None:
+    """The native reader's UTF-8 check skips chunks of ASCII: a character cut by a chunk's end
+    is still whole, one cut short by an ASCII byte or the end of the file is not."""
+    from reporter.adapters.native import _is_utf8
+
+    rng = random.Random(4)
+    pieces = [b"x", b"\n", "é".encode(), "€".encode(), "😀".encode(), b"\xc3", b"\xa9"]
+    pieces += [b"\xe2\x82", b"\xff", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf"]
+    checked = {True: 0, False: 0}
+    for _ in range(3000):
+        text = b"".join(
+            rng.choice(pieces) if rng.random() < 0.3 else b"x" for _ in range(rng.randint(0, 20))
+        )
+        try:
+            text.decode("utf-8")
+            want = True
+        except UnicodeDecodeError:
+            want = False
+        checked[want] += 1
+        for chunk in (1, 2, 3, 5, 1 << 20):
+            assert _is_utf8(text, chunk) is want, (text, chunk)
+    assert min(checked.values()) > 50
 
 
 def _alias_bomb(levels: int) -> str:
