@@ -51,10 +51,11 @@ def _line_numbers(data: bytes, ends: np.ndarray | None = None) -> np.ndarray:
     starts = np.concatenate(([0], ends + 1))
     stops = np.concatenate((ends, [len(arr)]))
     lengths = stops - starts
-    # a line holding only "\r" is blank too
-    cr_only = (lengths == 1) & (arr[np.minimum(starts, max(len(arr) - 1, 0))] == 13)
-    keep = (lengths > 0) & ~cr_only
-    return np.flatnonzero(keep) + 1
+    blank = lengths == 0
+    # a line holding only "\r" is blank too (its one byte looked at, not every line's first)
+    single = np.flatnonzero(lengths == 1)
+    blank[single[arr[starts[single]] == 13]] = True
+    return np.flatnonzero(~blank) + 1
 
 
 #: Bytes of a line's head compared at once by _starts_with (as 8-byte words).
@@ -217,8 +218,11 @@ def _read_fast(
     starts = np.concatenate(([0], newlines + 1))
     if len(lines) == 0:
         return None
-    line_starts = starts[lines - 1]
-    line_ends = np.concatenate((starts[1:] - 1, [len(arr)]))[lines - 1]
+    stops = np.concatenate((newlines, [len(arr)]))
+    if lines[-1] == len(lines):  # no blank line before the last line: lines 1, 2, 3, ...
+        line_starts, line_ends = starts[: len(lines)], stops[: len(lines)]
+    else:
+        line_starts, line_ends = starts[lines - 1], stops[lines - 1]
     is_request = _starts_with(data, line_starts, line_ends, REQUEST_PREFIXES)
     # pyarrow's reader overflows the C stack on deep nesting: such lines go to parse_line,
     # which refuses them with their depth
