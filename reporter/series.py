@@ -31,14 +31,40 @@ def _rate(value: Any) -> float | None:
     return rate if rate is not None and math.isfinite(rate) and rate > 0 else None
 
 
-def timeline(rows: pd.DataFrame, t0: float, prefill_rate: float | None) -> Timeline:
-    order = rows.sort_values(["t_send", "t_first", "t_end", "source_line"], kind="stable")
+def _drawing_order(
+    send: np.ndarray, first: np.ndarray, end: np.ndarray, line: np.ndarray
+) -> np.ndarray:
+    """The order of a stable sort by send, first-token and end time, then line (NaN last):
+    one stable sort by send (the rows come nearly in that order), then the rows of equal send
+    times (often those sent together at the start) ordered by the other keys."""
+    order = np.argsort(send, kind="stable")
+    s = send[order]
+    same = (s[1:] == s[:-1]) | (np.isnan(s[1:]) & np.isnan(s[:-1]))
+    if not same.any():
+        return order
+    tied = np.zeros(len(s), dtype=bool)
+    tied[1:] |= same
+    tied[:-1] |= same
+    at = np.flatnonzero(tied)
+    # each stretch of equal send times, numbered; within one, rows in table order so far
+    stretch = np.cumsum(np.concatenate(([True], ~same)))[at]
+    rows = order[at]
+    order[at] = rows[np.lexsort((line[rows], end[rows], first[rows], stretch))]
+    return order
+
+
+def timeline(columns: dict[str, np.ndarray], t0: float, prefill_rate: float | None) -> Timeline:
+    """The requests' segments from send to last token (`columns`: t_send, t_first, t_end,
+    source_line and prompt_tokens of the requests with an end time, as arrays)."""
+    order = _drawing_order(
+        columns["t_send"], columns["t_first"], columns["t_end"], columns["source_line"]
+    )
     pick = even_sample(len(order), MAX_TIMELINE)
-    drawn = order.iloc[pick]
-    send = drawn["t_send"].to_numpy(dtype="float64") - t0
-    first = drawn["t_first"].to_numpy(dtype="float64") - t0
-    end = drawn["t_end"].to_numpy(dtype="float64") - t0
-    prompt = drawn["prompt_tokens"].to_numpy(dtype="float64")
+    drawn = order[pick]
+    send = columns["t_send"][drawn] - t0
+    first = columns["t_first"][drawn] - t0
+    end = columns["t_end"][drawn] - t0
+    prompt = columns["prompt_tokens"][drawn]
     segs: list[dict[str, Any]] = []
     for k in range(len(drawn)):
         y = int(pick[k]) + 1
@@ -64,8 +90,10 @@ def _single_request_time(
     """One request's duration alone: the N=1 run of the group if any, else the first completion."""
     runs = data.runs
     group = str(runs.at[run_id, "group"])
-    alone = runs[(runs["group"].astype(str) == group) & (runs["concurrency"] == 1)]
-    for other in alone["run"]:
+    # the group's runs at concurrency 1, in the run table's order
+    for other, its_group in zip(runs["run"], runs["group"], strict=True):
+        if pd.isna(its_group) or str(its_group) != group or data.concurrency(str(other)) != 1:
+            continue
         e2e = number_or_nan(data.stats.at[str(other), "median_e2e_s"])
         if str(other) != run_id and math.isfinite(e2e) and e2e > 0:
             return e2e, str(other)
@@ -80,18 +108,30 @@ def completions(data: AuditData, run_id: str, done: np.ndarray) -> Completions:
 
 
 def run_series(data: AuditData, run_id: str) -> RunSeries:
-    rows = data.requests_of(run_id)
-    rows = rows[rows["t_end"].notna()]
+    end = np.asarray(data.values_of(run_id, "t_end"), dtype="float64")
+    known = ~np.isnan(end)  # the requests with an end time, as arrays (no frame copied)
+    columns = {
+        c: np.asarray(data.values_of(run_id, c), dtype="float64")[known]
+        for c in ("t_send", "t_first", "t_end", "prompt_tokens")
+    }
+    line = data.values_of(run_id, "source_line")[known]
+    # whole line numbers sort as they are; any other column as numbers, a missing one last
+    columns["source_line"] = (
+        line
+        if line.dtype.kind in "iuf"
+        else pd.Series(line).to_numpy(dtype="float64", na_value=np.nan)
+    )
     stats = data.stats.loc[run_id]
     t0 = number_or_nan(stats["t0"])
-    if not rows.empty and not math.isfinite(t0):
-        t0 = number_or_nan(rows["t_send"].min())
-    if rows.empty or not math.isfinite(t0):
+    sends = columns["t_send"][~np.isnan(columns["t_send"])]
+    if known.any() and not math.isfinite(t0):
+        t0 = float(sends.min()) if len(sends) else math.nan
+    if not known.any() or not math.isfinite(t0):
         return RunSeries(run_id, None, None)
-    line = timeline(rows, t0, _rate(stats["prefill_rate"]))
+    drawn = timeline(columns, t0, _rate(stats["prefill_rate"]))
     ends = data.sorted_ends(run_id)  # NaN last: the ends known are the first ones
     done = ends[: np.count_nonzero(~np.isnan(ends))] - t0
-    return RunSeries(run_id, line, completions(data, run_id, done) if len(done) else None)
+    return RunSeries(run_id, drawn, completions(data, run_id, done) if len(done) else None)
 
 
 def with_request_times(data: AuditData, runs: list[tuple[str, int | None]]) -> list[str]:

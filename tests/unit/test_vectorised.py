@@ -8,6 +8,7 @@ import pytest
 
 from reporter import metrics
 from reporter.rules.br004_admission_queue import held_level
+from reporter.series import _drawing_order
 
 
 def _held_level_by_scan(starts: np.ndarray, ends: np.ndarray, share: float) -> int:
@@ -58,3 +59,24 @@ def test_union_length_is_the_same_by_loop_and_by_group_by(
         grouped = metrics.union_length(runs, start, end)
         monkeypatch.undo()
         pd.testing.assert_series_equal(looped, grouped, check_exact=True)
+
+
+def test_drawing_order_is_the_sort_by_send_first_end_line() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n = int(rng.integers(1, 80))
+        # coarse times: many equal send times (requests sent together), some missing
+        frame = pd.DataFrame(
+            {
+                c: np.round(rng.random(n) * 4, int(rng.integers(0, 2)))
+                for c in ("t_send", "t_first", "t_end")
+            }
+        )
+        for c in ("t_send", "t_first"):
+            frame.loc[rng.random(n) < 0.1, c] = np.nan
+        frame["source_line"] = rng.integers(1, 5, n)
+        expected = frame.sort_values(
+            ["t_send", "t_first", "t_end", "source_line"], kind="stable"
+        ).index.to_numpy()
+        order = _drawing_order(*(frame[c].to_numpy() for c in frame.columns))
+        assert order.tolist() == expected.tolist()
