@@ -103,6 +103,18 @@ class AuditData:
     def _sorted_ends(self) -> dict[str, np.ndarray]:
         return {}
 
+    def send_order(self, run: str) -> np.ndarray:
+        """The positions of a run's request rows in order of send time (a stable sort, NaN
+        last), sorted once for the prefill window and the timeline chart (not to be written)."""
+        if run not in self._send_orders:
+            send = np.asarray(self.values_of(run, "t_send"), dtype="float64")
+            self._send_orders[run] = np.argsort(send, kind="stable")
+        return self._send_orders[run]
+
+    @cached_property
+    def _send_orders(self) -> dict[str, np.ndarray]:
+        return {}
+
     def figures(self, run_id: str) -> RunFigures:
         """One run's recomputed figures (reporter.metrics), read as plain numbers."""
         return RunFigures(self._stats_rows[run_id])

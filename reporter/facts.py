@@ -226,7 +226,9 @@ def prefill_window(data: AuditData, run_id: str) -> PrefillWindow | None:
         close = np.where(np.isnan(first), end, first)
         if np.isnan(close).any() or np.isnan(send).any():
             return None
-        seconds = float(union_length(np.zeros(len(send)), send, close).sum())
+        # one interval a request, all in one group: sorted by send, as the run is once
+        order = data.send_order(run_id)
+        seconds = float(union_length(np.zeros(len(send)), send, close, order).sum())
         start = float(send.min())
         last_first = float(np.nanmax(first)) - start if not np.isnan(first).all() else math.nan
         how = (

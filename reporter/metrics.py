@@ -28,19 +28,28 @@ FLAG_COLUMNS = (
 )  # fmt: skip
 
 
-def union_length(run: np.ndarray, start: np.ndarray, end: np.ndarray) -> pd.Series:
+def union_length(
+    run: np.ndarray, start: np.ndarray, end: np.ndarray, order: np.ndarray | None = None
+) -> pd.Series:
     """Length of the union of [start, end) intervals, per run (rows may be in any order).
+
+    `order`: the stable sort of the rows by run then start, when the caller has it (used
+    when no row is left out for a missing value).
 
     Vectorised: intervals sorted by (run, start) are merged wherever one starts before the
     furthest end so far of its run reaches; each merged block counts once. The reach is a
     running maximum per run (a group-by), so runs far apart on one clock never add up to an
     overflow.
     """
+    run = np.asarray(run)
     keep = ~(pd.isna(run) | np.isnan(start) | np.isnan(end))
-    run, start, end = np.asarray(run)[keep], start[keep], end[keep]
+    if not keep.all():
+        run, start, end = run[keep], start[keep], end[keep]
+        order = None
     if len(run) == 0:
         return pd.Series(dtype="float64")
-    order = _by_run_then_start(run, start)
+    if order is None:
+        order = _by_run_then_start(run, start)
     run, start, end = run[order], start[order], end[order]
     group_start = np.concatenate(([True], run[1:] != run[:-1]))
     reach = _running_max(end, np.flatnonzero(group_start))

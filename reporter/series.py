@@ -32,12 +32,17 @@ def _rate(value: Any) -> float | None:
 
 
 def _drawing_order(
-    send: np.ndarray, first: np.ndarray, end: np.ndarray, line: np.ndarray
+    send: np.ndarray,
+    first: np.ndarray,
+    end: np.ndarray,
+    line: np.ndarray,
+    by_send: np.ndarray | None = None,
 ) -> np.ndarray:
     """The order of a stable sort by send, first-token and end time, then line (NaN last):
-    one stable sort by send (the rows come nearly in that order), then the rows of equal send
-    times (often those sent together at the start) ordered by the other keys."""
-    order = np.argsort(send, kind="stable")
+    one stable sort by send (the rows come nearly in that order; `by_send` when the caller
+    has it), then the rows of equal send times (often those sent together at the start)
+    ordered by the other keys."""
+    order = np.argsort(send, kind="stable") if by_send is None else by_send.copy()
     s = send[order]
     same = (s[1:] == s[:-1]) | (np.isnan(s[1:]) & np.isnan(s[:-1]))
     if not same.any():
@@ -53,11 +58,17 @@ def _drawing_order(
     return order
 
 
-def timeline(columns: dict[str, np.ndarray], t0: float, prefill_rate: float | None) -> Timeline:
+def timeline(
+    columns: dict[str, np.ndarray],
+    t0: float,
+    prefill_rate: float | None,
+    by_send: np.ndarray | None = None,
+) -> Timeline:
     """The requests' segments from send to last token (`columns`: t_send, t_first, t_end,
-    source_line and prompt_tokens of the requests with an end time, as arrays)."""
+    source_line and prompt_tokens of the requests with an end time, as arrays; `by_send`
+    their stable sort by send time, if known)."""
     order = _drawing_order(
-        columns["t_send"], columns["t_first"], columns["t_end"], columns["source_line"]
+        columns["t_send"], columns["t_first"], columns["t_end"], columns["source_line"], by_send
     )
     pick = even_sample(len(order), MAX_TIMELINE)
     drawn = order[pick]
@@ -128,7 +139,9 @@ def run_series(data: AuditData, run_id: str) -> RunSeries:
         t0 = float(sends.min()) if len(sends) else math.nan
     if not known.any() or not math.isfinite(t0):
         return RunSeries(run_id, None, None)
-    drawn = timeline(columns, t0, _rate(stats["prefill_rate"]))
+    # every request ended (the usual case): the run's rows sorted by send once serve here too
+    by_send = data.send_order(run_id) if known.all() else None
+    drawn = timeline(columns, t0, _rate(stats["prefill_rate"]), by_send)
     ends = data.sorted_ends(run_id)  # NaN last: the ends known are the first ones
     done = ends[: np.count_nonzero(~np.isnan(ends))] - t0
     return RunSeries(run_id, drawn, completions(data, run_id, done) if len(done) else None)
