@@ -8,6 +8,7 @@ sampled (evenly, in a fixed order) and the chart says what it shows.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import math
@@ -121,9 +122,10 @@ def drawn_chart(
     holding `url(` lands in an attribute); that costs the one chart, never the report.
     """
     chart = Chart(chart_id, title, caption, "", note, small=small, group=group, run=run)
-    if _waiting is not None:  # a helper process draws it (draw_charts)
-        _waiting.append((chart, spec))
-        _waiting_batch.submit(spec)
+    sending = _sending.get()
+    if sending is not None:  # a helper process draws it (draw_charts)
+        sending.charts.append((chart, spec))
+        sending.batch.submit(spec)
         return chart
     return _drawn(chart, spec, None)
 
@@ -144,9 +146,20 @@ def _drawn(chart: Chart, spec: dict[str, Any], drawing: str | Exception | None) 
     return replace(chart, svg=svg)
 
 
-#: Charts being drawn by the helper processes (reporter.render.drawing), in `_waiting_batch`.
-_waiting: list[tuple[Chart, dict[str, Any]]] | None = None
-_waiting_batch: drawing.Batch
+@dataclass
+class _Sending:
+    """The charts of a `draw_charts` call sent to the helper processes (`batch`), each with
+    its spec, in the order sent."""
+
+    batch: drawing.Batch
+    charts: list[tuple[Chart, dict[str, Any]]] = field(default_factory=list)
+
+
+#: Where `drawn_chart` sends a chart: set by `draw_charts` while the helper processes
+#: (reporter.render.drawing) draw; None: drawn at once, here.
+_sending: contextvars.ContextVar[_Sending | None] = contextvars.ContextVar(
+    "charts_sending", default=None
+)
 
 
 def check_svg(svg: str, chart_id: str = "chart") -> None:
@@ -709,19 +722,18 @@ def draw_charts(verdict: Verdict) -> Drawn:
     """Every chart of the report, in the order the report shows them; drawn by the helper
     processes when they were started (reporter.render.drawing), each sent to them as soon
     as it is specified, else drawn here one by one."""
-    global _waiting, _waiting_batch
     if not drawing.running():
         return _specified_charts(verdict)
-    _waiting, _waiting_batch = [], drawing.Batch(CONFIG)
+    sending = _Sending(drawing.Batch(CONFIG))
+    token = _sending.set(sending)
     try:
         drawn = _specified_charts(verdict)
-        waiting = _waiting
     finally:
-        _waiting = None
-        drawings = _waiting_batch.results()
+        _sending.reset(token)
+        drawings = sending.batch.results()
     done = {
         chart.id: _drawn(chart, spec, result)
-        for (chart, spec), result in zip(waiting, drawings, strict=True)
+        for (chart, spec), result in zip(sending.charts, drawings, strict=True)
     }
     drawn.overview = [done.get(c.id, c) for c in drawn.overview]
     drawn.runs = [done.get(c.id, c) for c in drawn.runs]
