@@ -119,7 +119,7 @@ class Tables:
             # the first row of each code (a missing id is a value too, as drop_duplicates
             # keeps it), taken alone: not a filter over every column of every row
             _, first = np.unique(run.cat.codes.to_numpy(), return_index=True)
-            return self.requests.iloc[np.sort(first)]
+            return take_rows(self.requests, np.sort(first))
         return self.requests.drop_duplicates(subset="run", keep="first")
 
     def latencies(self) -> pd.DataFrame:
@@ -129,6 +129,34 @@ class Tables:
         from reporter.latency import latency_table
 
         return latency_table(self.requests)
+
+
+def take_rows(frame: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+    """`frame.iloc[rows]` for increasing `rows`; an Arrow column in several chunks (the chunk
+    times, as pyarrow parsed them block by block) is taken chunk by chunk, since a take from
+    a chunked array joins all of its chunks first (100 MB of times for a few rows)."""
+    chunked = [
+        c
+        for c in frame.columns
+        if isinstance(frame[c].dtype, pd.ArrowDtype) and frame[c].array._pa_array.num_chunks > 1
+    ]
+    if not chunked:
+        return frame.iloc[rows]
+    out = frame.drop(columns=chunked).iloc[rows]
+    for c in chunked:
+        values = _take_chunked(frame[c].array._pa_array, rows)
+        out[c] = pd.Series(pd.arrays.ArrowExtensionArray(values), index=out.index)
+    return out[list(frame.columns)]
+
+
+def _take_chunked(column: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray:
+    """`column.take(rows)` for increasing `rows`, one take per chunk that holds some."""
+    bounds = np.cumsum([0, *(len(chunk) for chunk in column.chunks)])
+    which = np.searchsorted(bounds, rows, side="right") - 1
+    pieces = [
+        column.chunk(int(k)).take(pa.array(rows[which == k] - bounds[k])) for k in np.unique(which)
+    ]
+    return pa.chunked_array(pieces, type=column.type)
 
 
 class RowStore(Protocol):

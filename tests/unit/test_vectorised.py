@@ -80,3 +80,26 @@ def test_drawing_order_is_the_sort_by_send_first_end_line() -> None:
         ).index.to_numpy()
         order = _drawing_order(*(frame[c].to_numpy() for c in frame.columns))
         assert order.tolist() == expected.tolist()
+
+
+def test_take_rows_is_iloc_for_arrow_columns_in_chunks() -> None:
+    """Rows taken chunk by chunk from an Arrow column in several chunks (some empty) are the
+    rows iloc takes, with the same dtypes."""
+    import pyarrow as pa
+
+    from reporter.table import take_rows
+
+    kind = pa.list_(pa.float64())
+    rows = [[float(i)] * (i % 3) if i % 5 else None for i in range(40)]
+    chunks = [pa.array(rows[a:b], kind) for a, b in ((0, 7), (7, 7), (7, 30), (30, 40))]
+    frame = pd.DataFrame(
+        {
+            "run": pd.Categorical([f"r{i // 10}" for i in range(40)]),
+            "times": pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array(chunks, kind))),
+            "t": np.arange(40, dtype="float64"),
+        }
+    )
+    rng = np.random.default_rng(5)
+    for size in (0, 1, 4, 17, 40):
+        picked = np.sort(rng.choice(40, size, replace=False))
+        pd.testing.assert_frame_equal(take_rows(frame, picked), frame.iloc[picked])
