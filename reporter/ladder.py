@@ -99,7 +99,7 @@ def single_request_time(data: AuditData, run_id: str) -> tuple[float, str]:
         value = float(np.median([data.figures(r)["wall_s"] for r in lone]))
         if not np.isnan(value):
             return value, f"one request alone (run {lone[0]})"
-    return float(data.requests_of(run_id)["decode_s"].median()), "median decode time of one request"
+    return data.median_of(run_id, "decode_s"), "median decode time of one request"
 
 
 def _shown(done: np.ndarray, limit: int = 8) -> str:

@@ -203,7 +203,10 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     n = min(n, len(kept))
     first_done = float(end.min()) if len(end) else np.nan
     served = _median(ttft[first < first_done])
-    decode = _median(decode_s)
+    # the run's median decode time, taken once for the ladder too, when no row with a decode
+    # time is left out here (a failed one, or one without its own first token or end)
+    every = np.count_nonzero(~np.isnan(data.values_of(run_id, "decode_s"))) == len(kept)
+    decode = data.median_of(run_id, "decode_s") if every else _median(decode_s)
     slack = data.config[HANDOVER_SHARE] * decode
     after_release = (first >= first_done) & _admitted_at_release(
         first, ends, slack, order, merged[1]
