@@ -90,14 +90,17 @@ class AuditData:
         """The end times of a run's successful requests in ascending order (NaN last), sorted
         once for the ladder, the admission-queue rule and the completions chart (not to be
         written)."""
-        if run not in self._sorted_ends:
-            end = np.asarray(self.values_of(run, "t_end"), dtype="float64")
-            ok = np.asarray(self.values_of(run, "ok"), dtype=bool)
-            # a trace lists its requests nearly in time order: a stable sort merges the
-            # ordered stretches (3× faster there than the default), and sorted values are
-            # the same whichever sort made them
-            self._sorted_ends[run] = np.sort(end[ok], kind="stable")
-        return self._sorted_ends[run]
+        if run in self._sorted_ends:
+            return self._sorted_ends[run]
+        end = np.asarray(self.values_of(run, "t_end"), dtype="float64")
+        ok = np.asarray(self.values_of(run, "ok"), dtype=bool)
+        # a trace lists its requests nearly in time order: a stable sort merges the ordered
+        # stretches (3× faster there than the default), and sorted values are the same
+        # whichever sort made them
+        ends = np.sort(end[ok], kind="stable")
+        if self.tables.store is None:  # a streamed audit keeps no array per row
+            self._sorted_ends[run] = ends
+        return ends
 
     @cached_property
     def _sorted_ends(self) -> dict[str, np.ndarray]:
@@ -120,10 +123,13 @@ class AuditData:
     def send_order(self, run: str) -> np.ndarray:
         """The positions of a run's request rows in order of send time (a stable sort, NaN
         last), sorted once for the prefill window and the timeline chart (not to be written)."""
-        if run not in self._send_orders:
-            send = np.asarray(self.values_of(run, "t_send"), dtype="float64")
-            self._send_orders[run] = np.argsort(send, kind="stable")
-        return self._send_orders[run]
+        if run in self._send_orders:
+            return self._send_orders[run]
+        send = np.asarray(self.values_of(run, "t_send"), dtype="float64")
+        order = np.argsort(send, kind="stable")
+        if self.tables.store is None:  # a streamed audit keeps no array per row
+            self._send_orders[run] = order
+        return order
 
     @cached_property
     def _send_orders(self) -> dict[str, np.ndarray]:
