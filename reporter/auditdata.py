@@ -197,6 +197,25 @@ class AuditData:
             out.setdefault(str(group), []).append(str(run))
         return out
 
+    def lone_requests(self, group: str) -> tuple[list[str], float]:
+        """The group's runs of a single request at concurrency 1 (in `groups()` order) and
+        the median of their wall clocks (NaN if none): one request's duration alone. Taken
+        once per group: every run of the group asks, and a walk of the group per run made a
+        sweep of thousands of runs quadratic."""
+        if group not in self._lone_requests:
+            lone = [
+                r
+                for r in self.groups().get(group, [])
+                if self.concurrency(r) == 1 and self.figures(r)["requests"] == 1
+            ]
+            walls = [self.figures(r)["wall_s"] for r in lone]
+            self._lone_requests[group] = (lone, float(np.median(walls)) if lone else math.nan)
+        return self._lone_requests[group]
+
+    @cached_property
+    def _lone_requests(self) -> dict[str, tuple[list[str], float]]:
+        return {}
+
     def group_reason(self, group: str) -> str:
         """Why the runs of a group were put together (the fields they share)."""
         return self.tables.group_reasons.get(group, "")

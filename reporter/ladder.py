@@ -89,16 +89,9 @@ def ladder(data: AuditData, run_id: str) -> Decision:
 
 def single_request_time(data: AuditData, run_id: str) -> tuple[float, str]:
     """One request's duration: a lone request of the same sweep, else the median decode time."""
-    group = data.run_field(run_id, "group")
-    lone = [
-        r
-        for r in data.groups().get(str(group), [])
-        if data.concurrency(r) == 1 and data.figures(r)["requests"] == 1
-    ]
-    if lone:
-        value = float(np.median([data.figures(r)["wall_s"] for r in lone]))
-        if not np.isnan(value):
-            return value, f"one request alone (run {lone[0]})"
+    lone, value = data.lone_requests(str(data.run_field(run_id, "group")))
+    if lone and not np.isnan(value):
+        return value, f"one request alone (run {lone[0]})"
     return data.median_of(run_id, "decode_s"), "median decode time of one request"
 
 
