@@ -64,20 +64,25 @@ def check(data: AuditData) -> list[Finding]:
 
 
 def _check_run(data: AuditData, run_id: str) -> Finding:
-    rows = data.requests_of(run_id)
-    if len(rows) and rows["reported_tps"].notna().any():  # most tools report none
-        rows = rows[rows["ok"] & rows["reported_tps"].notna()]
-    else:
-        rows = rows.iloc[0:0]
-    if rows.empty:
+    # the successful requests with a reported rate, as arrays: no frame taken per run (most
+    # tools report none)
+    reported = np.asarray(data.values_of(run_id, "reported_tps"), dtype="float64")
+    kept = np.flatnonzero(
+        ~np.isnan(reported) & np.asarray(data.values_of(run_id, "ok"), dtype=bool)
+    )
+    if not len(kept):
         return RULE.finding(run_id, Outcome.NOT_APPLICABLE, "no per-request reported rate")
-    reported = rows["reported_tps"].to_numpy()
-    out = rows["output_tokens"].to_numpy()
+
+    def column(name: str) -> np.ndarray:
+        return np.asarray(data.values_of(run_id, name), dtype="float64")[kept]
+
+    reported = reported[kept]
+    out = column("output_tokens")
     with np.errstate(invalid="ignore", divide="ignore"):
         candidates = {
-            "tokens ÷ decode time": rows["decode_tps"].to_numpy(),
-            "tokens ÷ end-to-end time": out / rows["e2e"].to_numpy(),
-            "chunks ÷ decode time": rows["n_chunks"].to_numpy() / rows["decode_s"].to_numpy(),
+            "tokens ÷ decode time": column("decode_tps"),
+            "tokens ÷ end-to-end time": out / column("e2e"),
+            "chunks ÷ decode time": column("n_chunks") / column("decode_s"),
         }
     ratios = {}
     for name, values in candidates.items():
@@ -126,7 +131,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             "decode time",
             arithmetic=lines,
             numbers=numbers,
-            refs=request_refs(rows),
+            refs=request_refs(data.requests_of(run_id).iloc[kept[:8]]),
             help="use the token counts (usage) and the trace's own times, not the reported rate",
         )
     return RULE.finding(
@@ -136,7 +141,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         f"is {fmt(ratios[best], 2)}× {best}",
         arithmetic=lines,
         numbers=numbers,
-        refs=request_refs(rows),
+        refs=request_refs(data.requests_of(run_id).iloc[kept[:8]]),
         help="check the token counts and the clocks; use tokens ÷ time from the trace itself",
     )
 
