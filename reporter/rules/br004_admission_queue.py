@@ -170,17 +170,21 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             Outcome.UNDECIDABLE,
             f"no {', '.join(missing)} for every request: cannot see who waited",
         )
-    rows = data.requests_of(run_id)
-    # the successful requests with a first token and an end, as arrays (no frame copied)
-    first_all = rows["t_first"].to_numpy(dtype="float64")
-    end_all = rows["t_end"].to_numpy(dtype="float64")
+
+    # the successful requests with a first token and an end, as arrays (no frame taken)
+    def column(name: str) -> np.ndarray:
+        return np.asarray(data.values_of(run_id, name), dtype="float64")
+
+    first_all, end_all = column("t_first"), column("t_end")
     kept = np.flatnonzero(
-        rows["ok"].to_numpy(dtype=bool) & ~np.isnan(first_all) & ~np.isnan(end_all)
+        np.asarray(data.values_of(run_id, "ok"), dtype=bool)
+        & ~np.isnan(first_all)
+        & ~np.isnan(end_all)
     )
     first, end = first_all[kept], end_all[kept]
-    send = rows["t_send"].to_numpy(dtype="float64")[kept]
-    ttft = rows["ttft"].to_numpy(dtype="float64")[kept]
-    decode_s = rows["decode_s"].to_numpy(dtype="float64")[kept]
+    send = column("t_send")[kept]
+    ttft = column("ttft")[kept]
+    decode_s = column("decode_s")[kept]
     share = data.config[QUEUE_HELD_SHARE]
     ends = data.sorted_ends(run_id)
     # the successful requests' ends sorted once for every reader, unless some lack a first
@@ -272,7 +276,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         f"{fmt(wait, 2)} s for their first token",
         arithmetic=arithmetic,
         numbers=numbers,
-        refs=request_refs(rows.iloc[kept[waited_at]]),
+        refs=request_refs(data.requests_of(run_id).iloc[kept[waited_at[:8]]]),
         help=f"quote the figure as {k} concurrent requests, or raise the server's slot / "
         "max-sequences limit and measure again; never sum per-request rates",
     )
