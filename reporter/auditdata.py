@@ -251,9 +251,10 @@ def ref(row: pd.Series | dict[str, Any]) -> str:
 
 def request_refs(rows: pd.DataFrame, limit: int = 8) -> list[str]:
     """path:line of the first rows, for a finding's evidence pointers."""
-    head = rows.iloc[:limit]
-    paths = head["source_path"].astype(str).to_numpy()
-    lines = head["source_line"].to_numpy()
+    # the two columns' first values, not the rows' frame, each path as astype(str) writes it
+    # ("nan" when missing): a frame and a categorical's astype cost more than the refs
+    paths = ["nan" if pd.isna(p) else str(p) for p in rows["source_path"].iloc[:limit]]
+    lines = rows["source_line"].iloc[:limit].to_numpy()
     return [f"{p}:{int(n)}" for p, n in zip(paths, lines, strict=True)]
 
 
