@@ -18,7 +18,7 @@ from reporter.claims import CLAIM_TOLERANCE, matching
 from reporter.facts import RATE, Decision, RunFacts
 from reporter.findings import Finding, RuleDoc
 from reporter.ingest.validate import SCHEMA_NAME
-from reporter.latency import run_latency
+from reporter.latency import run_latencies, run_latency
 from reporter.model import (
     EMPTY_RUN,
     FORMAT_VERSION,
@@ -104,6 +104,7 @@ def build_verdict(
     by_subject = {(f.code, f.subject): f for f in findings}
     facts = data.facts
     latencies = data.tables.latencies()
+    latency_of = run_latencies(latencies)  # each run's, read at once
     runs: list[RunSummary] = []
     run_verdicts: dict[str, VerdictKind] = {}
     for _, row in data.tables.runs.iterrows():
@@ -174,7 +175,7 @@ def build_verdict(
                 source=f"{row['source_path']}:{int(row['source_line'])}"
                 if number(row["source_line"]) is not None
                 else str(row["source_path"]),
-                latency=run_latency(latencies, run_id),
+                latency=latency_of.get(run_id) or run_latency(latencies, run_id),
                 phase=None if row.get("phase") is None else str(row["phase"]),
                 prompt_tps=number(s["prompt_tps"]) if prompt_only else None,
                 decode_bound=rf.decode.value if rf.decode is not None else None,

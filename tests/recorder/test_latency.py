@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reporter.latency import latency_table, run_latency
+from reporter.latency import latency_table, run_latencies, run_latency
 from reporter.table import normalize_requests
 
 
@@ -42,6 +42,8 @@ def test_percentiles_per_run():
     assert b["tpot_s"]["p50"] == pytest.approx(0.25)
     assert b["itl_s"] == {"p50": None, "p90": None, "p99": None}
     assert run_latency(table, "absent")["e2e_s"] == {"p50": None, "p90": None, "p99": None}
+    # every run's at once, as the verdict reads them: the same dicts
+    assert run_latencies(table) == {r: run_latency(table, r) for r in ("a", "b")}
 
 
 def test_empty_table():
