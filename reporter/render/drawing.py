@@ -2,26 +2,14 @@
 
 vl-convert draws a chart in a JavaScript engine that it starts once per process (about half
 a second of CPU) and that holds the GIL while it draws; most of a chart's cost is vega's
-text measurement, for which vl-convert opens and maps the font file again for every glyph.
-A report of the shipped traces draws 22 charts, about 2 s of CPU in one process. `start()`
-launches one helper process, and a second when a core is idle, that start their engine while
-the audit parses and checks the traces; the report's charts are then sent to them as soon as
-each is specified (`Batch`), so that they draw while the report process specifies the rest.
-Each helper runs vl-convert as the report process would (same spec, same config), and the
-SVG goes through the same id renaming and safety check (`charts.finished_svg`), so the
+text measurement, which reads the font for every glyph it measures. A report of the shipped
+traces draws 22 charts, about 2 s of CPU in one process. `start()` launches one helper
+process, and a second when a core is idle, that start their engine while the audit parses
+and checks the traces; the report's charts are then sent to them as soon as each is
+specified (`Batch`), so that they draw while the report process specifies the rest. Each
+helper runs vl-convert exactly as the report process would (same spec, same config), and
+the SVG goes through the same id renaming and safety check (`charts.finished_svg`), so the
 report is byte for byte the same.
-
-The helpers draw with their own copies of the two faces the charts use, DejaVu Sans and its
-bold, taken from the files fontconfig finds and written for the run (reporter.render.drawer):
-the kernel maps a file written in one piece with fewer page faults, and vl-convert loads two
-faces instead of every font of the machine. The 22 charts of the shipped traces took 1.44 s
-of CPU instead of 1.69 s in one engine (Linux 6.18, ext4; load 3 to 4.5 on 2 cores, median
-of 5). No font is bundled with the package: the report keeps measuring with the font of
-the machine that draws it, so a chart drawn in process (library use, a helper that died)
-stays the same as one drawn by a helper, and the wheel carries no megabyte of fonts. A
-helper declines a chart whose text it cannot vouch for (a character without a glyph in both
-faces, another family or style), and the report process draws it; when fontconfig finds no
-DejaVu Sans, or two different files for one face, the helpers use the machine's fonts.
 
 Without `start()` (library use, tests) nothing is launched and charts are drawn in process;
 a helper that fails or dies costs nothing but time: its charts are drawn in process.
@@ -41,9 +29,22 @@ from typing import Any
 
 #: Helper processes: two, the cores of the smallest machine the audits run on.
 WORKERS = 2
-#: The helper's program (reporter.render.drawer), run as `python -P -c`: it reads one JSON job
-#: per line and writes one JSON answer per line, and imports nothing of benchreport.
-_SOURCE = Path(__file__).with_name("drawer.py").read_text(encoding="utf-8")
+#: The helper: reads one JSON job per line, writes one JSON answer per line. It imports
+#: nothing of benchreport (whose import pulls pandas and pyarrow), only vl-convert.
+_SOURCE = r"""
+import json, sys
+import vl_convert as vlc
+vlc.vegalite_to_svg({"mark": "point"})
+for line in sys.stdin:
+    job = json.loads(line)
+    try:
+        answer = {"svg": vlc.vegalite_to_svg(job["spec"], config=job["config"],
+                                             allowed_base_urls=[])}
+    except Exception as exc:
+        answer = {"error": str(exc)}
+    sys.stdout.write(json.dumps(answer) + "\n")
+    sys.stdout.flush()
+"""
 
 _workers: list[subprocess.Popen[str]] = []
 
@@ -172,7 +173,5 @@ class Batch:
                 return  # this helper is gone: the others, or the caller, draw the rest
             if "svg" in answer:
                 self._results[index] = str(answer["svg"])
-            elif "declined" in answer:
-                pass  # its fonts might not draw it as the machine's do: the caller draws it
             else:
                 self._results[index] = ValueError(str(answer.get("error", "no answer")))
