@@ -193,6 +193,8 @@ def run_latencies(table: pd.DataFrame) -> dict[str, dict[str, dict[str, Any]]]:
     cost more than the verdict's own work per run on a sweep of thousands of runs); a run
     not in the table is not in the answer."""
     names = [f"{m.removesuffix('_s')}_p{p}" for m in METRICS for p in PERCENTILES]
+    if not all(name in table.columns for name in names):
+        return {}  # a table with no figures (a streamed audit's, no request rows): no run
     rows = table[names].to_numpy(dtype="float64").tolist()
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for run_id, row in zip(table.index, rows, strict=True):

@@ -49,6 +49,9 @@ def test_percentiles_per_run():
 def test_empty_table():
     table = latency_table(normalize_requests(pd.DataFrame({"run": [], "id": []})))
     assert table.empty
+    # a table without the figures' columns (a streamed audit's) holds no run
+    assert run_latencies(pd.DataFrame()) == {}
+    assert run_latency(pd.DataFrame(), "a")["ttft_s"] == {"p50": None, "p90": None, "p99": None}
 
 
 def test_chunk_times_read_from_arrow_chunks_as_from_lists():
