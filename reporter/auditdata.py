@@ -7,6 +7,7 @@ filled in once by `reporter.facts.audit_data`, so that this module imports no re
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -90,17 +91,28 @@ class AuditData:
         """The end times of a run's successful requests in ascending order (NaN last), sorted
         once for the ladder, the admission-queue rule and the completions chart (not to be
         written)."""
-        if run in self._sorted_ends:
-            return self._sorted_ends[run]
-        end = np.asarray(self.values_of(run, "t_end"), dtype="float64")
-        ok = np.asarray(self.values_of(run, "ok"), dtype=bool)
-        # a trace lists its requests nearly in time order: a stable sort merges the ordered
-        # stretches (3× faster there than the default), and sorted values are the same
-        # whichever sort made them
-        ends = np.sort(end[ok], kind="stable")
-        if self.tables.store is None:  # a streamed audit keeps no array per row
-            self._sorted_ends[run] = ends
-        return ends
+
+        def make() -> np.ndarray:
+            end = np.asarray(self.values_of(run, "t_end"), dtype="float64")
+            ok = np.asarray(self.values_of(run, "ok"), dtype=bool)
+            # a trace lists its requests nearly in time order: a stable sort merges the
+            # ordered stretches (3× faster there than the default), and sorted values are
+            # the same whichever sort made them
+            return np.sort(end[ok], kind="stable")
+
+        return self._once_per_run(self._sorted_ends, run, make)
+
+    def _once_per_run(
+        self, kept: dict[str, np.ndarray], run: str, make: Callable[[], np.ndarray]
+    ) -> np.ndarray:
+        """`make()` for `run`, kept in `kept` for the next reader, unless the audit is
+        streamed: it keeps no array per row."""
+        if run in kept:
+            return kept[run]
+        value = make()
+        if self.tables.store is None:
+            kept[run] = value
+        return value
 
     @cached_property
     def _sorted_ends(self) -> dict[str, np.ndarray]:
@@ -123,13 +135,12 @@ class AuditData:
     def send_order(self, run: str) -> np.ndarray:
         """The positions of a run's request rows in order of send time (a stable sort, NaN
         last), sorted once for the prefill window and the timeline chart (not to be written)."""
-        if run in self._send_orders:
-            return self._send_orders[run]
-        send = np.asarray(self.values_of(run, "t_send"), dtype="float64")
-        order = np.argsort(send, kind="stable")
-        if self.tables.store is None:  # a streamed audit keeps no array per row
-            self._send_orders[run] = order
-        return order
+
+        def make() -> np.ndarray:
+            send = np.asarray(self.values_of(run, "t_send"), dtype="float64")
+            return np.argsort(send, kind="stable")
+
+        return self._once_per_run(self._send_orders, run, make)
 
     @cached_property
     def _send_orders(self) -> dict[str, np.ndarray]:
