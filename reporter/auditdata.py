@@ -106,10 +106,12 @@ class AuditData:
         self, kept: dict[str, np.ndarray], run: str, make: Callable[[], np.ndarray]
     ) -> np.ndarray:
         """`make()` for `run`, kept in `kept` for the next reader, unless the audit is
-        streamed: it keeps no array per row."""
+        streamed: it keeps no array per row. Read-only: every reader shares the one array, and
+        one that wrote into it would change what the others read."""
         if run in kept:
             return kept[run]
         value = make()
+        value.flags.writeable = False
         if self.tables.store is None:
             kept[run] = value
         return value
