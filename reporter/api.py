@@ -208,6 +208,15 @@ def prepare_outputs(
         drawing.start()
 
 
+def begin_outputs(verdict: Verdict) -> None:
+    """After `audit`, before `render_outputs`: hand the verdict to the chart helpers started
+    by `prepare_outputs`, so that they make the charts while the caller prints its summary.
+    Nothing when no helper runs."""
+    from reporter.render import drawing
+
+    drawing.send(verdict)
+
+
 def render_outputs(
     verdict: Verdict,
     *,

@@ -166,6 +166,7 @@ def audit(
         group_by=group_by,
         stream=stream,
     )
+    api.begin_outputs(verdict)  # the charts are made while the summary is printed
     for inp in verdict.inputs:
         if inp.skipped:
             echo(

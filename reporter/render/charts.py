@@ -8,20 +8,19 @@ sampled (evenly, in a fixed order) and the chart says what it shows.
 
 from __future__ import annotations
 
-import contextvars
 import hashlib
 import json
 import math
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Literal
 
 import altair as alt
 import vl_convert as vlc
 
 from reporter.errors import RenderError
-from reporter.model import MAX_RUN_CHARTS, Completions, GroupSummary, RunSeries, Timeline, Verdict
+from reporter.model import Completions, GroupSummary, RunSeries, Timeline, Verdict
 from reporter.render import drawing
 from reporter.render.common import MAX_MESSAGE, Chart, num, pct, shown
 from reporter.values import number_or_nan
@@ -74,15 +73,6 @@ VALIDATE = False
 _ID = re.compile(r'\bid="([^"]+)"')
 
 
-@dataclass
-class Drawn:
-    """The charts of one report, and what was left out or sampled."""
-
-    overview: list[Chart] = field(default_factory=list)
-    runs: list[Chart] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-
 def to_svg(spec: dict[str, Any], chart_id: str) -> str:
     """Draw a Vega-Lite spec; ids renamed `<chart_id>-<n>`, content checked to load nothing."""
     try:
@@ -122,44 +112,13 @@ def drawn_chart(
     holding `url(` lands in an attribute); that costs the one chart, never the report.
     """
     chart = Chart(chart_id, title, caption, "", note, small=small, group=group, run=run)
-    sending = _sending.get()
-    if sending is not None:  # a helper process draws it (draw_charts)
-        sending.charts.append((chart, spec))
-        sending.batch.submit(spec)
-        return chart
-    return _drawn(chart, spec, None)
-
-
-def _drawn(chart: Chart, spec: dict[str, Any], drawing: str | Exception | None) -> Chart:
-    """`chart` with its SVG: drawn by a helper (`drawing`), or here when no helper did."""
     try:
-        if isinstance(drawing, str):
-            svg = finished_svg(drawing, chart.id)
-        elif isinstance(drawing, Exception):
-            raise RenderError(f"chart {chart.id}: cannot draw: {drawing}")
-        else:
-            svg = to_svg(spec, chart.id)
+        svg = to_svg(spec, chart_id)
     except RenderError as exc:
         reason = shown(str(exc), MAX_MESSAGE)
         left_out = f"This chart was left out: it could not be drawn safely ({reason})."
         return replace(chart, caption="", note="", left_out=left_out)
     return replace(chart, svg=svg)
-
-
-@dataclass
-class _Sending:
-    """The charts of a `draw_charts` call sent to the helper processes (`batch`), each with
-    its spec, in the order sent."""
-
-    batch: drawing.Batch
-    charts: list[tuple[Chart, dict[str, Any]]] = field(default_factory=list)
-
-
-#: Where `drawn_chart` sends a chart: set by `draw_charts` while the helper processes
-#: (reporter.render.drawing) draw; None: drawn at once, here.
-_sending: contextvars.ContextVar[_Sending | None] = contextvars.ContextVar(
-    "charts_sending", default=None
-)
 
 
 def check_svg(svg: str, chart_id: str = "chart") -> None:
@@ -718,49 +677,22 @@ def bandwidth_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
     return drawn_chart("bandwidth", "Bandwidth utilization", caption, spec)
 
 
-def draw_charts(verdict: Verdict) -> Drawn:
-    """Every chart of the report, in the order the report shows them; drawn by the helper
-    processes when they were started (reporter.render.drawing), each sent to them as soon
-    as it is specified, else drawn here one by one."""
-    if not drawing.running():
-        return _specified_charts(verdict)
-    sending = _Sending(drawing.Batch(CONFIG))
-    token = _sending.set(sending)
-    try:
-        drawn = _specified_charts(verdict)
-    finally:
-        _sending.reset(token)
-        drawings = sending.batch.results()
-    done = {
-        chart.id: _drawn(chart, spec, result)
-        for (chart, spec), result in zip(sending.charts, drawings, strict=True)
-    }
-    drawn.overview = [done.get(c.id, c) for c in drawn.overview]
-    drawn.runs = [done.get(c.id, c) for c in drawn.runs]
-    return drawn
-
-
-def _specified_charts(verdict: Verdict) -> Drawn:
+def made(verdict: Verdict, job: drawing.Job) -> drawing.Made:
+    """The charts of one job of `drawing.chart_jobs(verdict)`, and the notes it adds; the
+    same here and in a helper process."""
+    kind, index = job
+    notes: list[str] = []
     # altair's debug mode validates every object as it is made, a second time for a
     # layer's or a concatenation's parts; `VALIDATE` checks each whole spec once instead.
     with alt.utils.schemapi.debug_mode(False):
-        return _specified(verdict)
-
-
-def _specified(verdict: Verdict) -> Drawn:
-    drawn = Drawn()
-    drawn.overview.extend(scaling_charts(verdict, drawn.notes))
-    for maker in (wall_split_chart, bandwidth_chart):
-        chart = maker(verdict, drawn.notes)
-        if chart is not None:
-            drawn.overview.append(chart)
-    for k, series in enumerate(verdict.series.runs):
-        chart = run_chart(series, k + 1)
-        if chart is not None:
-            drawn.runs.append(chart)
-    if verdict.series.runs_with_times > MAX_RUN_CHARTS:
-        drawn.notes.append(
-            f"timelines: {MAX_RUN_CHARTS} of {verdict.series.runs_with_times} runs drawn (in "
-            "the order of the run table)"
-        )
-    return drawn
+        if kind == drawing.SCALING:
+            made = scaling_charts(verdict, notes)
+        elif kind == drawing.WALL_SPLIT:
+            made = [c for c in [wall_split_chart(verdict, notes)] if c is not None]
+        elif kind == drawing.BANDWIDTH:
+            made = [c for c in [bandwidth_chart(verdict, notes)] if c is not None]
+        elif kind == drawing.RUN:
+            made = [c for c in [run_chart(verdict.series.runs[index], index + 1)] if c]
+        else:
+            raise ValueError(f"no such chart job: {job!r}")
+    return made, notes

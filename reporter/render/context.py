@@ -681,7 +681,7 @@ def build_context(
     )
     drawn_charts: list[Chart] = []
     if charts:
-        from reporter.render.charts import draw_charts
+        from reporter.render.drawing import draw_charts
 
         drawn = draw_charts(verdict)
         context.charts.extend(drawn.overview)

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from reporter import api
 from reporter.cli import main
-from reporter.render.charts import draw_charts
+from reporter.render.drawing import draw_charts
 from reporter.render.html import render_html
 
 HOSTILE_ID = "a url(http://evil.example/x) b"

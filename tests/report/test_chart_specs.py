@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from reporter import api
-from reporter.render import charts
+from reporter.render import charts, drawing
 from reporter.verdict import Verdict
 from tests.report.conftest import ROOT
 
@@ -33,7 +33,7 @@ def _validated_specs(verdict: Verdict, monkeypatch: pytest.MonkeyPatch) -> list[
     with monkeypatch.context() as mp:
         mp.setattr(charts, "VALIDATE", True)
         mp.setattr(charts.vlc, "vegalite_to_svg", record)
-        charts.draw_charts(verdict)
+        drawing.draw_charts(verdict)
     return drawn
 
 

@@ -7,13 +7,16 @@ fails must cost only time.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from reporter.render import charts, drawing
+from reporter.render import drawing
 from reporter.verdict import Verdict
+from tests.report.conftest import ROOT
 
 
 @pytest.fixture
@@ -23,17 +26,54 @@ def helpers() -> Iterator[None]:
 
 
 @pytest.mark.slow  # two helper processes start a JavaScript engine each: ~2 s of CPU
-def test_helpers_draw_the_same_bytes_as_the_report_process(
+def test_helpers_make_the_same_charts_as_the_report_process(
     fixture_verdicts: Callable[[str], Verdict], helpers: None, real_chart_drawing: None
 ) -> None:
     verdict = fixture_verdicts("batched.jsonl")
-    here = charts.draw_charts(verdict)
+    here = drawing.draw_charts(verdict)
     drawing.start(2)
     assert drawing.running()
-    there = charts.draw_charts(verdict)
+    drawing.send(verdict)
+    assert drawing._sent is not None and drawing._sent[0] is verdict
+    there = drawing.draw_charts(verdict)
+    assert drawing._sent is None
     assert there == here
     assert [c.id for c in there.runs] == ["run-1", "run-2", "run-3", "run-4"]
     assert all(c.svg.startswith("<svg") for c in [*there.overview, *there.runs])
+    # a second verdict is sent anew: nothing of the first one's batch is reused
+    other = fixture_verdicts("ladder.jsonl")
+    assert drawing.draw_charts(other) == _in_process(other)
+
+
+def _in_process(verdict: Verdict) -> drawing.Drawn:
+    workers, drawing._workers[:] = list(drawing._workers), []
+    try:
+        return drawing.draw_charts(verdict)
+    finally:
+        drawing._workers[:] = workers
+
+
+@pytest.mark.slow  # a helper starts a JavaScript engine: ~1 s of CPU
+def test_the_report_process_imports_no_chart_code_when_the_helpers_make_every_chart(
+    tmp_path: Path,
+) -> None:
+    trace = ROOT / "traces" / "honest-batched.jsonl"
+    program = (
+        "import sys\n"
+        "from reporter import api\n"
+        "api.prepare_outputs(default_html=True)\n"
+        f"verdict = api.audit([{str(trace)!r}])\n"
+        "api.begin_outputs(verdict)\n"
+        f"api.render_outputs(verdict, html={str(tmp_path / 'report.html')!r})\n"
+        "print(sorted(m for m in ('altair', 'vl_convert', 'reporter.render.charts')"
+        " if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert done.stdout.strip() == "[]"
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert page.count("<svg") >= 3
 
 
 def test_a_helper_that_dies_leaves_its_charts_to_the_report_process(
@@ -42,27 +82,58 @@ def test_a_helper_that_dies_leaves_its_charts_to_the_report_process(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     verdict = fixture_verdicts("ladder.jsonl")
-    here = charts.draw_charts(verdict)
+    here = drawing.draw_charts(verdict)
     monkeypatch.setattr(drawing, "_SOURCE", "import sys; sys.exit(3)")
     drawing.start(2)
-    there = charts.draw_charts(verdict)
+    there = drawing.draw_charts(verdict)
     assert there == here
     assert not any(c.left_out for c in [*there.overview, *there.runs])
 
 
+def test_a_job_a_helper_fails_is_made_by_the_report_process(
+    fixture_verdicts: Callable[[str], Verdict],
+    helpers: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a helper that answers every job with an error: the report process makes them all
+    monkeypatch.setattr(
+        drawing,
+        "_SOURCE",
+        "import sys, pickle; sys.path.insert(0, sys.argv[1])\n"
+        "from reporter.render import drawing as d\n"
+        "while True:\n"
+        "    d._read(sys.stdin.buffer)\n"
+        "    d._write(sys.stdout.buffer, pickle.dumps('RuntimeError: no'))\n",
+    )
+    verdict = fixture_verdicts("ladder.jsonl")
+    here = drawing.draw_charts(verdict)
+    drawing.start(1)
+    assert drawing.draw_charts(verdict) == here
+
+
+@pytest.mark.slow  # a helper starts a JavaScript engine: ~1 s of CPU
 def test_a_chart_a_helper_cannot_draw_is_left_out_with_its_reason(
     fixture_verdicts: Callable[[str], Verdict],
     helpers: None,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    answer = '{"error": "unsupported mark"}'
+    # vl-convert in the helper refuses every chart's spec: the helper leaves each chart out,
+    # as the report process would, and says why
     monkeypatch.setattr(
         drawing,
         "_SOURCE",
-        f"import sys\nfor line in sys.stdin:\n    print({answer!r}, flush=True)\n",
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "import vl_convert\n"
+        "def refuse(spec, *args, **kwargs):\n"
+        "    if spec == {'mark': 'point'}:\n"
+        "        return ''  # the engine's start\n"
+        "    raise ValueError('unsupported mark')\n"
+        "vl_convert.vegalite_to_svg = refuse\n"
+        "from reporter.render import drawing\n"
+        "drawing.serve()\n",
     )
     drawing.start(1)
-    drawn = charts.draw_charts(fixture_verdicts("ladder.jsonl"))
+    drawn = drawing.draw_charts(fixture_verdicts("ladder.jsonl"))
     assert drawn.overview and drawn.runs
     for chart in [*drawn.overview, *drawn.runs]:
         assert chart.svg == "" and chart.caption == ""

@@ -9,7 +9,7 @@ import pytest
 from markdown_it import MarkdownIt
 from report_helpers import parse
 
-from reporter.render.charts import draw_charts
+from reporter.render.drawing import draw_charts
 from reporter.render.html import render_html
 from reporter.render.markdown import render_markdown
 from reporter.verdict import Verdict

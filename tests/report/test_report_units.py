@@ -11,7 +11,7 @@ import pytest
 
 from reporter.errors import RenderError
 from reporter.findings import Finding
-from reporter.render.charts import check_svg, draw_charts, to_svg
+from reporter.render.charts import check_svg, to_svg
 from reporter.render.context import (
     DocBlock,
     Span,
@@ -22,6 +22,7 @@ from reporter.render.context import (
     shown,
     value_text,
 )
+from reporter.render.drawing import draw_charts
 from reporter.render.markdown import fenced, md_text
 from reporter.types import Outcome, Severity
 from reporter.verdict import Verdict
