@@ -18,6 +18,7 @@ depends on the load; read the ratios, which are measured side by side.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import resource
 import statistics
@@ -28,17 +29,40 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: prctl(2): orphaned descendants are reparented to this process, not to init.
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def adopt_orphans() -> None:
+    """Make this process the reaper of its descendants that outlive their parent (Linux): the
+    report's chart helpers end after the report process, unwaited, and their CPU time counts
+    only when someone reaps them."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        print("cannot adopt orphans: the CPU time of unwaited helpers is not counted")
+
+
+def reap() -> None:
+    """Wait for every descendant left (orphans adopted by `adopt_orphans`)."""
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
 
 
 def timed(args: list[str], code: Path = ROOT) -> tuple[float, float]:
-    """Wall seconds and CPU seconds (user + system of the process and its children), of
-    `args` run with the package in `code`."""
+    """Wall seconds (until the process ends) and CPU seconds (user + system of the process
+    and every process it started, helpers included), of `args` run with the package in
+    `code`."""
     env_path = os.environ.get("PYTHONPATH", "")
     env = {**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{env_path}" if env_path else str(code)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, check=False)
     wall = time.perf_counter() - start
+    reap()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):
         sys.exit(f"{' '.join(args)} exited {done.returncode}: {done.stderr.decode()[-2000:]}")
@@ -53,6 +77,7 @@ def main() -> None:
     ap.add_argument("--against", type=Path, help="also time the HTML report of the code in DIR")
     ap.add_argument("traces", nargs="*", help="default: traces/*.jsonl")
     args = ap.parse_args()
+    adopt_orphans()
     traces = args.traces or sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("traces/*.jsonl"))
     audit = [sys.executable, "-m", "reporter", "audit", *traces]
     load_before = os.getloadavg()[0]

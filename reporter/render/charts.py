@@ -21,7 +21,7 @@ import vl_convert as vlc
 
 from reporter.errors import RenderError
 from reporter.model import Completions, GroupSummary, RunSeries, Timeline, Verdict
-from reporter.render import drawing
+from reporter.render import drawing, fonts
 from reporter.render.common import MAX_MESSAGE, Chart, num, pct, shown
 from reporter.values import number_or_nan
 
@@ -73,8 +73,19 @@ VALIDATE = False
 _ID = re.compile(r'\bid="([^"]+)"')
 
 
+#: In a helper process drawing with subsets of the font (reporter.render.fonts): what they
+#: cover. A spec they do not cover raises `NotCovered`, and the report process draws it.
+COVERAGE: fonts.Coverage | None = None
+
+
+class NotCovered(Exception):
+    """A chart the helper's fonts would not draw as the machine's fonts do."""
+
+
 def to_svg(spec: dict[str, Any], chart_id: str) -> str:
     """Draw a Vega-Lite spec; ids renamed `<chart_id>-<n>`, content checked to load nothing."""
+    if COVERAGE is not None and (reason := COVERAGE.declines(spec, CONFIG)):
+        raise NotCovered(f"chart {chart_id}: {reason}")
     try:
         svg: str = vlc.vegalite_to_svg(spec, config=CONFIG, allowed_base_urls=[])
     except Exception as exc:  # vl-convert raises plain ValueErrors for spec problems

@@ -3,18 +3,20 @@
 A chart costs three things: altair's import and the Vega-Lite spec (reporter.render.charts),
 vl-convert's JavaScript engine, which it starts once per process (about 0.4 s of CPU) and
 which holds the GIL while it draws, and the drawing itself, most of which is vega measuring
-text. `start()` launches one helper process, and a second when a core is idle; each starts
-its engine and imports altair while the report process parses and checks the traces. Once
-the audit is done, `send(verdict)` hands each helper the verdict (pickled, a few hundred kB
-for the shipped traces) and the charts one job at a time (`chart_jobs`: the scaling charts,
-the wall-clock split, the bandwidth chart, each run's timeline), and the helpers specify and
-draw them while the report process prints the summary and builds the rest of the report; it
-never imports altair or starts an engine of its own. A helper runs the very code the report
-process would (`charts.made`), so the report is byte for byte the same.
+text. `start()` launches one helper process, and a second when a core is idle: the first
+imports altair and the chart code, then forks the second, so that the import is paid once;
+each then starts its own engine, all while the report process parses and checks the traces.
+They draw with subsets of the charts' font (reporter.render.fonts), which vl-convert measures
+faster. Once the audit is done, `send(verdict)` hands the helpers the verdict (pickled, a few
+hundred kB for the shipped traces) and the charts one job at a time (`chart_jobs`: the scaling
+charts, the wall-clock split, the bandwidth chart, each run's timeline), and the helpers
+specify and draw them while the report process prints the summary and builds the rest of the
+report; it never imports altair or starts an engine of its own. A helper runs the very code
+the report process would (`charts.made`), so the report is byte for byte the same.
 
 Without `start()` (library use, tests) nothing is launched and every chart is made in
-process; a helper that fails or dies costs nothing but time: the report process makes the
-charts it did not.
+process. A helper that fails or dies, or a chart its fonts do not cover, costs nothing but
+time: the report process makes the jobs the helpers did not.
 
 This module imports neither altair nor vl-convert: the report process loads them only to
 make a chart no helper made.
@@ -23,6 +25,7 @@ make a chart no helper made.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import pickle
 import queue
@@ -30,6 +33,7 @@ import struct
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -43,8 +47,8 @@ WORKERS = 2
 #: The helper's program: `serve()` from the same package the report process runs (the
 #: folder holding it is the argument), with nothing else of the caller's on the path.
 _SOURCE = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
-    "from reporter.render.drawing import serve; serve()"
+    "import os, sys; sys.path.insert(0, sys.argv[1]); "
+    "from reporter.render.drawing import serve; serve(sys.argv[2:]); os._exit(0)"
 )
 #: A chart job: what to make (`SCALING`, `WALL_SPLIT`, `BANDWIDTH`, `RUN`) and, for a run's
 #: chart, the index of its series in `verdict.series.runs`.
@@ -65,7 +69,19 @@ class Drawn:
     notes: list[str] = field(default_factory=list)
 
 
-_workers: list[subprocess.Popen[bytes]] = []
+@dataclass
+class _Helper:
+    """A helper process as the report process sees it: where its jobs go, where its answers
+    come from."""
+
+    input: IO[bytes]
+    output: IO[bytes]
+
+
+_workers: list[_Helper] = []
+#: The first helper's process (the others are its forks), and ended ones not yet reaped.
+_process: subprocess.Popen[bytes] | None = None
+_ended: list[subprocess.Popen[bytes]] = []
 #: The verdict handed to the helpers by `send` and the batch drawing it.
 _sent: tuple[Verdict, Batch] | None = None
 
@@ -103,52 +119,70 @@ def helpers_wanted() -> int:
 
     The engine holds the GIL while it starts and draws, so in the report process it can do
     nothing alongside the audit. The first helper costs no more CPU than drawing in process
-    (one engine either way) and starts its engine while the audit runs. A second one costs
-    its own engine (half a second of CPU) and pays only on a free core, where it draws half
-    the charts while the report process waits: on a busy machine (measured: a 2-core machine
-    at load 4-7) two helpers cost a second of CPU more and were no faster.
+    (one engine and one import of altair either way) and does it while the audit runs. A
+    second one, a fork of the first, costs its own engine (about 0.4 s of CPU) and pays only
+    on a free core, where it draws half the charts while the report process waits: on a busy
+    machine (a 2-core machine at load 4-7, measured when each helper was started alone) two
+    helpers cost a second of CPU more and were no faster.
     """
     return min(WORKERS, 1 + spare_cores())
 
 
 def start(count: int | None = None) -> None:
-    """Launch the helpers (once): `count`, else `helpers_wanted()`; they start their
-    engine and import altair at once, in the background."""
+    """Launch the helpers (once): `count`, else `helpers_wanted()`. One process is started;
+    it imports altair and the chart code, then forks the others, so that the import is paid
+    once; each then starts its own engine. All of it in the background, while the audit runs.
+    """
+    global _process
     if _workers:
         return
-    package_root = str(Path(__file__).resolve().parents[2])
-    for _ in range(helpers_wanted() if count is None else count):
-        try:
-            # -P: no script or current directory on sys.path, so that no file of the
-            # user's can stand in for a module the helper imports.
-            _workers.append(
-                subprocess.Popen(
-                    [sys.executable, "-P", "-c", _SOURCE, package_root],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
-        except OSError:
-            break
+    _ended[:] = [process for process in _ended if process.poll() is None]
+    count = helpers_wanted() if count is None else count
+    if count < 1:
+        return
+    # each fork's pipes: it reads its jobs from the first fd and answers on the second
+    forks = [(*os.pipe(), *os.pipe()) for _ in range(count - 1)]
+    theirs = [fd for jobs_r, _, _, answers_w in forks for fd in (jobs_r, answers_w)]
+    try:
+        # -P: no script or current directory on sys.path, so that no file of the user's
+        # can stand in for a module the helper imports. One BLAS thread: numpy's thread
+        # pool would be started by the import, before the fork.
+        _process = subprocess.Popen(
+            [sys.executable, "-P", "-c", _SOURCE, str(Path(__file__).resolve().parents[2]),
+             *(f"{jobs_r},{answers_w}" for jobs_r, _, _, answers_w in forks)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            pass_fds=theirs,
+            env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
+        )  # fmt: skip
+    except OSError:
+        for fd in (fd for pipes in forks for fd in pipes):
+            os.close(fd)
+        return
+    for fd in theirs:  # the helper has them now
+        os.close(fd)
+    assert _process.stdin is not None and _process.stdout is not None
+    _workers.append(_Helper(_process.stdin, _process.stdout))
+    for _, jobs_w, answers_r, _ in forks:
+        _workers.append(_Helper(os.fdopen(jobs_w, "wb"), os.fdopen(answers_r, "rb")))
     atexit.register(stop)
 
 
 def stop() -> None:
-    """End the helpers: closing their input ends their loop; one that hangs is killed."""
-    global _sent
+    """End the helpers without waiting for them: each ends at once when its input closes
+    (or, stuck in a chart, when it next writes), and the first one is killed."""
+    global _sent, _process
     _sent = None
     while _workers:
-        worker = _workers.pop()
-        try:
-            if worker.stdin is not None:
-                worker.stdin.close()
-            worker.wait(timeout=2)
-        except (OSError, subprocess.TimeoutExpired):
-            worker.kill()
-            worker.wait()
-        if worker.stdout is not None:
-            worker.stdout.close()
+        helper = _workers.pop()
+        for stream in (helper.input, helper.output):
+            with contextlib.suppress(OSError):
+                stream.close()
+    if _process is not None:
+        _process.kill()
+        _ended.append(_process)
+        _process = None
 
 
 def running() -> bool:
@@ -217,6 +251,8 @@ class Batch:
         self._verdict = pickle.dumps((VERDICT, verdict), protocol=pickle.HIGHEST_PROTOCOL)
         jobs = chart_jobs(verdict)
         self._results: list[Made | None] = [None] * len(jobs)
+        #: Why a helper did not make a job (the error it met, or the chart its fonts decline).
+        self.refused: dict[int, str] = {}
         self._jobs: queue.Queue[tuple[int, Job] | None] = queue.Queue()
         for item in enumerate(jobs):
             self._jobs.put(item)
@@ -234,16 +270,17 @@ class Batch:
             thread.join()
         return self._results
 
-    def _serve(self, worker: subprocess.Popen[bytes]) -> None:
-        assert worker.stdin is not None and worker.stdout is not None
+    def _serve(self, worker: _Helper) -> None:
         try:
-            _write(worker.stdin, self._verdict)
+            _write(worker.input, self._verdict)
             while (item := self._jobs.get()) is not None:
                 index, job = item
-                _write(worker.stdin, pickle.dumps((JOB, job)))
-                answer = pickle.loads(_read(worker.stdout))
+                _write(worker.input, pickle.dumps((JOB, job)))
+                answer = pickle.loads(_read(worker.output))
                 if isinstance(answer, tuple):
                     self._results[index] = answer
+                else:
+                    self.refused[index] = str(answer)
         except (OSError, ValueError, EOFError, pickle.UnpicklingError):
             return  # this helper is gone (or stopped): the others, or the caller, make the rest
 
@@ -265,18 +302,50 @@ def _read(stream: IO[bytes]) -> bytes:
     return message
 
 
-def serve(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> None:
-    """A helper's loop: start vl-convert's engine and import the chart code, then read
-    messages: `(VERDICT, verdict)`, the verdict the next jobs are about, and `(JOB, job)`,
-    answered with the job's `(charts, notes)`, or the text of the error that stopped it (the
-    report process then makes the job itself and meets the error)."""
+def serve(forks: Sequence[str] = ()) -> None:
+    """A helper's program: import the chart code, find the fonts to draw with
+    (reporter.render.fonts), fork one process for each of `forks` ("jobs fd,answers fd"; the
+    first helper's own are its stdin and stdout), then in each, start vl-convert's engine and
+    answer messages (`_answer`) until the input ends."""
+    from reporter.render import charts, fonts
+
+    private = fonts.private_fonts()
+    if private is not None:  # read by vl-convert when its engine starts, in each fork
+        os.environ["FONTCONFIG_FILE"] = str(private[0])
+        charts.COVERAGE = private[1]
+    stdin: IO[bytes] = sys.stdin.buffer
+    stdout: IO[bytes] = sys.stdout.buffer
+    pipes = [tuple(int(fd) for fd in text.split(",")) for text in forks]
+    for k, (jobs, answers) in enumerate(pipes):
+        try:
+            pid = os.fork()
+        except OSError:
+            pid = -1  # no fork: its pipes close below, and the report process makes its jobs
+        if pid == 0:
+            # the fork: only its own pipes stay open, so that when a helper ends, the report
+            # process reads the end of that helper's answers (the engine wants a stdin and a
+            # stdout all the same: /dev/null)
+            nothing = os.open(os.devnull, os.O_RDWR)
+            os.dup2(nothing, 0)
+            os.dup2(nothing, 1)
+            os.close(nothing)
+            for later in pipes[k + 1 :]:
+                for fd in later:
+                    os.close(fd)
+            stdin, stdout = os.fdopen(jobs, "rb"), os.fdopen(answers, "wb")
+            break
+        os.close(jobs)
+        os.close(answers)
     import vl_convert
 
     vl_convert.vegalite_to_svg({"mark": "point"})  # the engine starts here, not at a chart
-    from reporter.render import charts
+    _answer(stdin, stdout, charts.made)
 
-    stdin = stdin or sys.stdin.buffer
-    stdout = stdout or sys.stdout.buffer
+
+def _answer(stdin: IO[bytes], stdout: IO[bytes], made: Callable[[Verdict, Job], Made]) -> None:
+    """Read messages: `(VERDICT, verdict)`, the verdict the next jobs are about, and
+    `(JOB, job)`, answered with the job's `(charts, notes)`, or the text of the error that
+    stopped it (the report process then makes the job itself and meets the error)."""
     verdict: Verdict | None = None
     try:
         while True:
@@ -286,9 +355,9 @@ def serve(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> No
                 continue
             try:
                 assert verdict is not None, "a chart job before its verdict"
-                answer: Any = charts.made(verdict, body)
+                answer: Any = made(verdict, body)
             except Exception as exc:  # the report process makes this job and reports it
                 answer = f"{type(exc).__name__}: {exc}"
             _write(stdout, pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
-    except EOFError:
+    except (EOFError, OSError):
         return

@@ -7,6 +7,7 @@ fails must cost only time.
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -14,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from reporter.render import drawing
+from reporter import api
+from reporter.render import drawing, fonts
 from reporter.verdict import Verdict
 from tests.report.conftest import ROOT
 
@@ -35,14 +37,59 @@ def test_helpers_make_the_same_charts_as_the_report_process(
     assert drawing.running()
     drawing.send(verdict)
     assert drawing._sent is not None and drawing._sent[0] is verdict
+    batch = drawing._sent[1]
     there = drawing.draw_charts(verdict)
     assert drawing._sent is None
     assert there == here
+    assert batch.refused == {}
     assert [c.id for c in there.runs] == ["run-1", "run-2", "run-3", "run-4"]
     assert all(c.svg.startswith("<svg") for c in [*there.overview, *there.runs])
     # a second verdict is sent anew: nothing of the first one's batch is reused
     other = fixture_verdicts("ladder.jsonl")
     assert drawing.draw_charts(other) == _in_process(other)
+
+
+@pytest.mark.slow  # two helpers, and the 22 charts of the shipped traces drawn twice: ~6 s
+def test_helpers_drawing_with_the_font_subsets_draw_the_shipped_traces_byte_for_byte(
+    helpers: None, real_chart_drawing: None
+) -> None:
+    if fonts.private_fonts() is None:
+        pytest.skip("no DejaVu Sans, fontconfig or fontTools here: helpers use the machine's fonts")
+    verdict = api.audit(sorted(str(p) for p in (ROOT / "traces").glob("*.jsonl")))
+    here = _in_process(verdict)
+    drawing.start(2)
+    drawing.send(verdict)
+    assert drawing._sent is not None
+    batch = drawing._sent[1]
+    assert drawing.draw_charts(verdict) == here
+    assert batch.refused == {}  # every chart drawn with the subsets
+    assert len(here.overview) + len(here.runs) == 22
+
+
+@pytest.mark.slow  # two helpers start a JavaScript engine each: ~2 s of CPU
+def test_a_chart_the_font_subsets_do_not_cover_is_drawn_by_the_report_process(
+    fixture_verdicts: Callable[[str], Verdict], helpers: None, real_chart_drawing: None
+) -> None:
+    if fonts.private_fonts() is None:
+        pytest.skip("no DejaVu Sans, fontconfig or fontTools here: helpers use the machine's fonts")
+    verdict = fixture_verdicts("batched.jsonl")
+    first, *rest = verdict.series.runs
+    renamed = dataclasses.replace(
+        verdict,
+        series=dataclasses.replace(
+            verdict.series, runs=[dataclasses.replace(first, run="模型 ✓"), *rest]
+        ),
+    )
+    here = _in_process(renamed)
+    drawing.start(2)
+    drawing.send(renamed)
+    assert drawing._sent is not None
+    batch = drawing._sent[1]
+    assert drawing.draw_charts(renamed) == here
+    index = drawing.chart_jobs(renamed).index((drawing.RUN, 0))
+    assert list(batch.refused) == [index]
+    assert "NotCovered: chart run-1: characters the subsets do not hold" in batch.refused[index]
+    assert "模型 ✓" in here.runs[0].svg
 
 
 def _in_process(verdict: Verdict) -> drawing.Drawn:
