@@ -60,7 +60,8 @@ def timed(args: list[str], code: Path = ROOT) -> tuple[float, float]:
     env = {**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{env_path}" if env_path else str(code)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, check=False)
+    # in `code`: `python -m` puts the current directory first on the path, before PYTHONPATH
+    done = subprocess.run(args, cwd=code, env=env, capture_output=True, check=False)
     wall = time.perf_counter() - start
     reap()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -68,6 +69,16 @@ def timed(args: list[str], code: Path = ROOT) -> tuple[float, float]:
         sys.exit(f"{' '.join(args)} exited {done.returncode}: {done.stderr.decode()[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
+
+
+def package_of(code: Path) -> Path:
+    """The folder of the `reporter` package that runs as `timed` runs it with `code`."""
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    out = subprocess.run(
+        [sys.executable, "-c", "import reporter; print(reporter.__file__)"],
+        cwd=code, env=env, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return Path(out.strip()).parent
 
 
 def main() -> None:
@@ -78,7 +89,10 @@ def main() -> None:
     ap.add_argument("traces", nargs="*", help="default: traces/*.jsonl")
     args = ap.parse_args()
     adopt_orphans()
-    traces = args.traces or sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("traces/*.jsonl"))
+    # absolute: each checkout's code runs in its own folder, on the same files
+    traces = [str(Path(t).resolve()) for t in args.traces] or sorted(
+        str(p) for p in ROOT.glob("traces/*.jsonl")
+    )
     audit = [sys.executable, "-m", "reporter", "audit", *traces]
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
@@ -88,7 +102,10 @@ def main() -> None:
             pdf = [*audit, "--no-html", "--pdf", str(Path(tmp) / "r.pdf")]
             runs["with the PDF report"] = (pdf, ROOT)
         if args.against:
-            runs["with the HTML report of --against"] = (html, args.against.resolve())
+            against = args.against.resolve()
+            if package_of(against) != against / "reporter":
+                sys.exit(f"{against}: its own package is not the one imported there")
+            runs["with the HTML report of --against"] = (html, against)
         for command, code in runs.values():
             timed(command, code)  # warm the page cache: imports and traces read from memory
         walls: dict[str, list[float]] = {name: [] for name in runs}
