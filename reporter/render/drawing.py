@@ -138,6 +138,8 @@ def start(count: int | None = None) -> None:
         return
     _ended[:] = [process for process in _ended if process.poll() is None]
     count = helpers_wanted() if count is None else count
+    if not hasattr(os, "fork"):  # the others are forks of the first (POSIX)
+        count = min(count, 1)
     if count < 1:
         return
     # each fork's pipes: it reads its jobs from the first fd and answers on the second
