@@ -4,7 +4,7 @@ three questions answered for the runs the claims rest on, and one scaling chart.
 
 A fragment carries no Content-Security-Policy of its own (the page it is pasted into has
 its own), so it is built to need none: no script, no link, no image, no frame, no `url(`,
-no event attribute; the chart is an inline SVG that `charts.check_svg` accepted, its ids
+no event attribute; the chart is an inline SVG that `svgcheck.check_svg` accepted, its ids
 prefixed with the card's own so that two cards on one page do not share clip paths; the
 styles are one `<style>` block whose every selector starts with the card's class. Every
 string from a trace is autoescaped (jinja2) after `context.shown()` made it visible.
@@ -69,7 +69,8 @@ def _focus_runs(verdict: Verdict) -> list[str]:
 def _chart(verdict: Verdict, focus: list[str], prefix: str) -> Chart | None:
     """The scaling chart (aggregate against N) of the first swept group holding a focus run,
     else of the first swept group; None when no group spans two levels of N."""
-    from reporter.render.charts import check_svg, scaling_charts
+    from reporter.render.charts import scaling_charts
+    from reporter.render.svgcheck import check_svg
 
     levels: dict[str, set[float]] = {}
     for r in verdict.runs:

@@ -12,7 +12,6 @@ import hashlib
 import json
 import math
 import re
-import xml.etree.ElementTree as ET
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -23,6 +22,7 @@ from reporter.errors import RenderError
 from reporter.model import Completions, GroupSummary, RunSeries, Timeline, Verdict
 from reporter.render import drawing, fonts
 from reporter.render.common import MAX_MESSAGE, Chart, num, pct, shown
+from reporter.render.svgcheck import check_svg
 from reporter.values import number_or_nan
 
 #: Runs shown in the wall-clock split; groups shown against N.
@@ -60,12 +60,6 @@ CONFIG: dict[str, Any] = {
     "title": {"fontSize": 13, "anchor": "start", "fontWeight": "bold"},
 }  # fmt: skip
 
-# What an inline SVG from vega may hold; anything else is refused rather than embedded.
-_ALLOWED_TAGS = {
-    "svg", "g", "path", "rect", "line", "circle", "ellipse", "polyline", "polygon", "text",
-    "tspan", "defs", "clipPath", "title", "desc", "linearGradient", "radialGradient", "stop",
-}  # fmt: skip
-_SVG_NS = "{http://www.w3.org/2000/svg}"
 #: Validate each spec against Vega-Lite's schema as altair builds it. The specs are this
 #: module's own, every one of the shipped traces and report fixtures is validated by the tests
 #: (which set this), and validation costs about a fifth of building a report's specs.
@@ -130,25 +124,6 @@ def drawn_chart(
         left_out = f"This chart was left out: it could not be drawn safely ({reason})."
         return replace(chart, caption="", note="", left_out=left_out)
     return replace(chart, svg=svg)
-
-
-def check_svg(svg: str, chart_id: str = "chart") -> None:
-    """Refuse an SVG that could run or load anything: scripts, links, images, styles, events."""
-    try:
-        root = ET.fromstring(svg)
-    except ET.ParseError as exc:
-        raise RenderError(f"chart {chart_id}: not well-formed SVG: {exc}") from None
-    for el in root.iter():
-        tag = el.tag.removeprefix(_SVG_NS)
-        if tag not in _ALLOWED_TAGS:
-            raise RenderError(f"chart {chart_id}: refused element <{tag}> in the SVG")
-        for name, value in el.attrib.items():
-            local = name.rsplit("}", 1)[-1].lower()
-            refused = local.startswith("on") or local in ("href", "src", "style")
-            if refused and not (local == "href" and value.startswith("#")):
-                raise RenderError(f"chart {chart_id}: refused attribute {local} in the SVG")
-            if "url(" in value and not re.fullmatch(r"url\(#[\w-]+\)", value.strip()):
-                raise RenderError(f"chart {chart_id}: refused reference {value!r} in the SVG")
 
 
 def _label(value: object) -> str:

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
+import json
 import os
 import pickle
 import queue
@@ -278,13 +280,42 @@ class Batch:
             while (item := self._jobs.get()) is not None:
                 index, job = item
                 _write(worker.input, pickle.dumps((JOB, job)))
-                answer = pickle.loads(_read(worker.output))
+                answer = _received(json.loads(_read(worker.output)))
                 if isinstance(answer, tuple):
                     self._results[index] = answer
                 else:
-                    self.refused[index] = str(answer)
-        except (OSError, ValueError, EOFError, pickle.UnpicklingError):
+                    self.refused[index] = answer
+        except (OSError, ValueError, EOFError):
             return  # this helper is gone (or stopped): the others, or the caller, make the rest
+
+
+def _received(answer: Any) -> Made | str:
+    """A helper's answer to a job: its charts and notes, or why there are none (the error it
+    met, or what is wrong with the answer). The answer is JSON, never code, and each chart's
+    SVG is checked here again, as if drawn here."""
+    from reporter.errors import RenderError
+    from reporter.render.common import Chart
+    from reporter.render.svgcheck import check_svg
+
+    if not isinstance(answer, dict):
+        return "the answer is not an object"
+    if "error" in answer:
+        return str(answer["error"])
+    try:
+        charts = [Chart(**fields) for fields in answer["charts"]]
+        notes = answer["notes"]
+        for chart in charts:
+            texts = (chart.id, chart.title, chart.caption, chart.svg, chart.note, chart.left_out,
+                     chart.group, chart.run)  # fmt: skip
+            if not all(isinstance(t, str) for t in texts) or not isinstance(chart.small, bool):
+                raise TypeError(f"chart {chart.id!r}: a field of the wrong type")
+            if chart.svg:
+                check_svg(chart.svg, chart.id)
+        if not (isinstance(notes, list) and all(isinstance(n, str) for n in notes)):
+            raise TypeError("notes: expected a list of texts")
+    except (KeyError, TypeError, RenderError) as exc:
+        return f"refused answer: {exc}"
+    return charts, notes
 
 
 def _write(stream: IO[bytes], message: bytes) -> None:
@@ -345,9 +376,10 @@ def serve(forks: Sequence[str] = ()) -> None:
 
 
 def _answer(stdin: IO[bytes], stdout: IO[bytes], made: Callable[[Verdict, Job], Made]) -> None:
-    """Read messages: `(VERDICT, verdict)`, the verdict the next jobs are about, and
-    `(JOB, job)`, answered with the job's `(charts, notes)`, or the text of the error that
-    stopped it (the report process then makes the job itself and meets the error)."""
+    """Read messages (pickled by the report process): `(VERDICT, verdict)`, the verdict the
+    next jobs are about, and `(JOB, job)`, answered in JSON with the job's charts and notes,
+    or the error that stopped it (the report process then makes the job itself and meets the
+    error)."""
     verdict: Verdict | None = None
     try:
         while True:
@@ -355,11 +387,13 @@ def _answer(stdin: IO[bytes], stdout: IO[bytes], made: Callable[[Verdict, Job], 
             if kind == VERDICT:
                 verdict = body
                 continue
+            answer: dict[str, Any]
             try:
                 assert verdict is not None, "a chart job before its verdict"
-                answer: Any = made(verdict, body)
+                charts, notes = made(verdict, body)
+                answer = {"charts": [dataclasses.asdict(c) for c in charts], "notes": notes}
             except Exception as exc:  # the report process makes this job and reports it
-                answer = f"{type(exc).__name__}: {exc}"
-            _write(stdout, pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
+                answer = {"error": f"{type(exc).__name__}: {exc}"}
+            _write(stdout, json.dumps(answer).encode())
     except (EOFError, OSError):
         return

@@ -1,7 +1,7 @@
 """The HTML report: one self-contained file (inline CSS and SVG, no script, nothing fetched).
 
 jinja2 with autoescape and StrictUndefined over `templates/`: every string is escaped unless
-it is a chart, and a chart is an SVG that `charts.check_svg` accepted.
+it is a chart, and a chart is an SVG that `svgcheck.check_svg` accepted.
 """
 
 from __future__ import annotations

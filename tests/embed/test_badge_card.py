@@ -13,7 +13,7 @@ import pytest
 from reporter import api
 from reporter.render.badge import badge_message, render_badge
 from reporter.render.card import card_id, render_card
-from reporter.render.charts import check_svg
+from reporter.render.svgcheck import check_svg
 from reporter.verdict import Verdict
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -8,6 +8,7 @@ fails must cost only time.
 from __future__ import annotations
 
 import dataclasses
+import json
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -137,25 +138,51 @@ def test_a_helper_that_dies_leaves_its_charts_to_the_report_process(
     assert not any(c.left_out for c in [*there.overview, *there.runs])
 
 
-def test_a_job_a_helper_fails_is_made_by_the_report_process(
+#: A helper that reads the verdict, then answers every job with this JSON text.
+_ANSWERING = (
+    "import sys; sys.path.insert(0, sys.argv[1])\n"
+    "from reporter.render import drawing as d\n"
+    "d._read(sys.stdin.buffer)\n"
+    "while True:\n"
+    "    d._read(sys.stdin.buffer)\n"
+    "    d._write(sys.stdout.buffer, {answer!r}.encode())\n"
+)
+_SVG = '<svg xmlns="http://www.w3.org/2000/svg">{}</svg>'
+_EVIL_CHART = {"id": "x", "title": "t", "caption": "c", "svg": _SVG.format('<image href="x.png"/>')}
+_EVIL = json.dumps({"charts": [_EVIL_CHART], "notes": []})
+
+
+@pytest.mark.parametrize(
+    ("answer", "refused"),
+    [
+        ('{"error": "RuntimeError: no"}', "RuntimeError: no"),
+        ("[1, 2]", "the answer is not an object"),
+        ('{"charts": [{"id": "x"}], "notes": []}', "refused answer: "),
+        ('{"charts": [], "notes": [3]}', "refused answer: notes: expected a list of texts"),
+        (
+            '{"charts": [{"id": "x", "title": "t", "caption": "c", "svg": 7}], "notes": []}',
+            "refused answer: chart 'x': a field of the wrong type",
+        ),
+        (_EVIL, "refused answer: chart x: refused element <image> in the SVG"),
+    ],
+)
+def test_a_job_a_helper_fails_or_answers_wrongly_is_made_by_the_report_process(
     fixture_verdicts: Callable[[str], Verdict],
     helpers: None,
     monkeypatch: pytest.MonkeyPatch,
+    answer: str,
+    refused: str,
 ) -> None:
-    # a helper that answers every job with an error: the report process makes them all
-    monkeypatch.setattr(
-        drawing,
-        "_SOURCE",
-        "import sys, pickle; sys.path.insert(0, sys.argv[1])\n"
-        "from reporter.render import drawing as d\n"
-        "while True:\n"
-        "    d._read(sys.stdin.buffer)\n"
-        "    d._write(sys.stdout.buffer, pickle.dumps('RuntimeError: no'))\n",
-    )
+    monkeypatch.setattr(drawing, "_SOURCE", _ANSWERING.format(answer=answer))
     verdict = fixture_verdicts("ladder.jsonl")
     here = drawing.draw_charts(verdict)
     drawing.start(1)
+    drawing.send(verdict)
+    assert drawing._sent is not None
+    batch = drawing._sent[1]
     assert drawing.draw_charts(verdict) == here
+    assert len(batch.refused) == len(drawing.chart_jobs(verdict))
+    assert all(reason.startswith(refused) for reason in batch.refused.values())
 
 
 @pytest.mark.slow  # a helper starts a JavaScript engine: ~1 s of CPU

@@ -11,7 +11,7 @@ import pytest
 
 from reporter.errors import RenderError
 from reporter.findings import Finding
-from reporter.render.charts import check_svg, to_svg
+from reporter.render.charts import to_svg
 from reporter.render.context import (
     DocBlock,
     Span,
@@ -24,6 +24,7 @@ from reporter.render.context import (
 )
 from reporter.render.drawing import draw_charts
 from reporter.render.markdown import fenced, md_text
+from reporter.render.svgcheck import check_svg
 from reporter.types import Outcome, Severity
 from reporter.verdict import Verdict
 
