@@ -20,7 +20,7 @@ import vl_convert as vlc
 
 from reporter.errors import RenderError
 from reporter.model import Completions, GroupSummary, RunSeries, Timeline, Verdict
-from reporter.render import drawing, fonts
+from reporter.render import chartjobs, fonts
 from reporter.render.common import MAX_MESSAGE, Chart, num, pct, shown
 from reporter.render.svgcheck import check_svg
 from reporter.values import number_or_nan
@@ -663,21 +663,21 @@ def bandwidth_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
     return drawn_chart("bandwidth", "Bandwidth utilization", caption, spec)
 
 
-def made(verdict: Verdict, job: drawing.Job) -> drawing.Made:
-    """The charts of one job of `drawing.chart_jobs(verdict)`, and the notes it adds; the
+def made(verdict: Verdict, job: chartjobs.Job) -> chartjobs.Made:
+    """The charts of one job of `chartjobs.chart_jobs(verdict)`, and the notes it adds; the
     same here and in a helper process."""
     kind, index = job
     notes: list[str] = []
     # altair's debug mode validates every object as it is made, a second time for a
     # layer's or a concatenation's parts; `VALIDATE` checks each whole spec once instead.
     with alt.utils.schemapi.debug_mode(False):
-        if kind == drawing.SCALING:
+        if kind == chartjobs.SCALING:
             made = scaling_charts(verdict, notes)
-        elif kind == drawing.WALL_SPLIT:
+        elif kind == chartjobs.WALL_SPLIT:
             made = [c for c in [wall_split_chart(verdict, notes)] if c is not None]
-        elif kind == drawing.BANDWIDTH:
+        elif kind == chartjobs.BANDWIDTH:
             made = [c for c in [bandwidth_chart(verdict, notes)] if c is not None]
-        elif kind == drawing.RUN:
+        elif kind == chartjobs.RUN:
             made = [c for c in [run_chart(verdict.series.runs[index], index + 1)] if c]
         else:
             raise ValueError(f"no such chart job: {job!r}")

@@ -36,13 +36,14 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from reporter.render.chartjobs import Drawn, Job, Made, assembled, chart_jobs
+
 if TYPE_CHECKING:
     from reporter.model import Verdict
-    from reporter.render.common import Chart
 
 #: Helper processes: two, the cores of the smallest machine the audits run on.
 WORKERS = 2
@@ -52,23 +53,8 @@ _SOURCE = (
     "import os, sys; sys.path.insert(0, sys.argv[1]); "
     "from reporter.render.drawing import serve; serve(sys.argv[2:]); os._exit(0)"
 )
-#: A chart job: what to make (`SCALING`, `WALL_SPLIT`, `BANDWIDTH`, `RUN`) and, for a run's
-#: chart, the index of its series in `verdict.series.runs`.
-Job = tuple[str, int]
-SCALING, WALL_SPLIT, BANDWIDTH, RUN = "scaling", "wall split", "bandwidth", "run"
 #: What a message to a helper holds: a verdict, or a chart job about the last one sent.
 VERDICT, JOB = "verdict", "job"
-#: What a job makes: its charts, in the report's order, and the notes it adds.
-Made = tuple[list["Chart"], list[str]]
-
-
-@dataclass
-class Drawn:
-    """The charts of one report, and what was left out or sampled."""
-
-    overview: list[Chart] = field(default_factory=list)
-    runs: list[Chart] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -193,14 +179,6 @@ def running() -> bool:
     return bool(_workers)
 
 
-def chart_jobs(verdict: Verdict) -> list[Job]:
-    """The report's charts as jobs, in the order the report shows them: the scaling charts,
-    the wall-clock split, the bandwidth chart, then each run's timeline that has times."""
-    return [(SCALING, 0), (WALL_SPLIT, 0), (BANDWIDTH, 0)] + [
-        (RUN, k) for k, series in enumerate(verdict.series.runs) if series.timeline is not None
-    ]
-
-
 def send(verdict: Verdict) -> None:
     """Hand `verdict` to the helpers, which make its charts while the caller goes on;
     `draw_charts(verdict)` collects them. Nothing when no helper runs."""
@@ -230,22 +208,6 @@ def _made_here(verdict: Verdict, job: Job) -> Made:
     from reporter.render.charts import made
 
     return made(verdict, job)
-
-
-def assembled(verdict: Verdict, jobs: list[Job], made: list[Made]) -> Drawn:
-    """The jobs' charts in the report's places, and their notes in the jobs' order."""
-    from reporter.model import MAX_RUN_CHARTS
-
-    drawn = Drawn()
-    for (kind, _), (charts, notes) in zip(jobs, made, strict=True):
-        (drawn.runs if kind == RUN else drawn.overview).extend(charts)
-        drawn.notes.extend(notes)
-    if verdict.series.runs_with_times > MAX_RUN_CHARTS:
-        drawn.notes.append(
-            f"timelines: {MAX_RUN_CHARTS} of {verdict.series.runs_with_times} runs drawn (in "
-            "the order of the run table)"
-        )
-    return drawn
 
 
 class Batch:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from reporter import api
-from reporter.render import drawing, fonts
+from reporter.render import chartjobs, drawing, fonts
 from reporter.verdict import Verdict
 from tests.report.conftest import ROOT
 
@@ -87,13 +87,13 @@ def test_a_chart_the_font_subsets_do_not_cover_is_drawn_by_the_report_process(
     assert drawing._sent is not None
     batch = drawing._sent[1]
     assert drawing.draw_charts(renamed) == here
-    index = drawing.chart_jobs(renamed).index((drawing.RUN, 0))
+    index = chartjobs.chart_jobs(renamed).index((chartjobs.RUN, 0))
     assert list(batch.refused) == [index]
     assert "NotCovered: chart run-1: characters the subsets do not hold" in batch.refused[index]
     assert "模型 ✓" in here.runs[0].svg
 
 
-def _in_process(verdict: Verdict) -> drawing.Drawn:
+def _in_process(verdict: Verdict) -> chartjobs.Drawn:
     workers, drawing._workers[:] = list(drawing._workers), []
     try:
         return drawing.draw_charts(verdict)
@@ -181,7 +181,7 @@ def test_a_job_a_helper_fails_or_answers_wrongly_is_made_by_the_report_process(
     assert drawing._sent is not None
     batch = drawing._sent[1]
     assert drawing.draw_charts(verdict) == here
-    assert len(batch.refused) == len(drawing.chart_jobs(verdict))
+    assert len(batch.refused) == len(chartjobs.chart_jobs(verdict))
     assert all(reason.startswith(refused) for reason in batch.refused.values())
 
 
