@@ -57,12 +57,8 @@ def test_helpers_drawing_with_the_font_subsets_draw_the_shipped_traces_byte_for_
     if fonts.private_fonts() is None:
         pytest.skip("no DejaVu Sans, fontconfig or fontTools here: helpers use the machine's fonts")
     verdict = api.audit(sorted(str(p) for p in (ROOT / "traces").glob("*.jsonl")))
-    here = _in_process(verdict)
-    drawing.start(2)
-    drawing.send(verdict)
-    assert drawing._sent is not None
-    batch = drawing._sent[1]
-    assert drawing.draw_charts(verdict) == here
+    there, batch = _by_helpers(verdict)
+    assert there == (here := _in_process(verdict))
     assert batch.refused == {}  # every chart drawn with the subsets
     assert len(here.overview) + len(here.runs) == 22
 
@@ -81,16 +77,21 @@ def test_a_chart_the_font_subsets_do_not_cover_is_drawn_by_the_report_process(
             verdict.series, runs=[dataclasses.replace(first, run="模型 ✓"), *rest]
         ),
     )
-    here = _in_process(renamed)
-    drawing.start(2)
-    drawing.send(renamed)
-    assert drawing._sent is not None
-    batch = drawing._sent[1]
-    assert drawing.draw_charts(renamed) == here
+    there, batch = _by_helpers(renamed)
+    assert there == (here := _in_process(renamed))
     index = chartjobs.chart_jobs(renamed).index((chartjobs.RUN, 0))
     assert list(batch.refused) == [index]
     assert "NotCovered: chart run-1: characters the subsets do not hold" in batch.refused[index]
     assert "模型 ✓" in here.runs[0].svg
+
+
+def _by_helpers(verdict: Verdict, count: int = 2) -> tuple[chartjobs.Drawn, drawing.Batch]:
+    """The charts drawn by `count` helpers, and the batch that sent them (what they refused)."""
+    drawing.start(count)
+    drawing.send(verdict)
+    assert drawing._sent is not None
+    batch = drawing._sent[1]
+    return drawing.draw_charts(verdict), batch
 
 
 def _in_process(verdict: Verdict) -> chartjobs.Drawn:
@@ -176,11 +177,8 @@ def test_a_job_a_helper_fails_or_answers_wrongly_is_made_by_the_report_process(
     monkeypatch.setattr(drawing, "_SOURCE", _ANSWERING.format(answer=answer))
     verdict = fixture_verdicts("ladder.jsonl")
     here = drawing.draw_charts(verdict)
-    drawing.start(1)
-    drawing.send(verdict)
-    assert drawing._sent is not None
-    batch = drawing._sent[1]
-    assert drawing.draw_charts(verdict) == here
+    there, batch = _by_helpers(verdict, 1)
+    assert there == here
     assert len(batch.refused) == len(chartjobs.chart_jobs(verdict))
     assert all(reason.startswith(refused) for reason in batch.refused.values())
 
