@@ -184,6 +184,8 @@ def send(verdict: Verdict) -> None:
     `draw_charts(verdict)` collects them. Nothing when no helper runs."""
     global _sent
     if running() and (_sent is None or _sent[0] is not verdict):
+        if _sent is not None:
+            _sent[1].results()  # the helpers answer one batch at a time: let the last one end
         _sent = (verdict, Batch(verdict))
 
 

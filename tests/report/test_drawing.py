@@ -45,9 +45,14 @@ def test_helpers_make_the_same_charts_as_the_report_process(
     assert batch.refused == {}
     assert [c.id for c in there.runs] == ["run-1", "run-2", "run-3", "run-4"]
     assert all(c.svg.startswith("<svg") for c in [*there.overview, *there.runs])
-    # a second verdict is sent anew: nothing of the first one's batch is reused
+    # a second verdict is sent anew: nothing of the first one's batch is reused, and a batch
+    # left uncollected ends before the next one starts (the helpers answer one at a time)
     other = fixture_verdicts("ladder.jsonl")
     assert drawing.draw_charts(other) == _in_process(other)
+    drawing.send(verdict)
+    drawing.send(other)
+    assert drawing.draw_charts(other) == _in_process(other)
+    assert drawing.draw_charts(verdict) == here
 
 
 @pytest.mark.slow  # two helpers, and the 22 charts of the shipped traces drawn twice: ~6 s
