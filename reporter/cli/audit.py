@@ -140,19 +140,24 @@ def audit(
          (one line naming the file; --debug prints the traceback)
     130  interrupted
     """
-    from reporter import api, rules, terminal
-    from reporter.render.text import summary
-
     if json_out == "-" and output_format != "text":
         raise UsageError(
             f"--json - and --output-format {output_format} both print to stdout; "
             "expected one of them, or --json FILE"
         )
-    options = {"mapping": mapping} if mapping else None
     default_html = not (
         no_html or pdf_out or md_out or json_out or csv_out or badge_out or card_out
     )
-    api.prepare_outputs(html=html_out, pdf=pdf_out, default_html=default_html)
+    if html_out or pdf_out or default_html:
+        # the chart helpers start before pandas and pyarrow are imported here, on the core
+        # the import leaves idle (what api.prepare_outputs does, earlier)
+        from reporter.render import drawing
+
+        drawing.start()
+    from reporter import api, rules, terminal
+    from reporter.render.text import summary
+
+    options = {"mapping": mapping} if mapping else None
     verdict = api.audit(
         list(files),
         fmt=fmt,

@@ -130,6 +130,38 @@ def test_the_report_process_imports_no_chart_code_when_the_helpers_make_every_ch
     assert page.count("<svg") >= 3
 
 
+@pytest.mark.parametrize(
+    ("options", "started"),
+    [([], True), (["--pdf", "r.pdf"], True), (["--no-html"], False), (["--json", "v.json"], False)],
+)
+def test_the_cli_starts_the_helpers_before_pandas_only_for_a_report(
+    tmp_path: Path, options: list[str], started: bool
+) -> None:
+    # the helpers start on the core that the import of pandas and pyarrow leaves idle; the
+    # start is recorded here, not carried out (nothing is drawn: --pdf is never written)
+    program = (
+        "import sys\n"
+        "from reporter.render import drawing\n"
+        "def start(count=None):\n"
+        "    print('start, pandas loaded:', 'pandas' in sys.modules, file=sys.stderr)\n"
+        "    sys.exit(0)\n"
+        "drawing.start = start\n"
+        "from reporter.cli import main\n"
+        "main.main(sys.argv[1:])\n"
+    )
+    trace = str(ROOT / "traces" / "honest-batched.jsonl")
+    done = subprocess.run(
+        [sys.executable, "-c", program, "audit", trace, *options],
+        capture_output=True, text=True, cwd=tmp_path, check=False,
+    )  # fmt: skip
+    if started:
+        assert done.stderr.strip() == "start, pandas loaded: False"
+        assert done.returncode == 0
+    else:
+        assert "start" not in done.stderr
+        assert done.returncode in (0, 1)
+
+
 def test_a_helper_that_dies_leaves_its_charts_to_the_report_process(
     fixture_verdicts: Callable[[str], Verdict],
     helpers: None,
