@@ -313,6 +313,9 @@ def serve(forks: Sequence[str] = ()) -> None:
     stdin: IO[bytes] = sys.stdin.buffer
     stdout: IO[bytes] = sys.stdout.buffer
     pipes = [tuple(int(fd) for fd in text.split(",")) for text in forks]
+    # the forks start their engines once the first helper's is up (the end of `started`):
+    # two engines starting at once beside the audit would take a core from it
+    waiting, started = os.pipe()
     for k, (jobs, answers) in enumerate(pipes):
         try:
             pid = os.fork()
@@ -330,12 +333,18 @@ def serve(forks: Sequence[str] = ()) -> None:
                 for fd in later:
                     os.close(fd)
             stdin, stdout = os.fdopen(jobs, "rb"), os.fdopen(answers, "wb")
+            os.close(started)
+            started = -1
+            os.read(waiting, 1)  # returns at the first helper's signal, or its end
             break
         os.close(jobs)
         os.close(answers)
+    os.close(waiting)
     import vl_convert
 
     vl_convert.vegalite_to_svg({"mark": "point"})  # the engine starts here, not at a chart
+    if started >= 0:  # the first helper: the forks may start theirs
+        os.close(started)
     _answer(stdin, stdout, charts.made)
 
 
