@@ -5,7 +5,9 @@ vl-convert's JavaScript engine, which it starts once per process (about 0.4 s of
 which holds the GIL while it draws, and the drawing itself, most of which is vega measuring
 text. `start()` launches one helper process, and a second when a core is idle: the first
 imports altair and the chart code, then forks the second, so that the import is paid once;
-each then starts its own engine, all while the report process parses and checks the traces.
+it starts its engine, and the fork starts its own once the first one's is up (two engines
+starting at once beside the audit took a core from it). The CLI calls `start()` before it
+imports the audit's stack, so all of this runs on the core the report process leaves idle.
 They draw with subsets of the charts' font (reporter.render.fonts), which vl-convert measures
 faster. Once the audit is done, `send(verdict)` hands the helpers the verdict (pickled, a few
 hundred kB for the shipped traces) and the charts one job at a time (`chart_jobs`: the scaling
