@@ -202,10 +202,9 @@ def prepare_outputs(
     """Before `audit`: when the report will be drawn, start the processes that draw its
     charts, so that their JavaScript engines start while the audit runs
     (reporter.render.drawing). Without it, `render_outputs` draws the charts in process."""
-    if html or pdf or default_html:
-        from reporter.render import drawing
+    from reporter.render import drawing
 
-        drawing.start()
+    drawing.prepare(html=html, pdf=pdf, default_html=default_html)
 
 
 def begin_outputs(verdict: Verdict) -> None:

@@ -148,12 +148,11 @@ def audit(
     default_html = not (
         no_html or pdf_out or md_out or json_out or csv_out or badge_out or card_out
     )
-    if html_out or pdf_out or default_html:
-        # the chart helpers start before pandas and pyarrow are imported here, on the core
-        # the import leaves idle (what api.prepare_outputs does, earlier)
-        from reporter.render import drawing
+    # api.prepare_outputs, before pandas and pyarrow are imported here: the chart helpers
+    # start on the core the import leaves idle
+    from reporter.render import drawing
 
-        drawing.start()
+    drawing.prepare(html=html_out, pdf=pdf_out, default_html=default_html)
     from reporter import api, rules, terminal
     from reporter.render.text import summary
 

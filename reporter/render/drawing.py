@@ -118,6 +118,13 @@ def helpers_wanted() -> int:
     return min(WORKERS, 1 + spare_cores())
 
 
+def prepare(*, html: str | None = None, pdf: str | None = None, default_html: bool = False) -> None:
+    """Before the audit: start the helpers when a report will be drawn (an HTML page, named
+    or by default, or a PDF), so that they get ready while the audit runs."""
+    if html or pdf or default_html:
+        start()
+
+
 def start(count: int | None = None) -> None:
     """Launch the helpers (once): `count`, else `helpers_wanted()`. One process is started;
     it imports altair and the chart code, then forks the others, so that the import is paid
@@ -198,8 +205,7 @@ def draw_charts(verdict: Verdict) -> Drawn:
     jobs = chart_jobs(verdict)
     results: list[Made | None] = [None] * len(jobs)
     if running():
-        if _sent is None or _sent[0] is not verdict:
-            send(verdict)
+        send(verdict)  # nothing when the CLI has sent it already
         assert _sent is not None
         results = _sent[1].results()
         _sent = None
@@ -271,9 +277,10 @@ def _received(answer: Any) -> Made | str:
         charts = [Chart(**fields) for fields in answer["charts"]]
         notes = answer["notes"]
         for chart in charts:
-            texts = (chart.id, chart.title, chart.caption, chart.svg, chart.note, chart.left_out,
-                     chart.group, chart.run)  # fmt: skip
-            if not all(isinstance(t, str) for t in texts) or not isinstance(chart.small, bool):
+            if not all(
+                isinstance(getattr(chart, f.name), _FIELD_TYPES[str(f.type)])
+                for f in dataclasses.fields(chart)
+            ):
                 raise TypeError(f"chart {chart.id!r}: a field of the wrong type")
             if chart.svg:
                 check_svg(chart.svg, chart.id)
@@ -282,6 +289,10 @@ def _received(answer: Any) -> Made | str:
     except (KeyError, TypeError, RenderError) as exc:
         return f"refused answer: {exc}"
     return charts, notes
+
+
+#: The types a chart's fields are declared with (`Chart`, its annotations as text), as classes.
+_FIELD_TYPES = {"str": str, "bool": bool}
 
 
 def _write(stream: IO[bytes], message: bytes) -> None:
