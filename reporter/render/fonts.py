@@ -122,8 +122,11 @@ def find_faces() -> dict[str, Path] | None:
             found[FACES[fields[1]]].add(Path(fields[0]))
     faces = {}
     for name, files in found.items():
+        if not files:
+            return None
         try:
-            if not files or len({f.read_bytes() for f in files}) > 1:
+            # one file is read by the caller; several are compared here
+            if len(files) > 1 and len({f.read_bytes() for f in files}) > 1:
                 return None
         except OSError:
             return None
