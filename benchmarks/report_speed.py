@@ -52,12 +52,17 @@ def reap() -> None:
             return
 
 
+def environment(code: Path) -> dict[str, str]:
+    """This process's environment with `code` first on PYTHONPATH."""
+    env_path = os.environ.get("PYTHONPATH", "")
+    return {**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{env_path}" if env_path else str(code)}
+
+
 def timed(args: list[str], code: Path = ROOT) -> tuple[float, float]:
     """Wall seconds (until the process ends) and CPU seconds (user + system of the process
     and every process it started, helpers included), of `args` run with the package in
     `code`."""
-    env_path = os.environ.get("PYTHONPATH", "")
-    env = {**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{env_path}" if env_path else str(code)}
+    env = environment(code)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     # in `code`: `python -m` puts the current directory first on the path, before PYTHONPATH
@@ -73,7 +78,7 @@ def timed(args: list[str], code: Path = ROOT) -> tuple[float, float]:
 
 def package_of(code: Path) -> Path:
     """The folder of the `reporter` package that runs as `timed` runs it with `code`."""
-    env = {**os.environ, "PYTHONPATH": str(code)}
+    env = environment(code)
     out = subprocess.run(
         [sys.executable, "-c", "import reporter; print(reporter.__file__)"],
         cwd=code, env=env, capture_output=True, text=True, check=True,
