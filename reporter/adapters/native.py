@@ -19,7 +19,13 @@ import pyarrow.json as pj
 from numpy.lib.stride_tricks import sliding_window_view
 
 from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
-from reporter.ingest.limits import scan_lines
+from reporter.ingest.limits import (
+    MAX_JSON_DEPTH,
+    SHALLOW_LINE_BYTES,
+    find_newlines,
+    scan_lines,
+    type_depth,
+)
 from reporter.ingest.lines import Source, iter_lines, json_problem, loads_relaxed, parse_line
 from reporter.ingest.validate import KINDS, bad_request_rows, record_problems
 from reporter.runrecord import claim_row, run_row
@@ -203,17 +209,29 @@ def _is_utf8(data: bytes, chunk: int = UTF8_CHUNK) -> bool:
 
 
 def _read_fast(
-    source: Source, problems: _Collector
+    source: Source, problems: _Collector, *, count_brackets: bool = False
 ) -> tuple[pd.DataFrame, list[tuple[int, dict[str, Any]]]] | None:
+    """The file through pyarrow, its request lines a span at a time; None when pyarrow cannot
+    (the caller then reads it line by line).
+
+    Lines nested too deep must not reach pyarrow's reader (deep enough, it overflows the C
+    stack) and are refused. Their brackets are counted beforehand only when a line is long
+    enough to be dangerous (`count_brackets`, or any line over SHALLOW_LINE_BYTES);
+    otherwise pyarrow's table tells: a value nested N deep is inferred as a type N deep, and
+    if any is too deep the file is read again with its brackets counted.
+    """
     data = source.data
     if data.startswith(b"\xef\xbb\xbf") or not data:
         return None
     arr = np.frombuffer(data, np.uint8)
-    # one pass by blocks: no temporary array the size of the file
-    scan = scan_lines(data)
-    if not scan.ascii and not _is_utf8(data):
+    if not data.isascii() and not _is_utf8(data):
         return None  # pyarrow does not check; the line-by-line reader words each bad line
-    newlines = scan.newlines
+    # one pass by blocks: no temporary array the size of the file
+    newlines = find_newlines(data)
+    if not count_brackets and len(data) > SHALLOW_LINE_BYTES:
+        line_lengths = np.diff(newlines, prepend=-1, append=len(data)) - 1
+        count_brackets = bool(line_lengths.max() > SHALLOW_LINE_BYTES)
+    deep = scan_lines(data).deep if count_brackets else {}
     lines = _line_numbers(data, newlines)
     starts = np.concatenate(([0], newlines + 1))
     if len(lines) == 0:
@@ -226,8 +244,8 @@ def _read_fast(
     is_request = _starts_with(data, line_starts, line_ends, REQUEST_PREFIXES)
     # pyarrow's reader overflows the C stack on deep nesting: such lines go to parse_line,
     # which refuses them with their depth
-    if scan.deep:
-        is_request &= ~np.isin(lines, np.fromiter(scan.deep, dtype=np.int64))
+    if deep:
+        is_request &= ~np.isin(lines, np.fromiter(deep, dtype=np.int64))
     if (~is_request).sum() > MAX_OTHER_LINES:
         return None
     # consecutive request lines form one span of bytes for pyarrow
@@ -239,6 +257,9 @@ def _read_fast(
     table = _parse_segments(data, spans) if spans else None
     if spans and (table is None or table.num_rows != int(is_request.sum())):
         return None
+    if not count_brackets and table is not None and _record_depth(table) > MAX_JSON_DEPTH:
+        del table
+        return _read_fast(source, problems, count_brackets=True)
     others: list[tuple[int, dict[str, Any]]] = []
     stray: list[dict[str, Any]] = []  # request records written another way (key order, spaces)
     stray_lines: list[int] = []
@@ -269,6 +290,11 @@ def _read_fast(
         return frames[0], others  # in file order already
     joined = pd.concat(frames, ignore_index=True)
     return joined.sort_values("source_line", kind="stable"), others
+
+
+def _record_depth(table: pa.Table) -> int:
+    """How deep the deepest of the table's records nests, from its inferred types."""
+    return type_depth(pa.struct(list(table.schema)))
 
 
 #: Request fields that hold numbers (a column pyarrow typed null holds no value: NaN).

@@ -5,7 +5,8 @@
   non-blocking in case it was swapped in between.
 - Each kind of file has a size cap (`MAX_BYTES`), checked before the bytes are read.
 - JSON nesting is at most `MAX_JSON_DEPTH` levels, checked on the bytes before any JSON reader
-  sees them (pyarrow's reader overflows the C stack on an array 20,000 deep).
+  sees a line long enough to nest dangerously deep (pyarrow's reader overflows the C stack on
+  an array 20,000 deep); a shorter line is checked on the types pyarrow inferred for it.
 - YAML is at most `MAX_YAML_DEPTH` levels deep, and its aliases may repeat at most
   `MAX_YAML_ALIAS_NODES` nodes in all (an 817-byte alias bomb otherwise grows without end).
 
@@ -230,6 +231,46 @@ def scan_lines(data: bytes, limit: int = MAX_JSON_DEPTH, block: int = SCAN_BLOCK
             if depth > limit:
                 deep[int(index) + 1] = depth
     return LineScan(ends.astype(np.int64, copy=False), data.isascii(), deep)
+
+
+def find_newlines(data: bytes, block: int = SCAN_BLOCK) -> np.ndarray:
+    """Offsets of the b"\n" bytes, a block at a time (scan_lines without the brackets)."""
+    size = len(data)
+    found: list[np.ndarray] = []
+    hits = np.empty(min(block, size), dtype=bool)
+    for begin in range(0, size, block):
+        part = np.frombuffer(data, np.uint8, count=min(block, size - begin), offset=begin)
+        found.append(np.flatnonzero(np.equal(part, 0x0A, out=hits[: len(part)])) + begin)
+    return np.concatenate(found).astype(np.int64, copy=False) if found else np.zeros(0, np.int64)
+
+
+#: A line at most this long is nested at most this deep, which every JSON reader here parses
+#: without running out of stack (pyarrow's overflows its thread's C stack near 10,000 levels,
+#: and parses 5,000): such lines need no count of their brackets before pyarrow sees them.
+SHALLOW_LINE_BYTES = 1024
+
+
+def type_depth(kind: Any) -> int:
+    """How many lists, structs and maps nest in a pyarrow type (0 for a scalar), walked
+    without recursion: pyarrow infers a JSON value nested N deep as a type N deep (`{}` as
+    an empty struct, `[]` as a list of nulls)."""
+    import pyarrow as pa
+
+    containers = (pa.ListType, pa.LargeListType, pa.FixedSizeListType, pa.MapType, pa.StructType)
+    deepest = 0
+    stack = [(kind, 1)]  # each type with the depth it has if it is a container
+    while stack:
+        current, depth = stack.pop()
+        if not isinstance(current, containers):
+            continue
+        deepest = max(deepest, depth)
+        if isinstance(current, pa.MapType):
+            stack.extend([(current.key_type, depth + 1), (current.item_type, depth + 1)])
+        elif isinstance(current, pa.StructType):
+            stack.extend((current.field(i).type, depth + 1) for i in range(current.num_fields))
+        else:
+            stack.append((current.value_type, depth + 1))
+    return deepest
 
 
 def depth_problem(path: str, line: int | None, depth: int) -> Problem:

@@ -17,13 +17,25 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
+import pyarrow as pa
+import pyarrow.json as pj
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reporter import api
 from reporter.cli import main
 from reporter.config import THRESHOLDS
-from reporter.ingest.limits import MAX_JSON_DEPTH, json_depth, scan_lines
+from reporter.ingest.limits import (
+    MAX_JSON_DEPTH,
+    SHALLOW_LINE_BYTES,
+    find_newlines,
+    json_depth,
+    scan_lines,
+    type_depth,
+)
 from tests.conftest import FIXTURES, ROOT, TRACES
 
 #: The regression inputs, read in place (never copied into the repository).
@@ -312,6 +324,58 @@ def test_a_deep_line_is_refused_on_every_json_path(tmp_path: Path) -> None:
     ok.write_bytes(b"\n".join([*lines[:3], request + deep[2:-2] + b"}", *lines[3:]]) + b"\n")
     _, _, err = invoke("audit", str(ok), "--no-html")
     assert "nested" not in err
+
+
+def test_a_long_deep_line_is_counted_before_pyarrow_and_a_short_one_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The two ways the fast reader finds deep request lines give the same refusal: brackets
+    counted first when a line is longer than SHALLOW_LINE_BYTES (one parse), the inferred
+    types after (a second parse, with the deep line kept out)."""
+    from reporter.adapters import native
+
+    parses: list[int] = []
+    parse = native._parse_segments
+    monkeypatch.setattr(native, "_parse_segments", lambda *a: parses.append(1) or parse(*a))
+    # an id written as its neighbours' are, so that pyarrow reads the line with them
+    request = b'{"kind":"request","run":"r","id":"r-9","t_send":0,"t_end":1,"output_tokens":4,"x":'
+    lines = Path(LADDER).read_bytes().splitlines()
+    for padding, parsed in ((0, 2), (SHALLOW_LINE_BYTES, 1)):
+        parses.clear()
+        # 71 levels: the record, 68 lists, an object, and an empty one at the bottom
+        value = b"[" * 68 + b'{"pad":"' + b"p" * padding + b'","y":{}}' + b"]" * 68
+        trace = tmp_path / f"deep-{padding}.jsonl"
+        trace.write_bytes(b"\n".join([*lines[:3], request + value + b"}", *lines[3:]]) + b"\n")
+        code, out, err = invoke("audit", str(trace), "--no-html")
+        assert_refused(code, out + err, f"{trace}:4: nested 71 deep", "at most 64 levels")
+        assert len(parses) == parsed
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-9, 9) | st.floats(allow_nan=False) | st.text("[{a"),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("ab", max_size=2), inner),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(record=st.dictionaries(st.text("xyz", min_size=1, max_size=2), json_values, min_size=1))
+def test_the_depth_of_pyarrow_types_is_the_depth_of_the_json(record: dict[str, object]) -> None:
+    """What lets the fast reader skip counting brackets: the type pyarrow infers for a line
+    nests exactly as deep as the line (when pyarrow reads it at all)."""
+    line = orjson.dumps(record)
+    try:
+        table = pj.read_json(pa.BufferReader(line))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return  # a line pyarrow refuses goes to the line-by-line reader, which counts
+    assert type_depth(pa.struct(list(table.schema))) == json_depth(line)
+
+
+def test_find_newlines_across_blocks() -> None:
+    text = b"\n".join([b"", b"ab", b"", b"c" * 9, b""]) + b"x"
+    for block in (1, 2, 3, 5, 64):
+        assert find_newlines(text, block=block).tolist() == scan_lines(text).newlines.tolist()
+    assert find_newlines(b"").tolist() == []
 
 
 def test_json_depth_ignores_brackets_in_strings() -> None:
