@@ -22,8 +22,8 @@ from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
 from reporter.ingest.limits import (
     MAX_JSON_DEPTH,
     SHALLOW_LINE_BYTES,
+    deep_lines,
     find_newlines,
-    scan_lines,
     type_depth,
 )
 from reporter.ingest.lines import Source, iter_lines, json_problem, loads_relaxed, parse_line
@@ -231,7 +231,7 @@ def _read_fast(
     if not count_brackets and len(data) > SHALLOW_LINE_BYTES:
         line_lengths = np.diff(newlines, prepend=-1, append=len(data)) - 1
         count_brackets = bool(line_lengths.max() > SHALLOW_LINE_BYTES)
-    deep = scan_lines(data).deep if count_brackets else {}
+    deep = deep_lines(data, newlines) if count_brackets else {}
     lines = _line_numbers(data, newlines)
     starts = np.concatenate(([0], newlines + 1))
     if len(lines) == 0:

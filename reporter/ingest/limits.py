@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -174,67 +173,52 @@ def too_deep(text: bytes, limit: int = MAX_JSON_DEPTH) -> int | None:
     return depth if depth > limit else None
 
 
-#: Bytes looked at at once by scan_lines: its temporary arrays are a few times this, reused
-#: from block to block instead of a fresh array the size of the file for every question.
+#: Bytes looked at at once by find_newlines and deep_lines: their temporary arrays are a few
+#: times this, reused from block to block instead of a fresh array the size of the file.
 SCAN_BLOCK = 1 << 18
 
 
-@dataclass(frozen=True)
-class LineScan:
-    """What one pass over the bytes of a JSON Lines buffer tells."""
-
-    #: Offsets of the b"\n" bytes.
-    newlines: np.ndarray
-    #: No byte at or above 0x80 (so UTF-8 without decoding it).
-    ascii: bool
-    #: {line number: depth} of the lines nested deeper than the limit.
-    deep: dict[int, int]
-
-
-def scan_lines(data: bytes, limit: int = MAX_JSON_DEPTH, block: int = SCAN_BLOCK) -> LineScan:
-    """Newlines, plain ASCII or not, and the lines nested too deep, in one pass by blocks.
+def deep_lines(
+    data: bytes, newlines: np.ndarray, limit: int = MAX_JSON_DEPTH, block: int = SCAN_BLOCK
+) -> dict[int, int]:
+    """{line number: depth} of the lines nested deeper than `limit`, given the offsets of the
+    file's newlines.
 
     A line can only be nested deeper than `limit` if it holds more than `limit` opening
-    brackets: the brackets before each newline are counted, and those (rare) lines are
-    measured exactly by `json_depth`.
+    brackets: the brackets before each newline are counted a block at a time, and those
+    (rare) lines are measured exactly by `json_depth`.
     """
     size = len(data)
-    newlines: list[np.ndarray] = []
-    opens_before: list[np.ndarray] = []  # opening brackets before each newline
+    opens_before = np.empty(len(newlines), dtype=np.int64)  # opening brackets before each
     opens = 0
     # the temporary arrays, allocated once and reused from block to block
     folded = np.empty(min(block, size), dtype=np.uint8)
     hits = np.empty(min(block, size), dtype=bool)
-    breaks = np.empty(min(block, size), dtype=bool)
+    first = 0  # the first newline of the block
     for begin in range(0, size, block):
         part = np.frombuffer(data, np.uint8, count=min(block, size - begin), offset=begin)
         n = len(part)
         np.bitwise_or(part, 0x20, out=folded[:n])  # "[" is 0x5B, "{" is 0x7B
-        np.equal(folded[:n], 0x7B, out=hits[:n])
-        np.logical_or(hits[:n], np.equal(part, 0x0A, out=breaks[:n]), out=hits[:n])
-        # brackets and newlines in one list of offsets: the opening brackets before the
-        # k-th newline of the block are its place in the list less the k newlines before it
-        at = np.flatnonzero(hits[:n])
-        k = np.flatnonzero(part[at] == 0x0A)
-        newlines.append(at[k] + begin)
-        opens_before.append(k - np.arange(len(k)) + opens)
-        opens += len(at) - len(k)
-    ends = np.concatenate(newlines) if newlines else np.zeros(0, dtype=np.int64)
+        at = np.flatnonzero(np.equal(folded[:n], 0x7B, out=hits[:n]))
+        stop = int(np.searchsorted(newlines, begin + n))
+        opens_before[first:stop] = np.searchsorted(at, newlines[first:stop] - begin) + opens
+        opens += len(at)
+        first = stop
     deep: dict[int, int] = {}
     if opens > limit:
         # each line's count: between the newline before it and its own (or the end)
-        counts = np.diff(np.concatenate(([0], *opens_before, [opens])))
-        starts = np.concatenate(([0], ends + 1))
-        stops = np.concatenate((ends, [size]))
+        counts = np.diff(np.concatenate(([0], opens_before, [opens])))
+        starts = np.concatenate(([0], newlines + 1))
+        stops = np.concatenate((newlines, [size]))
         for index in np.flatnonzero(counts > limit):
             depth = json_depth(data[int(starts[index]) : int(stops[index])])
             if depth > limit:
                 deep[int(index) + 1] = depth
-    return LineScan(ends.astype(np.int64, copy=False), data.isascii(), deep)
+    return deep
 
 
 def find_newlines(data: bytes, block: int = SCAN_BLOCK) -> np.ndarray:
-    """Offsets of the b"\n" bytes, a block at a time (scan_lines without the brackets)."""
+    """Offsets of the b"\n" bytes, a block at a time."""
     size = len(data)
     found: list[np.ndarray] = []
     hits = np.empty(min(block, size), dtype=bool)

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.json as pj
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from reporter import api
@@ -31,9 +31,9 @@ from reporter.config import THRESHOLDS
 from reporter.ingest.limits import (
     MAX_JSON_DEPTH,
     SHALLOW_LINE_BYTES,
+    deep_lines,
     find_newlines,
     json_depth,
-    scan_lines,
     type_depth,
 )
 from tests.conftest import FIXTURES, ROOT, TRACES
@@ -358,7 +358,6 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
 @given(record=st.dictionaries(st.text("xyz", min_size=1, max_size=2), json_values, min_size=1))
 def test_the_depth_of_pyarrow_types_is_the_depth_of_the_json(record: dict[str, object]) -> None:
     """What lets the fast reader skip counting brackets: the type pyarrow infers for a line
@@ -374,7 +373,7 @@ def test_the_depth_of_pyarrow_types_is_the_depth_of_the_json(record: dict[str, o
 def test_find_newlines_across_blocks() -> None:
     text = b"\n".join([b"", b"ab", b"", b"c" * 9, b""]) + b"x"
     for block in (1, 2, 3, 5, 64):
-        assert find_newlines(text, block=block).tolist() == scan_lines(text).newlines.tolist()
+        assert find_newlines(text, block=block).tolist() == [0, 3, 4, 14]
     assert find_newlines(b"").tolist() == []
 
 
@@ -384,27 +383,39 @@ def test_json_depth_ignores_brackets_in_strings() -> None:
     assert json_depth(b'["' + b"[" * 500 + b'"]') == 1
     assert json_depth(b"") == 0
     text = b'{"x":"' + b"[" * 100 + b'"}\n{"y":[[[1]]]}\n' + b"[" * 70 + b"]" * 70 + b"\n"
-    scan = scan_lines(text)
-    assert scan.deep == {3: 70}
-    assert scan.newlines.tolist() == [i for i, c in enumerate(text) if c == 10]
-    assert scan.ascii
+    assert deep_lines(text, find_newlines(text)) == {3: 70}
     assert MAX_JSON_DEPTH == 64
 
 
-def test_scan_lines_is_the_same_whatever_the_block_size() -> None:
-    """Lines, brackets and deep lines that straddle the blocks scan_lines reads at a time."""
+def test_deep_lines_is_the_same_whatever_the_block_size() -> None:
+    """Lines, brackets and deep lines that straddle the blocks deep_lines reads at a time."""
     deep = b'{"x":' + b"[" * 70 + b"]" * 70 + b"}"
     text = b"\n".join([b'{"a":1}', b"", deep, '{"é":[[1]]}'.encode(), deep[:-1] + b"}"])
-    whole = scan_lines(text, block=len(text) + 1)
-    assert whole.deep == {3: 71, 5: 71}
-    assert not whole.ascii
+    newlines = find_newlines(text)
+    assert deep_lines(text, newlines, block=len(text) + 1) == {3: 71, 5: 71}
     for block in (1, 2, 3, 7, 64):
-        scan = scan_lines(text, block=block)
-        assert scan.deep == whole.deep
-        assert scan.newlines.tolist() == whole.newlines.tolist()
-        assert scan.ascii is False
-    assert scan_lines(b"").deep == {}
-    assert scan_lines(b"[" * 65).deep == {1: 65}
+        assert deep_lines(text, newlines, block=block) == {3: 71, 5: 71}
+    assert deep_lines(b"", find_newlines(b"")) == {}
+    assert deep_lines(b"[" * 65, find_newlines(b"")) == {1: 65}
+
+
+@given(
+    text=st.lists(st.sampled_from([b"{", b"[", b"]", b"\n", b'"', b"\\", b"a", "é".encode()])).map(
+        b"".join
+    ),
+    block=st.integers(1, 9),
+)
+def test_deep_lines_is_json_depth_line_by_line(text: bytes, block: int) -> None:
+    """The deep lines, whatever the blocks, are those `json_depth` finds reading each line
+    alone (with a limit of 2, so that deep lines are common)."""
+    newlines = find_newlines(text, block=block)
+    assert newlines.tolist() == [i for i, c in enumerate(text) if c == 10]
+    expected = {
+        number: json_depth(line)
+        for number, line in enumerate(text.split(b"\n"), start=1)
+        if json_depth(line) > 2
+    }
+    assert deep_lines(text, newlines, limit=2, block=block) == expected
 
 
 def test_utf8_check_by_chunks_is_the_strict_decoding() -> None:
