@@ -21,9 +21,9 @@ from numpy.lib.stride_tricks import sliding_window_view
 from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
 from reporter.ingest.limits import (
     MAX_JSON_DEPTH,
-    SHALLOW_LINE_BYTES,
     deep_lines,
     find_newlines,
+    shallow_line_bytes,
     type_depth,
 )
 from reporter.ingest.lines import Source, iter_lines, json_problem, loads_relaxed, parse_line
@@ -215,10 +215,10 @@ def _read_fast(
     (the caller then reads it line by line).
 
     Lines nested too deep must not reach pyarrow's reader (deep enough, it overflows the C
-    stack) and are refused. Their brackets are counted beforehand only when a line is long
-    enough to be dangerous (`count_brackets`, or any line over SHALLOW_LINE_BYTES);
-    otherwise pyarrow's table tells: a value nested N deep is inferred as a type N deep, and
-    if any is too deep the file is read again with its brackets counted.
+    stack) and are refused. Their brackets are counted beforehand only when a request line is
+    long enough to be dangerous (`count_brackets`, or one over `shallow_line_bytes`); otherwise
+    pyarrow's table tells: a value nested N deep is inferred as a type N deep, and if any is
+    too deep the file is read again with its brackets counted.
     """
     data = source.data
     if data.startswith(b"\xef\xbb\xbf") or not data:
@@ -228,10 +228,6 @@ def _read_fast(
         return None  # pyarrow does not check; the line-by-line reader words each bad line
     # one pass by blocks: no temporary array the size of the file
     newlines = find_newlines(data)
-    if not count_brackets and len(data) > SHALLOW_LINE_BYTES:
-        line_lengths = np.diff(newlines, prepend=-1, append=len(data)) - 1
-        count_brackets = bool(line_lengths.max() > SHALLOW_LINE_BYTES)
-    deep = deep_lines(data, newlines) if count_brackets else {}
     lines = _line_numbers(data, newlines)
     starts = np.concatenate(([0], newlines + 1))
     if len(lines) == 0:
@@ -242,10 +238,16 @@ def _read_fast(
     else:
         line_starts, line_ends = starts[lines - 1], stops[lines - 1]
     is_request = _starts_with(data, line_starts, line_ends, REQUEST_PREFIXES)
-    # pyarrow's reader overflows the C stack on deep nesting: such lines go to parse_line,
-    # which refuses them with their depth
-    if deep:
-        is_request &= ~np.isin(lines, np.fromiter(deep, dtype=np.int64))
+    # pyarrow's reader overflows the C stack on deep nesting: the request lines it is to read
+    # are looked at first if any is long enough to be dangerous, and those too deep go to
+    # parse_line, which refuses them with their depth (as it does any other line)
+    if not count_brackets and is_request.any():
+        longest = int((line_ends - line_starts)[is_request].max())
+        count_brackets = longest > shallow_line_bytes()
+    if count_brackets:
+        deep = deep_lines(data, newlines)
+        if deep:
+            is_request &= ~np.isin(lines, np.fromiter(deep, dtype=np.int64))
     if (~is_request).sum() > MAX_OTHER_LINES:
         return None
     # consecutive request lines form one span of bytes for pyarrow

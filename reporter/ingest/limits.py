@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -228,10 +229,33 @@ def find_newlines(data: bytes, block: int = SCAN_BLOCK) -> np.ndarray:
     return np.concatenate(found).astype(np.int64, copy=False) if found else np.zeros(0, np.int64)
 
 
-#: A line at most this long is nested at most this deep, which every JSON reader here parses
-#: without running out of stack (pyarrow's overflows its thread's C stack near 10,000 levels,
-#: and parses 5,000): such lines need no count of their brackets before pyarrow sees them.
-SHALLOW_LINE_BYTES = 1024
+#: C stack pyarrow's JSON reader takes for each level of nesting: a 512 KiB thread stack holds
+#: a line 400 deep and overflows at 500 (measured with pyarrow 26 on Linux, where threads get
+#: the stack limit as their size).
+STACK_BYTES_PER_LEVEL = 1200
+
+
+def thread_stack_bytes() -> int:
+    """The C stack a new thread gets here: glibc gives it the soft stack limit (8 MiB by
+    default; an unlimited one is taken as 8 MiB), macOS 512 KiB, Windows 1 MiB; anywhere else
+    (musl: 128 KiB) the least of these is assumed."""
+    try:
+        libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
+    except (ValueError, OSError):  # no such name (macOS, musl)
+        libc = ""
+    if sys.platform.startswith("linux") and libc.startswith("glibc"):
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
+        return 8 << 20 if soft == resource.RLIM_INFINITY else int(soft)
+    return {"darwin": 512 << 10, "win32": 1 << 20}.get(sys.platform, 128 << 10)
+
+
+def shallow_line_bytes(stack: int | None = None) -> int:
+    """The longest line pyarrow may read before its brackets are counted: a line of N bytes
+    is nested at most N deep, and half of a thread's `stack` is kept spare (about 3,500 bytes
+    with Linux's 8 MiB, 218 with macOS's 512 KiB)."""
+    return (thread_stack_bytes() if stack is None else stack) // (2 * STACK_BYTES_PER_LEVEL)
 
 
 def type_depth(kind: Any) -> int:

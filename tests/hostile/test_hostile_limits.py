@@ -30,10 +30,10 @@ from reporter.cli import main
 from reporter.config import THRESHOLDS
 from reporter.ingest.limits import (
     MAX_JSON_DEPTH,
-    SHALLOW_LINE_BYTES,
     deep_lines,
     find_newlines,
     json_depth,
+    shallow_line_bytes,
     type_depth,
 )
 from tests.conftest import FIXTURES, ROOT, TRACES
@@ -117,8 +117,18 @@ def _cap_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
-def run_cli(*args: str) -> tuple[int, str]:
+#: A macOS worker thread's stack: on Linux, threads get the stack limit as their size.
+SMALL_STACK = 512 << 10
+
+
+def _cap_memory_and_stack() -> None:
+    _cap_memory()
+    resource.setrlimit(resource.RLIMIT_STACK, (SMALL_STACK, SMALL_STACK))
+
+
+def run_cli(*args: str, small_stack: bool = False) -> tuple[int, str]:
     """`python -m reporter ARGS` in a child with a memory cap and a deadline: (code, output).
+    `small_stack`: every thread's C stack is SMALL_STACK.
 
     A signal (SIGSEGV) shows as a negative code; a hang as a TimeoutExpired failure.
     """
@@ -132,7 +142,7 @@ def run_cli(*args: str) -> tuple[int, str]:
         text=True,
         errors="replace",
         timeout=TIMEOUT_S,
-        preexec_fn=_cap_memory,
+        preexec_fn=_cap_memory_and_stack if small_stack else _cap_memory,
         check=False,
     )
     assert time.monotonic() - started < TIMEOUT_S
@@ -330,7 +340,7 @@ def test_a_long_deep_line_is_counted_before_pyarrow_and_a_short_one_after(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The two ways the fast reader finds deep request lines give the same refusal: brackets
-    counted first when a line is longer than SHALLOW_LINE_BYTES (one parse), the inferred
+    counted first when a line is longer than shallow_line_bytes() (one parse), the inferred
     types after (a second parse, with the deep line kept out)."""
     from reporter.adapters import native
 
@@ -340,7 +350,7 @@ def test_a_long_deep_line_is_counted_before_pyarrow_and_a_short_one_after(
     # an id written as its neighbours' are, so that pyarrow reads the line with them
     request = b'{"kind":"request","run":"r","id":"r-9","t_send":0,"t_end":1,"output_tokens":4,"x":'
     lines = Path(LADDER).read_bytes().splitlines()
-    for padding, parsed in ((0, 2), (SHALLOW_LINE_BYTES, 1)):
+    for padding, parsed in ((0, 2), (shallow_line_bytes(), 1)):
         parses.clear()
         # 71 levels: the record, 68 lists, an object, and an empty one at the bottom
         value = b"[" * 68 + b'{"pad":"' + b"p" * padding + b'","y":{}}' + b"]" * 68
@@ -349,6 +359,26 @@ def test_a_long_deep_line_is_counted_before_pyarrow_and_a_short_one_after(
         code, out, err = invoke("audit", str(trace), "--no-html")
         assert_refused(code, out + err, f"{trace}:4: nested 71 deep", "at most 64 levels")
         assert len(parses) == parsed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("length", [shallow_line_bytes(SMALL_STACK), 2000])
+def test_no_request_line_overflows_a_small_thread_stack(tmp_path: Path, length: int) -> None:
+    """A request line of nested brackets as long as a line pyarrow reads uncounted, and one
+    far longer (counted first): refused, not a crash, with 512 KiB stacks (macOS threads').
+    pyarrow builds the nested type of a line recursively: 500 levels overflow that stack."""
+    request = b'{"kind":"request","run":"a-retest-n1","id":"q%d","t_send":0,"t_end":1,'
+    request += b'"output_tokens":4}'
+    run = Path(LADDER).read_bytes().splitlines()[0]
+    short = [request % i for i in range(6)]  # short enough not to be counted either
+    levels = (length - len(b'{"kind":"request","x":}')) // 2
+    deep = b'{"kind":"request","x":' + b"[" * levels + b"]" * levels + b"}"
+    assert length - 1 <= len(deep) <= length
+    trace = tmp_path / "deep.jsonl"
+    trace.write_bytes(b"\n".join([run, *short[:3], deep, *short[3:]]) + b"\n")
+    code, output = run_cli("audit", str(trace), "--no-html", small_stack=True)
+    assert code == 2, output
+    assert f"{trace}:5: nested {levels + 1} deep" in output
 
 
 json_values = st.recursive(
