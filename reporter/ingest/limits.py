@@ -235,9 +235,14 @@ def find_newlines(data: bytes, block: int = SCAN_BLOCK) -> np.ndarray:
 STACK_BYTES_PER_LEVEL = 1200
 
 
+#: What glibc gives a thread when the stack limit is unlimited (2 MiB on x86-64; a line 2,500
+#: deep overflows it, 1,500 does not).
+UNLIMITED_STACK = 2 << 20
+
+
 def thread_stack_bytes() -> int:
     """The C stack a new thread gets here: glibc gives it the soft stack limit (8 MiB by
-    default; an unlimited one is taken as 8 MiB), macOS 512 KiB, Windows 1 MiB; anywhere else
+    default; 2 MiB when unlimited, on x86-64), macOS 512 KiB, Windows 1 MiB; anywhere else
     (musl: 128 KiB) the least of these is assumed."""
     try:
         libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
@@ -247,7 +252,7 @@ def thread_stack_bytes() -> int:
         import resource
 
         soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
-        return 8 << 20 if soft == resource.RLIM_INFINITY else int(soft)
+        return UNLIMITED_STACK if soft == resource.RLIM_INFINITY else int(soft)
     return {"darwin": 512 << 10, "win32": 1 << 20}.get(sys.platform, 128 << 10)
 
 

@@ -30,6 +30,7 @@ from reporter.cli import main
 from reporter.config import THRESHOLDS
 from reporter.ingest.limits import (
     MAX_JSON_DEPTH,
+    UNLIMITED_STACK,
     deep_lines,
     find_newlines,
     json_depth,
@@ -117,18 +118,19 @@ def _cap_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
+def _cap_memory_and_stack(stack: int) -> None:
+    _cap_memory()
+    resource.setrlimit(resource.RLIMIT_STACK, (stack, resource.getrlimit(resource.RLIMIT_STACK)[1]))
+
+
 #: A macOS worker thread's stack: on Linux, threads get the stack limit as their size.
 SMALL_STACK = 512 << 10
 
 
-def _cap_memory_and_stack() -> None:
-    _cap_memory()
-    resource.setrlimit(resource.RLIMIT_STACK, (SMALL_STACK, SMALL_STACK))
-
-
-def run_cli(*args: str, small_stack: bool = False) -> tuple[int, str]:
+def run_cli(*args: str, stack: int | None = None) -> tuple[int, str]:
     """`python -m reporter ARGS` in a child with a memory cap and a deadline: (code, output).
-    `small_stack`: every thread's C stack is SMALL_STACK.
+    `stack`: the child's stack limit (resource.RLIM_INFINITY for none), which sets the size
+    of its threads' stacks.
 
     A signal (SIGSEGV) shows as a negative code; a hang as a TimeoutExpired failure.
     """
@@ -142,7 +144,7 @@ def run_cli(*args: str, small_stack: bool = False) -> tuple[int, str]:
         text=True,
         errors="replace",
         timeout=TIMEOUT_S,
-        preexec_fn=_cap_memory_and_stack if small_stack else _cap_memory,
+        preexec_fn=_cap_memory if stack is None else lambda: _cap_memory_and_stack(stack),
         check=False,
     )
     assert time.monotonic() - started < TIMEOUT_S
@@ -362,11 +364,23 @@ def test_a_long_deep_line_is_counted_before_pyarrow_and_a_short_one_after(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("length", [shallow_line_bytes(SMALL_STACK), 2000])
-def test_no_request_line_overflows_a_small_thread_stack(tmp_path: Path, length: int) -> None:
+@pytest.mark.parametrize(
+    ("stack", "length"),
+    [
+        (SMALL_STACK, shallow_line_bytes(SMALL_STACK)),
+        (SMALL_STACK, 2000),
+        (resource.RLIM_INFINITY, shallow_line_bytes(UNLIMITED_STACK)),
+        (resource.RLIM_INFINITY, 6000),
+    ],
+    ids=["512KiB-uncounted", "512KiB-counted", "unlimited-uncounted", "unlimited-counted"],
+)
+def test_no_request_line_overflows_the_thread_stack(
+    tmp_path: Path, stack: int, length: int
+) -> None:
     """A request line of nested brackets as long as a line pyarrow reads uncounted, and one
-    far longer (counted first): refused, not a crash, with 512 KiB stacks (macOS threads').
-    pyarrow builds the nested type of a line recursively: 500 levels overflow that stack."""
+    far longer (counted first): refused, not a crash, with 512 KiB stacks (macOS threads')
+    and with an unlimited stack limit (glibc's threads then get 2 MiB). pyarrow builds the
+    nested type of a line recursively: 500 levels overflow 512 KiB, 2,500 overflow 2 MiB."""
     request = b'{"kind":"request","run":"a-retest-n1","id":"q%d","t_send":0,"t_end":1,'
     request += b'"output_tokens":4}'
     run = Path(LADDER).read_bytes().splitlines()[0]
@@ -376,7 +390,7 @@ def test_no_request_line_overflows_a_small_thread_stack(tmp_path: Path, length: 
     assert length - 1 <= len(deep) <= length
     trace = tmp_path / "deep.jsonl"
     trace.write_bytes(b"\n".join([run, *short[:3], deep, *short[3:]]) + b"\n")
-    code, output = run_cli("audit", str(trace), "--no-html", small_stack=True)
+    code, output = run_cli("audit", str(trace), "--no-html", stack=stack)
     assert code == 2, output
     assert f"{trace}:5: nested {levels + 1} deep" in output
 
