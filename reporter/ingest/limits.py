@@ -5,8 +5,9 @@
   non-blocking in case it was swapped in between.
 - Each kind of file has a size cap (`MAX_BYTES`), checked before the bytes are read.
 - JSON nesting is at most `MAX_JSON_DEPTH` levels, checked on the bytes before any JSON reader
-  sees a line long enough to nest dangerously deep (pyarrow's reader overflows the C stack on
-  an array 20,000 deep); a shorter line is checked on the types pyarrow inferred for it.
+  sees a line long enough to nest dangerously deep (pyarrow's reader takes about 1.1 KB of a
+  thread's C stack a level, and overflows it: 500 levels on macOS's 512 KiB); a shorter line
+  is checked on the types pyarrow inferred for it (`shallow_line_bytes`).
 - YAML is at most `MAX_YAML_DEPTH` levels deep, and its aliases may repeat at most
   `MAX_YAML_ALIAS_NODES` nodes in all (an 817-byte alias bomb otherwise grows without end).
 
