@@ -8,10 +8,11 @@ recorder writes them (about as many bytes); then for each, in one run, alternati
 each in a fresh subprocess (imports before the clock starts, for both) so that its peak
 memory (max RSS) is its own. Prints every measurement, the medians, their ratio (and the ratio
 of CPU time, steadier on a machine others load) and the peak memory. Targets: ratio ≤ 1.5,
-peak ≤ 1.5 GB.
+peak ≤ 1.5 GB. With --against DIR, the audit of the code in DIR (another checkout: the code
+before a change) is timed in the same rounds, run in its own folder.
 
     python benchmarks/audit_speed.py [--requests 1000000] [--chunk-requests 100000]
-        [--repeats 5] [--keep DIR]
+        [--repeats 5] [--keep DIR] [--against DIR]
 """
 
 from __future__ import annotations
@@ -29,7 +30,10 @@ import orjson
 
 # the sweep shared with the other speed benchmarks, importable when this file is loaded by path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from report_speed import environment, package_of
 from synthetic import RUNS, point_times, run_record
+
+ROOT = Path(__file__).resolve().parents[1]
 
 PARSE = """
 import sys, time, pyarrow.json as pj
@@ -118,21 +122,23 @@ def write_trace(path: Path, total: int, chunk_times: bool = False) -> None:
             f.write(b"\n".join(lines) + b"\n")
 
 
-def measure(code: str, *args: str) -> tuple[float, float]:
+def measure(code: str, *args: str, where: Path = ROOT) -> tuple[float, float]:
     """Seconds the child reports for its work (interpreter start-up excluded): wall clock, and
-    CPU time of all its threads (steadier than the wall clock on a machine others load)."""
+    CPU time of all its threads (steadier than the wall clock on a machine others load). The
+    child runs in `where`, the checkout whose package it imports."""
     out = subprocess.run(
         [sys.executable, "-c", code, *args],
         check=True,
         capture_output=True,
         text=True,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=where,  # `python -c` puts the current folder first on the path
+        env=environment(where),
     )
     wall, cpu = out.stdout.split()[:2]
     return float(wall), float(cpu)
 
 
-def peak_of(code: str, *args: str) -> float:
+def peak_of(code: str, *args: str, where: Path = ROOT) -> float:
     """Peak RSS of one child, measured alone (a fresh interpreter for the measurement)."""
     probe = (
         "import resource, subprocess, sys\n"
@@ -145,41 +151,50 @@ def peak_of(code: str, *args: str) -> float:
         check=True,
         capture_output=True,
         text=True,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=where,
+        env=environment(where),
     )
     return float(out.stdout.strip())
 
 
-def compare(trace: Path, verdict: Path, requests: int, repeats: int) -> None:
-    """Parse and audit of one trace, alternating; medians, ratio and peaks printed."""
-    parse_times, audit_times, parse_cpu, audit_cpu = [], [], [], []
+def compare(
+    trace: Path, verdict: Path, requests: int, repeats: int, against: Path | None = None
+) -> None:
+    """Parse and audit of one trace (and the audit of `against`), alternating; medians,
+    ratios and peaks printed."""
+    audits = {"audit": ROOT, **({"audit of --against": against} if against else {})}
+    walls: dict[str, list[float]] = {"parse": [], **{name: [] for name in audits}}
+    cpus: dict[str, list[float]] = {name: [] for name in walls}
     for i in range(repeats):
-        p, pc = measure(PARSE, str(trace))
-        a, ac = measure(AUDIT, str(trace), str(verdict))
-        parse_times.append(p)
-        audit_times.append(a)
-        parse_cpu.append(pc)
-        audit_cpu.append(ac)
-        print(
-            f"  round {i + 1}: pyarrow parse {p:.2f} s, audit {a:.2f} s, ratio {a / p:.2f} "
-            f"(CPU {pc:.2f} s, {ac:.2f} s)"
-        )
-    parse_med, audit_med = statistics.median(parse_times), statistics.median(audit_times)
-    cpu_ratio = statistics.median(audit_cpu) / statistics.median(parse_cpu)
+        wall, cpu = measure(PARSE, str(trace))
+        walls["parse"].append(wall)
+        cpus["parse"].append(cpu)
+        for name, where in audits.items():
+            wall, cpu = measure(AUDIT, str(trace), str(verdict), where=where)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+        each = (f"{name} {walls[name][-1]:.2f} s (CPU {cpus[name][-1]:.2f} s)" for name in walls)
+        print(f"  round {i + 1}: " + ", ".join(each))
+    parse_med = statistics.median(walls["parse"])
+    parse_cpu = statistics.median(cpus["parse"])
     parse_peak = peak_of(PARSE, str(trace))
-    audit_peak = peak_of(AUDIT, str(trace), str(verdict))
     print(f"median pyarrow parse: {parse_med:.2f} s   peak {parse_peak:,.0f} MB")
-    print(f"median audit to JSON: {audit_med:.2f} s   peak {audit_peak:,.0f} MB")
-    print(
-        f"ratio audit ÷ parse: {audit_med / parse_med:.2f} (target ≤ 1.5); "
-        f"peak {audit_peak / 1024:.2f} GB (target ≤ 1.5 GB)"
-    )
-    print(
-        f"CPU time, all threads: parse {statistics.median(parse_cpu):.2f} s, audit "
-        f"{statistics.median(audit_cpu):.2f} s, ratio {cpu_ratio:.2f} (the parse uses every "
-        "core, the audit mostly one: on an idle machine the wall-clock ratio is the one to read)"
-    )
-    print(f"audit per request: {audit_med / requests * 1e6:.2f} µs")
+    for name, where in audits.items():
+        audit_med = statistics.median(walls[name])
+        audit_peak = peak_of(AUDIT, str(trace), str(verdict), where=where)
+        label = "audit to JSON" if where == ROOT else name
+        print(f"median {label}: {audit_med:.2f} s   peak {audit_peak:,.0f} MB")
+        print(
+            f"  ratio ÷ parse: {audit_med / parse_med:.2f} (target ≤ 1.5); "
+            f"peak {audit_peak / 1024:.2f} GB (target ≤ 1.5 GB)"
+        )
+        print(
+            f"  CPU time, all threads: parse {parse_cpu:.2f} s, audit "
+            f"{statistics.median(cpus[name]):.2f} s, ratio "
+            f"{statistics.median(cpus[name]) / parse_cpu:.2f} (the parse uses every core, the "
+            "audit mostly one: on an idle machine the wall-clock ratio is the one to read)"
+        )
+        print(f"  audit per request: {audit_med / requests * 1e6:.2f} µs")
 
 
 def main() -> None:
@@ -194,7 +209,13 @@ def main() -> None:
     )
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--keep", type=Path, help="write the traces here and keep them")
+    parser.add_argument(
+        "--against", type=Path, help="also time the audit of the code in DIR (another checkout)"
+    )
     args = parser.parse_args()
+    against = args.against.resolve() if args.against else None
+    if against is not None and package_of(against) != against / "reporter":
+        sys.exit(f"{against}: its own package is not the one imported there")
     folder = args.keep or Path(tempfile.mkdtemp(prefix="benchreport-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
     traces = [(folder / "trace.jsonl", args.requests, False)]
@@ -210,7 +231,7 @@ def main() -> None:
             )
         what = f" with {CHUNKS} chunk times each" if chunk_times else ""
         print(f"{requests:,} requests{what}:")
-        compare(trace, folder / "verdict.json", requests, args.repeats)
+        compare(trace, folder / "verdict.json", requests, args.repeats, against)
 
 
 if __name__ == "__main__":
