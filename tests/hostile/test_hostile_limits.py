@@ -588,3 +588,57 @@ def test_deep_json_inside_a_json_string_is_not_an_internal_error(tmp_path: Path)
         "record", "http://127.0.0.1:9", "--model", "m", "--param", "x=" + "[" * 100_000
     )
     assert_refused(code, out + err, "--param x: nested too deeply", "a JSON value or text")
+
+
+def _nested(depth: int, width: int) -> object:
+    """A JSON value nested `depth` deep: lists and objects in turn, `width` items at the top."""
+    value: object = 1
+    for level in range(depth):
+        value = [value] * (width if level == depth - 1 else 1) if level % 2 else {"k": value}
+    return value
+
+
+@pytest.mark.slow
+@given(
+    depth=st.integers(0, 70),
+    width=st.integers(1, 3),
+    copies=st.integers(1, 3),
+    at=st.integers(0, 4),
+)
+def test_counting_brackets_first_or_reading_types_after_gives_the_same_outcome(
+    depth: int, width: int, copies: int, at: int
+) -> None:
+    """Whatever nests in the request lines, the audit says the same (verdict or refusal)
+    whether the native reader counts every line's brackets first or reads the depth off the
+    types pyarrow inferred. `copies` lines hold the same nested value (so that pyarrow reads
+    them together), from line `at` of the requests on."""
+    import tempfile
+
+    from reporter.adapters import native
+    from reporter.errors import BenchreportError
+    from reporter.render.json import render_json
+
+    run = Path(LADDER).read_bytes().splitlines()[0]
+    fields = {"kind": "request", "run": "a-retest-n1", "output_tokens": 4}
+    requests = [
+        orjson.dumps(
+            fields
+            | {"id": f"q{i}", "t_send": i, "t_first": i + 0.5, "t_end": i + 1}
+            | ({"x": _nested(depth, width)} if at <= i < at + copies else {})
+        )
+        for i in range(6)
+    ]
+    outcomes = []
+    with tempfile.TemporaryDirectory() as folder:
+        trace = Path(folder) / "t.jsonl"
+        trace.write_bytes(b"\n".join([run, *requests]) + b"\n")
+        for threshold in (0, 1 << 30):  # every line counted first; none
+            original = native.shallow_line_bytes
+            native.shallow_line_bytes = lambda threshold=threshold: threshold  # type: ignore[assignment]
+            try:
+                outcomes.append(render_json(api.audit([trace])))
+            except BenchreportError as exc:
+                outcomes.append(f"{type(exc).__name__}: {exc}")
+            finally:
+                native.shallow_line_bytes = original
+    assert outcomes[0] == outcomes[1]
