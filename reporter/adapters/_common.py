@@ -22,7 +22,7 @@ import orjson
 import pandas as pd
 
 from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
-from reporter.ingest.limits import depth_problem, too_deep
+from reporter.ingest.limits import depth_problem, find_newlines, too_deep
 from reporter.ingest.lines import Source, iter_lines, json_problem, loads_relaxed
 from reporter.runrecord import run_row
 from reporter.table import InputFile, Partial, normalize_requests
@@ -218,7 +218,7 @@ def container_lines(data: bytes, max_depth: int) -> dict[tuple[Any, ...], int]:
     out: dict[tuple[Any, ...], int] = {}
     if len(data) > LOCATE_LIMIT_BYTES:
         return out
-    newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+    newlines = find_newlines(data)
     # one frame per open container: [is_object, current key or index, expecting a key]
     stack: list[list[Any]] = []
     for match in _TOKEN.finditer(data):

@@ -49,11 +49,10 @@ def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
     return False, ['"kind" (run, request, claim, probe, log)']
 
 
-def _line_numbers(data: bytes, ends: np.ndarray | None = None) -> np.ndarray:
-    """Line number of each non-empty line, as pyarrow numbers its rows."""
+def _line_numbers(data: bytes, ends: np.ndarray) -> np.ndarray:
+    """Line number of each non-empty line, as pyarrow numbers its rows (`ends`: the offsets of
+    the newlines, `find_newlines`)."""
     arr = np.frombuffer(data, dtype=np.uint8)
-    if ends is None:
-        ends = np.flatnonzero(arr == 10)
     starts = np.concatenate(([0], ends + 1))
     stops = np.concatenate((ends, [len(arr)]))
     lengths = stops - starts
@@ -383,7 +382,7 @@ def _read_slow(
         if number not in problems.bad_lines:
             others.append((number, record))
     frame = _records_frame(request_records, request_lines)
-    starts = np.concatenate(([0], np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1))
+    starts = np.concatenate(([0], find_newlines(data) + 1))
     return _check_requests(frame, Source(source.path, data), problems, starts), others
 
 
