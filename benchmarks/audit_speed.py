@@ -162,7 +162,7 @@ def compare(
 ) -> None:
     """Parse and audit of one trace (and the audit of `against`), alternating; medians,
     ratios and peaks printed."""
-    audits = {"audit": ROOT, **({"audit of --against": against} if against else {})}
+    audits = {"audit to JSON": ROOT, **({"audit of --against": against} if against else {})}
     walls: dict[str, list[float]] = {"parse": [], **{name: [] for name in audits}}
     cpus: dict[str, list[float]] = {name: [] for name in walls}
     for i in range(repeats):
@@ -182,8 +182,7 @@ def compare(
     for name, where in audits.items():
         audit_med = statistics.median(walls[name])
         audit_peak = peak_of(AUDIT, str(trace), str(verdict), where=where)
-        label = "audit to JSON" if where == ROOT else name
-        print(f"median {label}: {audit_med:.2f} s   peak {audit_peak:,.0f} MB")
+        print(f"median {name}: {audit_med:.2f} s   peak {audit_peak:,.0f} MB")
         print(
             f"  ratio ÷ parse: {audit_med / parse_med:.2f} (target ≤ 1.5); "
             f"peak {audit_peak / 1024:.2f} GB (target ≤ 1.5 GB)"
