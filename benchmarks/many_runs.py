@@ -3,7 +3,9 @@
 Writes native traces of 500, 1,000 and 5,000 one-request runs and times, in one process,
 alternating, `api.audit` on each (median of --repeats). Prints seconds and the cost per run,
 and the ratio of per-run cost at the largest size to the smallest: near 1 means linear,
-above 1 means something per run grows with the number of runs.
+above 1 means something per run grows with the number of runs. Each size is written twice:
+bare runs, and runs of one server (engine flags and a server log line), which the rules about
+a server's runs (BR013, BR014) read together.
 
     python benchmarks/many_runs.py [--sizes 500,1000,5000] [--repeats 3]
 """
@@ -31,22 +33,30 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    shapes = {"bare runs": False, "runs of one server": True}
     with tempfile.TemporaryDirectory() as tmp:
-        traces = {n: write_many_runs(Path(tmp) / f"runs-{n}.jsonl", n) for n in sizes}
-        times: dict[int, list[float]] = {n: [] for n in sizes}
+        traces = {
+            (shape, n): write_many_runs(Path(tmp) / f"runs-{n}-{server}.jsonl", n, server=server)
+            for shape, server in shapes.items()
+            for n in sizes
+        }
+        times: dict[tuple[str, int], list[float]] = {key: [] for key in traces}
         for _ in range(args.repeats):
-            for n in sizes:
+            for key, trace in traces.items():
                 start = time.perf_counter()
-                api.audit([traces[n]])
-                times[n].append(time.perf_counter() - start)
-    print(f"{'runs':>6} {'median s':>9} {'ms / run':>9}   all")
-    per_run = {}
-    for n in sizes:
-        med = statistics.median(times[n])
-        per_run[n] = med / n
-        print(f"{n:>6} {med:>9.2f} {per_run[n] * 1e3:>9.2f}   {[round(t, 2) for t in times[n]]}")
-    lo, hi = min(sizes), max(sizes)
-    print(f"per-run cost at {hi} runs ÷ at {lo} runs: {per_run[hi] / per_run[lo]:.2f}")
+                api.audit([trace])
+                times[key].append(time.perf_counter() - start)
+    for shape in shapes:
+        print(f"{shape}:")
+        print(f"{'runs':>6} {'median s':>9} {'ms / run':>9}   all")
+        per_run = {}
+        for n in sizes:
+            med = statistics.median(times[shape, n])
+            per_run[n] = med / n
+            each = [round(t, 2) for t in times[shape, n]]
+            print(f"{n:>6} {med:>9.2f} {per_run[n] * 1e3:>9.2f}   {each}")
+        lo, hi = min(sizes), max(sizes)
+        print(f"per-run cost at {hi} runs ÷ at {lo} runs: {per_run[hi] / per_run[lo]:.2f}")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import pandas as pd
 
 from reporter.config import Config
 from reporter.decision import Facts
+from reporter.features import servers
 from reporter.table import Tables
 from reporter.values import number, number_or_nan
 
@@ -119,6 +120,15 @@ class AuditData:
     @cached_property
     def _sorted_ends(self) -> dict[str, np.ndarray]:
         return {}
+
+    def same_server(self, run: str) -> list[str]:
+        """The runs served by the same server configuration as `run`, itself included
+        (reporter.features.same_server), for every run in one pass over the run table."""
+        return self._servers.get(run, [run])
+
+    @cached_property
+    def _servers(self) -> dict[str, list[str]]:
+        return servers(self.tables.runs)
 
     def median_of(self, run: str, column: str) -> float:
         """The median of a numeric column over a run's request rows, NaN left out (NaN if

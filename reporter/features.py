@@ -446,22 +446,28 @@ def same_server(runs: Any, run_id: str) -> list[str]:
     """The runs served by the same server configuration as `run_id` (itself included): same
     file, engine, version, flags, model and hardware. A startup log line or a prompt cached by
     one of them concerns them all."""
-    frame = runs.set_index("run", drop=False) if "run" in runs.columns else runs
-    if run_id not in frame.index:
-        return [run_id]
-    me = frame.loc[run_id]
+    return servers(runs).get(run_id, [run_id])
 
-    def key(row: Any) -> tuple[str, ...]:
-        flags = row.get("engine_flags")
-        flags = " ".join(map(str, flags)) if isinstance(flags, list | tuple) else ""
-        return (
-            str(row.get("source_path")),
-            str(row.get("engine_name")),
-            str(row.get("engine_version")),
-            flags,
-            str(row.get("model_name")),
-            str(row.get("hardware_name")),
-        )
 
-    mine = key(me)
-    return [str(r["run"]) for _, r in frame.iterrows() if key(r) == mine]
+def servers(runs: Any) -> dict[str, list[str]]:
+    """`same_server` of every run at once: each run's configuration is read once, so a sweep
+    of many runs costs one pass, not one pass per run."""
+    if "run" not in runs.columns:
+        runs = runs.reset_index(names="run")
+    columns = ("source_path", "engine_name", "engine_version", "model_name", "hardware_name")
+    # each value as str() gives it (a missing one "None" or "nan"), as the rows were compared
+    texts = [
+        [str(v) for v in runs[c].astype(object)] if c in runs.columns else ["None"] * len(runs)
+        for c in columns
+    ]
+    flags = runs["engine_flags"].tolist() if "engine_flags" in runs.columns else [None] * len(runs)
+    flag_texts = [" ".join(map(str, f)) if isinstance(f, list | tuple) else "" for f in flags]
+    by_key: dict[tuple[str, ...], list[str]] = {}
+    ids = [str(r) for r in runs["run"]]
+    keys = [
+        (*head[:3], flag, *head[3:])
+        for head, flag in zip(zip(*texts, strict=True), flag_texts, strict=True)
+    ]
+    for run_id, key in zip(ids, keys, strict=True):
+        by_key.setdefault(key, []).append(run_id)
+    return {run_id: by_key[key] for run_id, key in zip(ids, keys, strict=True)}

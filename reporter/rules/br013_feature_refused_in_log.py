@@ -167,7 +167,7 @@ def _check_run(data: AuditData, run_id: str, run: Any, lines: list[_Line]) -> Fi
         return RULE.finding(
             run_id, Outcome.NOT_APPLICABLE, "no server log: no log records and no --server-log FILE"
         )
-    server = set(features.same_server(data.tables.runs, run_id))
+    server = set(data.same_server(run_id))
     mine = [x for x in lines if x.run is None or x.run in server]
     if not mine:
         return RULE.finding(

@@ -119,7 +119,10 @@ class Verdict:
 
 def check(data: AuditData) -> list[Finding]:
     repeats: dict[tuple[str, ...], _Repeats] = {}
-    return [_check_run(data, str(r["run"]), r, repeats) for _, r in data.tables.runs.iterrows()]
+    sweeps: dict[str, pd.Series] = {}
+    return [
+        _check_run(data, str(r["run"]), r, repeats, sweeps) for _, r in data.tables.runs.iterrows()
+    ]
 
 
 def _cache_config(run: Any) -> str | None:
@@ -139,6 +142,7 @@ def _check_run(
     run_id: str,
     run: Any,
     repeats: dict[tuple[str, ...], _Repeats],
+    sweeps: dict[str, pd.Series],
 ) -> Finding:
     wanted = features.requested(features.parse_flags(run.get("engine_flags") or []))
     config = _cache_config(run)
@@ -150,7 +154,7 @@ def _check_run(
         ]
     checks = []
     if "batching" in wanted:
-        checks.append(_batching(data, run_id, wanted["batching"][0].text))
+        checks.append(_batching(data, run_id, wanted["batching"][0].text, sweeps))
     if "prefix_cache" in wanted:
         checks.append(_prefix_cache(data, run_id, run, wanted["prefix_cache"][0].text, repeats))
     if "speculation" in wanted:
@@ -201,7 +205,8 @@ def _check_run(
     )
 
 
-def _batching(data: AuditData, run_id: str, flag: str) -> Verdict:
+def _batching(data: AuditData, run_id: str, flag: str, sweeps: dict[str, pd.Series]) -> Verdict:
+    """`sweeps`: each group's aggregate per level (slope.levels), taken once for all its runs."""
     n = data.concurrency(run_id)
     limit = data.config[SERIAL_OVERLAP]
     growth_limit = data.config[FLAT_GROWTH]
@@ -234,8 +239,13 @@ def _batching(data: AuditData, run_id: str, flag: str) -> Verdict:
             else:
                 states.append((OBSERVED, f"its completions cluster ({ladder.message})"))
     group = str(data.runs.at[run_id, "group"])
-    members = data.groups().get(group, [run_id])
-    table = levels(data, members)
+    members = data.groups().get(group)
+    if members is None:
+        table = levels(data, [run_id])
+    else:
+        if group not in sweeps:
+            sweeps[group] = levels(data, members)
+        table = sweeps[group]
     if len(table) >= 2 and float(table.index[-1]) >= 2 * float(table.index[0]):
         growth = float(table.iloc[-1] / table.iloc[0])
         series = " / ".join(fmt(v) for v in table.to_numpy())
@@ -291,7 +301,7 @@ def _prefix_cache(
     memo: dict[tuple[str, ...], _Repeats],
 ) -> Verdict:
     # The runs of the same server in file order: a prompt cached by one is there for the next.
-    runs = features.same_server(data.tables.runs, run_id)
+    runs = data.same_server(run_id)
     key = tuple(runs)
     if key not in memo:
         req = _ordered_requests(data, runs)

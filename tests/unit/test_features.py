@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -71,3 +73,26 @@ def test_levels():
     assert features.normalise_level(None, "0.00.012.101 W srv  load_model: x") == "warning"
     assert features.normalise_level("E", "") == "error"
     assert features.normalise_level(None, "plain text") is None
+
+
+def test_runs_of_one_server_share_file_engine_flags_model_and_hardware():
+    runs = pd.DataFrame(
+        {
+            "run": ["a", "b", "c", "d", "e"],
+            "source_path": ["x.jsonl"] * 4 + ["y.jsonl"],
+            "engine_name": ["vllm", "vllm", "vllm", "sglang", "vllm"],
+            "engine_version": ["0.6"] * 5,
+            "engine_flags": [["--max-num-seqs", "64"], ("--max-num-seqs", "64"), None, None, None],
+            "model_name": ["m"] * 5,
+            "hardware_name": ["h100", "h100", "h100", "h100", np.nan],
+        }
+    )
+    assert features.servers(runs) == {
+        "a": ["a", "b"], "b": ["a", "b"], "c": ["c"], "d": ["d"], "e": ["e"]
+    }  # fmt: skip
+    assert features.same_server(runs, "b") == ["a", "b"]
+    # a run the table does not hold is its own server; the ids may be the index
+    assert features.same_server(runs, "zzz") == ["zzz"]
+    assert features.servers(runs.set_index("run")) == features.servers(runs)
+    # a column the table lacks is the same unknown value for every run
+    assert features.servers(runs[["run", "engine_name"]])["a"] == ["a", "b", "c", "e"]
