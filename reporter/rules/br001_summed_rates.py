@@ -15,7 +15,7 @@ the run's `Σ reported_tps`. Its factor is `claimed ÷ (Σ output tokens ÷ wall
 inflated when the factor exceeds `1 + claim_tolerance` (10%). A run with reported rates and no
 claim gets an informational finding when the sum a reader would publish exceeds the aggregate
 by that bound: `Σ reported_tps` when the run sent its requests at once, `N × mean reported_tps`
-when a closed loop of N streams sent more requests than N.
+when a closed loop of N streams sent more requests than N (one stream, N = 1: its mean rate).
 
 ## Worked example
 METHOD.md §1, case A: four requests each reported 86–98 tok/s, summed ≈ 350 tok/s; the
@@ -145,7 +145,9 @@ def check(data: AuditData) -> list[Finding]:
             continue
         ok = int(s["ok"])
         n = data.concurrency(run_id)
-        if not math.isnan(n) and 1 < n < ok:
+        # one stream (N = 1) sent its requests one after another: a reader quotes its mean rate
+        one_stream = n == 1
+        if not math.isnan(n) and 1 <= n < ok:
             # a closed loop of N streams: the published sum is N streams' rates, N × the mean
             total = n * total / ok
             summed = f"N × mean reported_tps = {n:g} × {fmt(total / n)} = {fmt(total)} tok/s"
@@ -164,8 +166,12 @@ def check(data: AuditData) -> list[Finding]:
                 RULE.finding(
                     run_id,
                     Outcome.FIRED,
-                    f"summing the per-request rates would claim {fmt(total)} tok/s, "
-                    f"{fmt(factor, 2)}× the honest {fmt(agg)} tok/s",
+                    (
+                        "quoting the mean per-request rate of its one stream would claim "
+                        if one_stream
+                        else "summing the per-request rates would claim "
+                    )
+                    + f"{fmt(total)} tok/s, {fmt(factor, 2)}× the honest {fmt(agg)} tok/s",
                     severity=Severity.INFO,
                     arithmetic=arithmetic,
                     numbers=numbers,
@@ -178,8 +184,13 @@ def check(data: AuditData) -> list[Finding]:
                 RULE.finding(
                     run_id,
                     Outcome.PASSED,
-                    f"the sum of reported rates ({fmt(total)}) agrees with total ÷ wall "
-                    f"({fmt(agg)} tok/s): the requests overlapped",
+                    (
+                        f"one stream, one request at a time: its mean reported rate "
+                        f"({fmt(total)}) agrees with total ÷ wall ({fmt(agg)} tok/s)"
+                        if one_stream
+                        else f"the sum of reported rates ({fmt(total)}) agrees with total ÷ "
+                        f"wall ({fmt(agg)} tok/s): the requests overlapped"
+                    ),
                     arithmetic=arithmetic,
                     numbers=numbers,
                 )
