@@ -7,6 +7,8 @@ shown and an unknown one (None, NaN, an infinity) never prints as `nan` or `inf`
 - `fmt(value, digits)`: fixed decimals, thousands separated (`1,234.5`); `n/a` when unknown.
 - `num(value, digits, unit)`: `fmt` followed by a unit (`12.5 s`) when the figure is known.
 - `pct(value, digits)`: a fraction as a percentage (`0.25` → `25%`); `n/a` when unknown.
+- `at_least(value, digits)`: a lower bound, rounded down (`0.485` → `0.4`): rounded to the
+  nearest, a bound would print a figure it does not reach.
 - `plain(value)`: a figure as a CSV cell, at the precision of the JSON verdict (6 decimals,
   no separators, whole numbers without a decimal point); an empty cell when unknown.
 - `readable(value)`: a figure at a readable precision for evidence tables, with as many
@@ -18,6 +20,7 @@ No imports beyond the standard library: the command line's fast paths may use it
 from __future__ import annotations
 
 import math
+from decimal import ROUND_FLOOR, Decimal
 
 #: What a figure that is not known prints as.
 UNKNOWN = "n/a"
@@ -51,6 +54,20 @@ def num(value: float | int | None, digits: int = 1, unit: str = "") -> str:
     if not _known(value):
         return UNKNOWN
     return fmt(value, digits) + unit
+
+
+def at_least(value: float | int | None, digits: int = 1) -> str:
+    """A lower bound as `fmt` prints it, but rounded down: a bound of 0.485 is `0.4`, since
+    `0.5` would state a figure the file does not show; `n/a` when unknown.
+
+    Rounded in decimal, from the shortest text of the float (repr), so that a bound of 2.3
+    stays `2.3` (2.3 × 10 is 22.999999999999996 in binary)."""
+    if not _known(value):
+        return UNKNOWN
+    # moved by exponents only, and cut to a whole number: exact at any size
+    scaled = Decimal(repr(float(value))).scaleb(digits)  # type: ignore[arg-type]
+    floored = scaled.to_integral_value(ROUND_FLOOR).scaleb(-digits)
+    return f"{floored:,.{digits}f}"
 
 
 def pct(value: float | int | None, digits: int = 0) -> str:

@@ -11,10 +11,13 @@ from dataclasses import dataclass
 from typing import Any
 
 # num and pct: the renderers' names for the shared number formatting (reporter.numbers)
-from reporter.numbers import num, pct, readable
+from reporter.numbers import at_least, fmt, num, pct, readable
 from reporter.safetext import UNSAFE_ABOVE_C0
 
-__all__ = ["MAX_MESSAGE", "MAX_SHOWN", "SPACES", "Chart", "num", "pct", "shown", "value_text"]
+__all__ = [
+    "MAX_MESSAGE", "MAX_SHOWN", "SPACES", "Chart", "num", "overlap_cell", "pct", "shown",
+    "value_text",
+]  # fmt: skip
 
 #: Longest trace string shown in full; longer ones are cut and say how long they were.
 MAX_SHOWN = 160
@@ -26,6 +29,14 @@ MAX_MESSAGE = 1200
 _INVISIBLE = re.compile(f"[\x00-\x08\x0b-\x1f{UNSAFE_ABOVE_C0}]")
 #: Line breaks and tabs, which a shown string turns into one space.
 SPACES = re.compile(r"[\t\n\r]+")
+
+
+def overlap_cell(overlap: float | None, bound: float | None, bound_exact: bool | None) -> str:
+    """A run's overlap as its table shows it: measured (2 decimals), else the lower bound a
+    summary gives (`≥`, rounded down) or its approximation (`~`); `n/a` when neither."""
+    if overlap is not None or bound is None:
+        return num(overlap, 2)
+    return "≥" + at_least(bound, 1) if bound_exact else "~" + fmt(bound, 1)
 
 
 def shown(value: object, limit: int = MAX_SHOWN) -> str:

@@ -31,6 +31,7 @@ from reporter.render.common import (
     SPACES,
     Chart,
     num,
+    overlap_cell,
     pct,
     shown,
     value_text,
@@ -389,9 +390,7 @@ def run_view(r: RunSummary) -> RunView:
         wall_s=num(r.wall_s, 2),
         aggregate_tps=num(r.aggregate_tps),
         sum_reported_tps=num(r.sum_reported_tps),
-        overlap=num(r.overlap, 2)
-        if r.overlap is not None or r.decode_bound is None
-        else ("≥" if r.decode_bound_exact else "~") + num(r.decode_bound, 1),
+        overlap=overlap_cell(r.overlap, r.decode_bound, r.decode_bound_exact),
         verdict=str(r.verdict),
         verdict_class=str(r.verdict),
         reasons=[shown(x, MAX_MESSAGE) for x in r.reasons],

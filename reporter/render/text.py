@@ -16,6 +16,7 @@ from reporter import terminal
 from reporter.findings import Finding
 from reporter.model import EMPTY_RUN, RunSummary, Verdict
 from reporter.numbers import fmt, pct
+from reporter.render.common import overlap_cell
 from reporter.safetext import visible as v
 from reporter.terminal import Column
 from reporter.types import Outcome, Severity
@@ -138,9 +139,7 @@ def styled(verdict: object) -> Text:
 
 def _overlap(r: RunSummary) -> str:
     """The measured overlap, or the summary's lower bound of it (≥; ~ when approximate)."""
-    if r.overlap is None and r.decode_bound is not None:
-        return ("≥" if r.decode_bound_exact else "~") + fmt(r.decode_bound, 1)
-    return fmt(r.overlap, 2)
+    return overlap_cell(r.overlap, r.decode_bound, r.decode_bound_exact)
 
 
 def _latency_table(verdict: Verdict) -> list[RenderableType]:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
-from decimal import Decimal
+from decimal import Decimal, localcontext
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reporter.numbers import UNKNOWN, fmt, num, pct, plain, readable
+from reporter.numbers import UNKNOWN, at_least, fmt, num, pct, plain, readable
+from reporter.render.common import overlap_cell
 
 ANY_FLOAT = st.floats(allow_nan=True, allow_infinity=True)
 FINITE = st.floats(allow_nan=False, allow_infinity=False)
@@ -86,3 +87,26 @@ def test_whole_numbers_stay_whole(value: int) -> None:
     assert readable(value) == f"{value:,}"
     if abs(value) <= 2**53:  # fixed decimals go through a double, exact up to 2^53
         assert fmt(value, 0) == f"{value:,}"
+
+
+def test_a_bound_is_rounded_down() -> None:
+    # a summary's overlap bound of 0.485 is no bound of 0.5, and 0.959 none of 1.0
+    assert at_least(0.485) == "0.4"
+    assert at_least(0.959) == "0.9"
+    assert at_least(2.3) == "2.3"  # 22.999999999999996 in binary, shown as written
+    assert at_least(1234.56, 1) == "1,234.5"
+    assert at_least(7, 0) == "7"
+    for value in UNKNOWNS:
+        assert at_least(value) == UNKNOWN
+    assert overlap_cell(None, 0.959, True) == "≥0.9"
+    assert overlap_cell(None, 0.959, False) == "~1.0"  # an approximation: the nearest
+    assert overlap_cell(1.234, 0.959, True) == "1.23"  # measured: the bound is not shown
+    assert overlap_cell(None, None, None) == UNKNOWN
+
+
+@given(FINITE, DIGITS)
+def test_a_bound_never_prints_more_than_it_is(value: float, digits: int) -> None:
+    shown = Decimal(at_least(value, digits).replace(",", ""))
+    written = Decimal(repr(value))
+    with localcontext(prec=400):  # exact: a double has at most 309 digits before the point
+        assert shown <= written < shown + Decimal(10) ** -digits
