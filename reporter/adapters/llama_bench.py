@@ -318,21 +318,46 @@ def _markdown_header(source: Source) -> int | None:
     return None
 
 
+#: A device line of a llama.cpp backend (`ggml_vulkan: 0 = AMD Radeon …`, `Device 0: …`).
+_DEVICE = re.compile(r"^\s*(?:ggml_\w+:\s*\d+\s*=|Device\s+\d+:)\s*(.+?)(?:\s\(|,|$)")
+#: A heading above a table in a runner's log: `### GPU 0 ONLY ###`, `# Vulkan`, `=== CPU ===`.
+_HEADING = re.compile(r"^\s*(?:#+\s*(?P<hash>.*?)\s*#*|={2,}\s*(?P<rule>.*?)\s*={2,})\s*$")
+
+
+def _hardware(devices: list[str]) -> str | None:
+    """The devices one llama-bench run listed, as one name: `2× AMD Radeon RX 7900 XTX`."""
+    counts: dict[str, int] = {}
+    for name in devices:
+        counts[name] = counts.get(name, 0) + 1
+    return ", ".join(name if n == 1 else f"{n}× {name}" for name, n in counts.items()) or None
+
+
 def _markdown_records(
     source: Source, problems: Problems
 ) -> tuple[list[tuple[int, Any]], list[int]]:
-    """The rows of every llama-bench table in the file, and the numbers of the other lines."""
+    """The rows of every llama-bench table in the file, and the numbers of the other lines.
+
+    A runner's log may hold several tables, one per llama-bench run. Each table takes the
+    device lines printed before it (since the table before), the `build:` trailer printed
+    after it, and the heading above it: runs on one GPU, on another and on two are told apart
+    by their devices or, when the devices read alike, by the headings the log gives them.
+    A table with no device line or trailer of its own takes the file's.
+    """
     lines = source.text().splitlines()
-    build_commit, build_number, gpus = None, None, []
+    file_build: tuple[str, int] | None = None
+    file_gpus: list[str] = []
     for line in lines:
         trailer = re.match(r"^build:\s*(\S+)\s*\((\d+)\)", line.strip())
         if trailer:
-            build_commit, build_number = trailer.group(1), int(trailer.group(2))
-        device = re.match(r"^\s*(?:ggml_\w+:\s*\d+\s*=|Device\s+\d+:)\s*(.+?)(?:\s\(|,|$)", line)
-        if device and device.group(1) not in gpus:
-            gpus.append(device.group(1).strip())
-    out: list[tuple[int, Any]] = []
+            file_build = (trailer.group(1), int(trailer.group(2)))
+        device = _DEVICE.match(line)
+        if device and device.group(1).strip() not in file_gpus:
+            file_gpus.append(device.group(1).strip())
+    tables: list[dict[str, Any]] = []  # per table: its devices, heading and build
+    rows: list[tuple[int, dict[str, Any], dict[str, Any]]] = []
     others: list[int] = []
+    devices: list[str] = []
+    heading: str | None = None
     header: list[str] | None = None
     i = 0
     while i < len(lines):
@@ -345,24 +370,43 @@ def _markdown_records(
         )
         if starts_table:
             header = _cells(line)
+            tables.append({"devices": devices, "heading": heading, "build": None})
+            devices, heading = [], None
             i += 2
             continue
         if header is not None and line.lstrip().startswith("|"):
             record = _markdown_row(header, _cells(line), i + 1, problems)
             if record is not None:
-                record.update(
-                    {
-                        "build_commit": build_commit,
-                        "build_number": build_number,
-                        "gpu_info": ", ".join(gpus) or None,
-                    }
-                )
-                out.append((i + 1, record))
+                rows.append((i + 1, record, tables[-1]))
         else:
             header = None
+            trailer = re.match(r"^build:\s*(\S+)\s*\((\d+)\)", line.strip())
+            device = _DEVICE.match(line)
+            titled = _HEADING.match(line)
+            if trailer and tables and tables[-1]["build"] is None:
+                tables[-1]["build"] = (trailer.group(1), int(trailer.group(2)))
+            elif device:
+                devices.append(device.group(1).strip())
+            elif titled and (titled.group("hash") or titled.group("rule")):
+                heading = titled.group("hash") or titled.group("rule")
             if line.strip():
                 others.append(i + 1)
         i += 1
+    # a heading names a run's setting only where the tables' headings tell them apart
+    labelled = len({t["heading"] for t in tables}) > 1
+    out: list[tuple[int, Any]] = []
+    for line_number, record, table in rows:
+        commit, build = table["build"] or file_build or (None, None)
+        record.update(
+            {
+                "build_commit": commit,
+                "build_number": build,
+                "gpu_info": _hardware(table["devices"]) or ", ".join(file_gpus) or None,
+            }
+        )
+        if labelled and table["heading"]:
+            record["label"] = table["heading"]
+        out.append((line_number, record))
     return out, others
 
 
@@ -611,6 +655,8 @@ def _test_run(
             "model_filename": record.get("model_filename"),
             "backends": record.get("backends"),
             "cpu_info": record.get("cpu_info"),
+            # the heading a runner's log put above the run's table (_markdown_records)
+            **({"label": record["label"]} if record.get("label") else {}),
         },
         concurrency_derived=True,
     )

@@ -283,3 +283,72 @@ def test_a_claim_of_a_pp_tg_rate_is_incomparable_not_inflated():
         "and generated tokens together: (512 prompt + 128 generated tokens) ÷ 1.13 s = 565.14 "
         "tok/s; the generated tokens alone come at 113.0 tok/s"
     )
+
+
+_RUNNER_LOG = """=== SYSTEM ===
+OS: Linux
+{sections}"""
+_SECTION = """
+### {title} ###
+ggml_vulkan: Found {n} Vulkan devices:
+{devices}
+| model                          |       size |     params | backend    | ngl |            test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | --: | --------------: | -------------------: |
+| llama 7B Q4_0                  |   3.56 GiB |     6.74 B | Vulkan     | 100 |           tg128 |        {rate} ± 0.05 |
+
+build: {commit} ({build})
+"""  # noqa: E501
+_DEVICE_LINE = "ggml_vulkan: {i} = AMD Radeon RX 7900 XTX (RADV NAVI31) (radv) | uma: 0 | fp16: 1"
+
+
+def _runner_log(path, sections):
+    text = _RUNNER_LOG.format(
+        sections="".join(
+            _SECTION.format(
+                title=title, n=n, rate=rate, commit=commit, build=build,
+                devices="\n".join(_DEVICE_LINE.format(i=i) for i in range(n)),
+            )
+            for title, n, rate, commit, build in sections
+        )
+    )  # fmt: skip
+    path.write_text(text)
+    return path
+
+
+def test_tables_of_a_log_on_other_devices_are_no_repeats(tmp_path):
+    # one GPU, the other GPU (the same model: its device line reads alike), then both: three
+    # setups the log tells apart by its headings and device lines, never repeats of one
+    trace = _runner_log(
+        tmp_path / "vulkan.log",
+        [
+            ("GPU 0 ONLY", 1, "150.97", "a81a569", 7361),
+            ("GPU 1 ONLY", 1, "172.86", "a81a569", 7361),
+            ("DUAL GPU", 2, "129.80", "b22b670", 7400),
+        ],
+    )
+    tables = api.load([trace])
+    runs = tables.runs.set_index("run")
+    assert list(runs["hardware_name"]) == [
+        "AMD Radeon RX 7900 XTX", "AMD Radeon RX 7900 XTX", "2× AMD Radeon RX 7900 XTX",
+    ]  # fmt: skip
+    assert [e["label"] for e in runs["extra"]] == ["GPU 0 ONLY", "GPU 1 ONLY", "DUAL GPU"]
+    # each table's own build trailer, printed after it
+    assert list(runs["engine_version"]) == ["b7361 (a81a569)", "b7361 (a81a569)", "b7400 (b22b670)"]
+    verdict = api.audit([trace])
+    assert len(verdict.groups) == 3
+    repeats = [f for f in verdict.findings if f.code == "BR016"]
+    assert all("none repeated" in f.message for f in repeats), [f.message for f in repeats]
+
+
+def test_tables_of_a_log_alike_in_every_line_are_repeats(tmp_path):
+    # the same run twice, headed alike: two repeats of one setting, as before
+    trace = _runner_log(
+        tmp_path / "twice.log",
+        [("RUN", 1, "150.97", "a81a569", 7361), ("RUN", 1, "151.20", "a81a569", 7361)],
+    )
+    runs = api.load([trace]).runs
+    assert all("label" not in e for e in runs["extra"])
+    verdict = api.audit([trace])
+    assert len(verdict.groups) == 1
+    (repeated,) = [f for f in verdict.findings if f.code == "BR016"]
+    assert "none repeated" not in repeated.message
