@@ -189,38 +189,66 @@ def _rate_slope(data: AuditData, runs: list[str], facts: dict[str, RunFacts]) ->
         "aggregate_tps": [float(v) for v in table["agg"]],
         "in_flight": [float(v) for v in table["in_flight"]],
     }
-    # saturation: between two successive rates the aggregate grows less than flat_growth
-    # while the requests in flight grow
+    # saturation between two successive rates: the requests in flight grow by flat_growth or
+    # more (a queue), while the aggregate grows less than flat_growth or the share of the
+    # offered load it serves falls by more than flat_growth (the offered load doubles, the
+    # aggregate barely moves)
     aggs = table["agg"].to_numpy(dtype=float)
     flight = table["in_flight"].to_numpy(dtype=float)
+    with np.errstate(all="ignore"):
+        offered = np.where(np.isfinite(rates), rates * outs, np.nan)
+        served = aggs / offered
     for i in range(1, len(table)):
         grew = aggs[i] / aggs[i - 1] if aggs[i - 1] > 0 else math.nan
         queue = flight[i] / flight[i - 1] if flight[i - 1] > 0 else math.nan
-        if grew < limit and queue >= limit:
-            approx = "≈" if bool(table["approx"].iloc[i]) else ""
-            decode = float(table["decode"].iloc[i])
-            queue_text = f"; {approx}{fmt(flight[i], 1)} in flight against " + (
-                f"{fmt(decode, 1)} decoding at once" if not math.isnan(decode) else "?"
-            )
-            lines.append(
-                f"from {labels[i - 1]} to {labels[i]} req/s: aggregate × {fmt(grew, 2)}, "
-                f"in flight {approx}{fmt(flight[i - 1], 1)} → {approx}{fmt(flight[i], 1)}"
-            )
-            return Decision(
-                Outcome.FIRED,
-                f"open-loop rate sweep saturates: from {labels[i - 1]} to {labels[i]} req/s "
+        flat = grew < limit
+        # a share above 1 is the noise of a short run (no server serves more than it is
+        # offered for long): a fall is counted from at most all of it
+        falling = bool(served[i] * limit < min(served[i - 1], 1.0))  # False where unknown
+        if not (queue >= limit and (flat or falling)):
+            continue
+        approx = "≈" if bool(table["approx"].iloc[i]) else ""
+        decode = float(table["decode"].iloc[i])
+        # the queue: in flight against decoding at once, where both are known
+        queue_text = (
+            f"; {approx}{fmt(flight[i], 1)} in flight against {fmt(decode, 1)} decoding at once"
+            if not (math.isnan(decode) or math.isnan(flight[i]))
+            else ""
+        )
+        lines.append(
+            f"from {labels[i - 1]} to {labels[i]} req/s: aggregate × {fmt(grew, 2)}, "
+            f"in flight {approx}{fmt(flight[i - 1], 1)} → {approx}{fmt(flight[i], 1)}"
+        )
+        if flat:
+            what = (
                 f"the aggregate grows only {fmt(grew, 2)}× ({fmt(aggs[i - 1])} → "
-                f"{fmt(aggs[i])} tok/s) while the requests in flight grow {approx}"
-                f"{fmt(flight[i - 1], 1)} → {approx}{fmt(flight[i], 1)}{queue_text}: "
-                "the extra requests queue; this is the server's capacity, not serial service",
-                arithmetic=lines,
-                numbers=numbers | {"saturated_at": labels[i - 1]},
-                refs=refs,
-                help="quote the capacity with the rate that reaches it, and latencies only "
-                "below it; past saturation they measure the queue",
-                serial=None,
-                severity=Severity.INFO,
+                f"{fmt(aggs[i])} tok/s)"
             )
+        else:
+            lines.append(
+                f"share of the offered load served: {fmt(served[i - 1] * 100, 0)}% → "
+                f"{fmt(served[i] * 100, 0)}%, a fall of more than {fmt(limit, 2)}×"
+            )
+            what = (
+                f"the offered load grows {fmt(offered[i] / offered[i - 1], 2)}× "
+                f"({fmt(offered[i - 1])} → {fmt(offered[i])} tok/s) but the aggregate only "
+                f"{fmt(grew, 2)}× ({fmt(aggs[i - 1])} → {fmt(aggs[i])} tok/s): "
+                f"{fmt(served[i - 1] * 100, 0)}% → {fmt(served[i] * 100, 0)}% of it served"
+            )
+        return Decision(
+            Outcome.FIRED,
+            f"open-loop rate sweep saturates: from {labels[i - 1]} to {labels[i]} req/s "
+            f"{what}, while the requests in flight grow {approx}{fmt(flight[i - 1], 1)} → "
+            f"{approx}{fmt(flight[i], 1)}{queue_text}: the extra "
+            "requests queue; this is the server's capacity, not serial service",
+            arithmetic=lines,
+            numbers=numbers | {"saturated_at": labels[i - 1]},
+            refs=refs,
+            help="quote the capacity with the rate that reaches it, and latencies only "
+            "below it; past saturation they measure the queue",
+            serial=None,
+            severity=Severity.INFO,
+        )
     return Decision(
         Outcome.PASSED,
         f"open-loop rate sweep: the aggregate rises with the offered load ({series} tok/s at "

@@ -19,8 +19,11 @@ Closed-loop sweeps only: when the runs themselves prove their requests overlappe
 answer, or its bound from a summary), a flat aggregate is saturation, reported as such
 (informational), not serial service. An open-loop sweep over request rates is never judged
 serial: the aggregate follows the offered load until the server saturates, and past that
-point the requests in flight grow while the aggregate stays flat (the queue it builds is
-shown as in flight against decoding at once).
+point the requests in flight grow (by `flat_growth` or more from one rate to the next) while
+the aggregate stays flat (grows less than `flat_growth`) or falls behind the offered load
+(request rate × mean output tokens; its share served falls by more than `flat_growth`, as
+87% → 52% when the rate doubles). The queue it builds is shown as in flight against
+decoding at once.
 
 ## Worked example
 METHOD.md §3, case A, three engine versions at C = 1/2/4/8: old default 90.3 / 89.5 / 89.6 /

@@ -174,3 +174,43 @@ def test_two_series_are_never_said_to_share_one_setting(real: Any) -> None:
     assert audit["outcome"] == "undecidable"
     assert "share one setting" not in audit["message"]
     assert "form 2 series" in audit["message"]
+
+
+def test_a_rate_sweep_that_serves_half_its_offered_load_saturates(
+    real: Any, tmp_path: Path
+) -> None:
+    # an SGLang rate sweep, its figures shaped on a published 70B one: up to 8 req/s the
+    # server keeps up (87% of the offered load at 8); at 16 req/s the offered load doubles,
+    # the aggregate grows 1.22× (52% served) and the requests in flight 3.5×. That is
+    # saturation: "no saturation seen" would be false of the file
+    import json
+
+    line = real("sglang/tonyli15-sglang055-qwen25-3b-agg-n50-c8.jsonl").read_text().splitlines()[0]
+    base = json.loads(line.replace("Infinity", "1e999"))
+    points = [  # rate, duration, completed, output tokens, mean e2e (s)
+        (4, 300.0, 1200, 608_000, 13.0),
+        (8, 346.8, 2400, 1_219_000, 52.1),
+        (16, 383.1, 3200, 1_642_637, 149.0),
+    ]
+    lines = []
+    for rate, duration, completed, tokens, e2e in points:
+        record = base | {
+            "request_rate": rate, "max_concurrency": None, "duration": duration,
+            "completed": completed, "total_output_tokens": tokens,
+            "output_throughput": tokens / duration, "mean_e2e_latency_ms": e2e * 1000,
+            "concurrency": completed * e2e / duration,
+        }  # fmt: skip
+        lines.append(json.dumps(record))
+    path = tmp_path / "rates.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    verdict = api.audit([str(path)])
+    (group,) = verdict.groups
+    slope = finding(verdict, "BR005", group.name)
+    assert slope["outcome"] == "fired" and slope["severity"] == "info"
+    assert slope["message"].startswith(
+        "open-loop rate sweep saturates: from 8 to 16 req/s the offered load grows 2.02× "
+        "(4,063.3 → 8,213.2 tok/s) but the aggregate only 1.22× (3,515.0 → 4,287.7 tok/s): "
+        "87% → 52% of it served, while the requests in flight grow 360.6 → 1,244.6"
+    )
+    assert slope["numbers"]["saturated_at"] == "8"
+    assert "serial" not in {str(r.verdict) for r in verdict.runs}
