@@ -13,8 +13,9 @@ and 34 tok/s with a 43k-token prompt. A single-stream figure without its context
 the short-context ceiling, whatever the workload it is quoted for.
 
 ## How it decides
-Per run: passes when `workload.context_tokens` is given, or the prompt length (run or
-requests); fires (information) otherwise. Per audit, when runs that agree on everything but
+Per run: passes when `workload.context_tokens` is given, or the prompt length (the run's,
+the requests' mean, or a summary's prompt tokens ÷ completed requests); fires (information)
+otherwise. Per audit, when runs that agree on everything but
 prompt and context length (stop mode, content, speculation, N, engine, model, hardware) show
 at least two context lengths: the median decode rate at each, and the fall from the shortest
 to the longest; fires (information) when it falls by more than `context_decode_drop` (10%).
@@ -78,6 +79,15 @@ def context_of(data: AuditData, run_id: str, run: Any) -> tuple[float | None, st
     mean = number(compare.cell(data.stats, run_id, "prompt_tokens_mean"))
     if mean is not None:
         return mean, "the requests' prompt_tokens (mean; context at the first decoded token)"
+    # a summary's prompt tokens over its completed requests (vLLM, SGLang and LLMPerf count
+    # the prompts of those only): their mean
+    total = number(compare.cell(data.stats, run_id, "prompt_tokens_total"))
+    done = number(compare.cell(data.stats, run_id, "ok"))
+    if total is not None and done:
+        return total / done, (
+            f"the summary's prompt tokens ÷ completed requests: {fmt(total, 0)} ÷ "
+            f"{fmt(done, 0)}, a mean; context at the first decoded token"
+        )
     return None, ""
 
 

@@ -80,3 +80,26 @@ def test_a_prompt_processing_test_has_no_stop_mode() -> None:
     findings = {f.subject: f for f in api.audit([path], select=["BR006"]).findings}
     assert str(findings["pp512"].outcome) == "not-applicable"
     assert str(findings["tg128"].outcome) == "passed"
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        (
+            "vllm/yangligt2-llama4scout-fp8-2node-maxconc-sweep/c16-20251022-234745.json",
+            "context 4,999 tokens (the summary's prompt tokens ÷ completed requests: 1,279,744 "
+            "÷ 256, a mean; context at the first decoded token)",
+        ),
+        (
+            "sglang/tonyli15-sglang055-qwen25-3b-agg-n50-c8.jsonl",
+            "context 60 tokens (the summary's prompt tokens ÷ completed requests: 3,019 ÷ 50, a "
+            "mean; context at the first decoded token)",
+        ),
+    ],
+)
+def test_a_summary_that_counts_its_prompt_tokens_states_a_context(name: str, message: str) -> None:
+    # vLLM's total_input_tokens and SGLang's: the figure is not "stated without a context
+    # length", as BR017 said of every summary whose prompts were not all of one length
+    f = _finding(name, "BR017")
+    assert str(f.outcome) == "passed"
+    assert f.message == message
