@@ -42,7 +42,9 @@ token (from per-request times): until then some request was still queued or behi
 prompts, which is where a queue's time shows.
 
 ## When it cannot decide
-Without first-token times there is no TTFT or decode rate to predict from.
+Without per-request first-token and end times, the first wave's time to first token is
+unknown (a summary's median TTFT may contain the queue the prediction must leave out); without
+a decode rate there is nothing to predict from.
 
 ## What to do
 Find where the unexplained time went: a queue (BR003, BR004), a few slow requests, errors
@@ -55,6 +57,7 @@ METHOD.md §4; seed 001 §2.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -93,6 +96,25 @@ def first_wave_ttft(data: AuditData, run_id: str) -> float:
     return float(np.median(chosen)) if len(chosen) else float("nan")
 
 
+def _missing(ttft: float, rate: float, s: Any) -> str:
+    """What the prediction lacks, said of this run: a summary's median TTFT is no first wave's."""
+    missing = []
+    if math.isnan(ttft):
+        median = float(s["median_ttft_s"])
+        missing.append(
+            "no per-request first-token and end times, so not the first wave's time to first "
+            + (
+                f"token (the file's median TTFT, {fmt(median, 3)} s, may include waiting for a "
+                "slot)"
+                if not math.isnan(median)
+                else "token"
+            )
+        )
+    if math.isnan(rate) or rate <= 0:
+        missing.append("no per-request decode rate")
+    return "; ".join(missing)
+
+
 def check(data: AuditData) -> list[Finding]:
     return [_check_run(data, str(r)) for r in data.stats.index]
 
@@ -102,11 +124,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     ttft, rate = first_wave_ttft(data, run_id), float(s["median_decode_tps"])
     longest, wall = float(s["out_max"]), float(s["wall_s"])
     if math.isnan(ttft) or math.isnan(rate) or rate <= 0:
-        return RULE.finding(
-            run_id,
-            Outcome.UNDECIDABLE,
-            "no first-token times, so no TTFT or per-request decode rate",
-        )
+        return RULE.finding(run_id, Outcome.UNDECIDABLE, _missing(ttft, rate, s))
     if math.isnan(wall) or wall <= 0 or math.isnan(longest):
         return RULE.finding(run_id, Outcome.UNDECIDABLE, "no wall clock or output lengths")
     prefill = float(s["prefill_s"])

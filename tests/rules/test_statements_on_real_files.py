@@ -103,3 +103,15 @@ def test_a_summary_that_counts_its_prompt_tokens_states_a_context(name: str, mes
     f = _finding(name, "BR017")
     assert str(f.outcome) == "passed"
     assert f.message == message
+
+
+def test_a_summary_with_a_median_ttft_is_not_said_to_have_none() -> None:
+    # the vLLM summary gives a median TTFT; what BR009 lacks is the first wave's, which only
+    # per-request times tell (the median may include waiting for a slot)
+    f = _finding("vllm/er0080-v0.25.1-opt125m-conc2-summary-reformatted.json", "BR009")
+    assert str(f.outcome) == "undecidable"
+    assert f.message.startswith(
+        "no per-request first-token and end times, so not the first wave's time to first token "
+        "(the file's median TTFT, "
+    )
+    assert "no TTFT" not in f.message
