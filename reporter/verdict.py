@@ -455,13 +455,22 @@ def undisclosed(data: AuditData) -> list[str]:
         axes = (data.facts.runs[str(r)].axis for r in runs["run"])
         return np.fromiter((axis == RATE for axis in axes), bool, len(runs))
 
+    def counted(column: str) -> np.ndarray:
+        """Runs whose figure (reporter.metrics) the file's requests or summary give."""
+        ids = runs["run"].astype(str)
+        return np.asarray(pd.notna(data.stats[column].reindex(ids)), dtype=bool)
+
+    # prompt tokens counted per request, or in all by a summary, disclose the prompt length
+    # (their mean) and the context at the first decoded token, as BR017 takes them
+    no_prompt = absent("prompt_tokens") & ~counted("prompt_tokens_mean")
+    no_prompt &= ~counted("prompt_tokens_total")
     # one pass per column, not a row object per run and check (5,000 runs took seconds)
     checks: list[tuple[str, np.ndarray]] = [
         ("stop mode (forced or natural)", unset("stop", "unknown")),
-        ("prompt length", absent("prompt_tokens")),
+        ("prompt length", no_prompt),
         ("content type", unset("content", "unknown")),
         ("whether speculative decoding was on", unset("spec_enabled")),
-        ("context length", absent("context_tokens")),
+        ("context length", absent("context_tokens") & no_prompt),
         ("hardware", unset("hardware_name")),
         ("engine and version", unset("engine_name")),
         # an open-loop run's load is its request rate: no concurrency to disclose

@@ -109,7 +109,8 @@ def test_inputs_hash_and_rerun_command(ladder_html: str) -> None:
     digest = hashlib.sha256((ROOT / LADDER).read_bytes()).hexdigest()
     assert f'<td class="hash"><code>{digest}</code></td>' in ladder_html
     assert f'<pre class="command">benchreport audit {LADDER}</pre>' in ladder_html
-    assert "<li><bdi>context length: all runs</bdi></li>" in ladder_html
+    # its runs state every setting, or their requests count it (the prompt tokens)
+    assert '<p class="none">Nothing: stop mode, prompt and context length' in ladder_html
     assert "/work/" not in ladder_html and "/root/" not in ladder_html
 
 
@@ -210,3 +211,11 @@ def test_long_per_run_tables_collapse_past_a_handful_of_runs(
         many = render_html(api.audit(["traces/honest-batched.jsonl"]))
     assert many.count('<details class="per-run">') == 3
     assert '<details class="per-run" open>' not in many
+
+
+def test_what_the_trace_did_not_disclose_is_listed(
+    fixture_verdicts: Callable[[str], Verdict],
+) -> None:
+    page = render_html(fixture_verdicts("hostile.jsonl"))
+    assert "<li><bdi>content type: all runs</bdi></li>" in page
+    assert "<li><bdi>whether speculative decoding was on: all runs</bdi></li>" in page
