@@ -376,7 +376,9 @@ def _apply_summaries(tables: Tables, stats: pd.DataFrame) -> None:
                 only or np.isnan(_at(stats, run_id, "in_flight"))
             ):
                 stats.at[run_id, "in_flight"] = float(summary["sum_latency_s"]) / wall
-        if summary.get("mean_tpot_s") and (
-            only or np.isnan(_at(stats, run_id, "median_decode_tps"))
-        ):
-            stats.at[run_id, "median_decode_tps"] = 1.0 / float(summary["mean_tpot_s"])
+        # the median request's decode rate is 1 ÷ the median TPOT; the mean TPOT stands in
+        # only where the tool gives no median (llama-bench: one sequence, or B in lockstep,
+        # whose mean and median are one)
+        tpot = summary.get("median_tpot_s") or summary.get("mean_tpot_s")
+        if tpot and (only or np.isnan(_at(stats, run_id, "median_decode_tps"))):
+            stats.at[run_id, "median_decode_tps"] = 1.0 / float(tpot)

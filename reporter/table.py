@@ -202,17 +202,18 @@ UNFINISHED = ("error", "abort", "cancelled", "time_limit", "too_short")
 #: Keys an adapter may put in a run's `summary` when the file has no per-request rows, or
 #: rows without times (all optional; seconds and tokens): requests, failed (absent: unknown),
 #: output_tokens, prompt_tokens, wall_s, sum_latency_s, mean_ttft_s, median_ttft_s,
-#: mean_tpot_s, mean_itl_s, mean_reported_tps, sum_reported_tps, tool_aggregate_tps,
-#: tool_peak_concurrency (+ tool_peak_concurrency_trusted: False where the tool's method is
-#: known to over-count), tool_concurrency (the tool's own Little's-law or time-weighted
-#: figure), mean_output_tokens, min_output_tokens, max_output_tokens, chunks (stream chunks
-#: received, summed over requests), cancelled and time_limited (how many of the failed were
-#: cancelled by the client on purpose, or cut by the benchmark's time limit), too_short (how
-#: many were finished answers the client flagged as shorter than asked for).
+#: mean_tpot_s, median_tpot_s, mean_itl_s, mean_reported_tps, sum_reported_tps,
+#: tool_aggregate_tps, tool_peak_concurrency (+ tool_peak_concurrency_trusted: False where
+#: the tool's method is known to over-count), tool_concurrency (the tool's own Little's-law
+#: or time-weighted figure), mean_output_tokens, min_output_tokens, max_output_tokens, chunks
+#: (stream chunks received, summed over requests), cancelled and time_limited (how many of
+#: the failed were cancelled by the client on purpose, or cut by the benchmark's time
+#: limit), too_short (how many were finished answers the client flagged as shorter than
+#: asked for).
 SUMMARY_KEYS = (
     "requests", "failed", "output_tokens", "prompt_tokens", "wall_s", "sum_latency_s",
-    "mean_ttft_s", "median_ttft_s", "mean_tpot_s", "mean_itl_s", "mean_reported_tps",
-    "sum_reported_tps", "tool_aggregate_tps", "tool_peak_concurrency",
+    "mean_ttft_s", "median_ttft_s", "mean_tpot_s", "median_tpot_s", "mean_itl_s",
+    "mean_reported_tps", "sum_reported_tps", "tool_aggregate_tps", "tool_peak_concurrency",
     "tool_peak_concurrency_trusted", "tool_concurrency", "mean_output_tokens",
     "min_output_tokens", "max_output_tokens", "chunks", "cancelled", "time_limited", "too_short",
 )  # fmt: skip

@@ -717,6 +717,7 @@ def _summary_partial(
         "mean_ttft_s": _scaled(stats, "time_to_first_token", "avg"),
         "median_ttft_s": _scaled(stats, "time_to_first_token", "p50"),
         "mean_tpot_s": _scaled(stats, "inter_token_latency", "avg"),
+        "median_tpot_s": _scaled(stats, "inter_token_latency", "p50"),
         "mean_itl_s": _scaled(stats, "inter_chunk_latency", "avg"),
         "mean_reported_tps": _scaled(stats, "output_token_throughput_per_user", "avg"),
         "sum_reported_tps": _scaled(stats, "output_token_throughput_per_user", "sum"),

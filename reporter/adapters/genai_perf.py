@@ -345,6 +345,7 @@ def _read_summary(source: Source, doc: dict[str, Any], lenient: bool) -> Partial
         "mean_ttft_s": stat("time_to_first_token", "avg"),
         "median_ttft_s": stat("time_to_first_token", "p50"),
         "mean_tpot_s": stat("inter_token_latency", "avg"),
+        "median_tpot_s": stat("inter_token_latency", "p50"),
         "mean_reported_tps": stat("output_token_throughput_per_user", "avg"),
         "mean_output_tokens": osl_mean,
         "min_output_tokens": stat("output_sequence_length", "min"),

@@ -174,6 +174,7 @@ def _run(
         "mean_ttft_s": _s(f.number("mean_ttft_ms")),
         "median_ttft_s": _s(f.number("median_ttft_ms")),
         "mean_tpot_s": _s(f.number("mean_tpot_ms")),
+        "median_tpot_s": _s(f.number("median_tpot_ms")),
         "mean_itl_s": _s(f.number("mean_itl_ms")),
         "tool_aggregate_tps": f.number("output_throughput"),
         "tool_concurrency": tool_concurrency,

@@ -263,6 +263,7 @@ def _run(
         "mean_ttft_s": _ms(f, "mean_ttft_ms"),
         "median_ttft_s": _ms(f, "median_ttft_ms"),
         "mean_tpot_s": _ms(f, "mean_tpot_ms"),
+        "median_tpot_s": _ms(f, "median_tpot_ms"),
         "mean_itl_s": _ms(f, "mean_itl_ms"),
         "tool_aggregate_tps": f.number("output_throughput"),
         "tool_peak_concurrency": peak,

@@ -115,3 +115,24 @@ def test_a_summary_with_a_median_ttft_is_not_said_to_have_none() -> None:
         "(the file's median TTFT, "
     )
     assert "no TTFT" not in f.message
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "vllm/er0080-v0.25.1-opt125m-conc2-summary-reformatted.json",
+        "sglang/tonyli15-sglang055-qwen25-3b-agg-n50-c8.jsonl",
+    ],
+)
+def test_a_summarys_median_decode_rate_is_one_over_its_median_tpot(name: str) -> None:
+    # it was 1 ÷ the mean TPOT, under the name of a median
+    import json
+
+    path = REAL / name
+    if not path.is_file():
+        pytest.skip("../shared/real-traces is absent")
+    text = path.read_text(encoding="utf-8").splitlines()[0] if name.endswith("l") else None
+    doc = json.loads((text or path.read_text(encoding="utf-8")).replace("Infinity", "1e999"))
+    (run,) = api.audit([path]).runs
+    assert run.median_decode_tps == pytest.approx(1000 / doc["median_tpot_ms"], rel=1e-6)
+    assert run.median_decode_tps != pytest.approx(1000 / doc["mean_tpot_ms"], rel=1e-3)
