@@ -52,9 +52,17 @@ def ladder(data: AuditData, run_id: str) -> Decision:
     s = data.figures(run_id)
     n = data.concurrency(run_id)
     requests = int(s["requests"])
+    if requests == 0 and s.flag("from_summary"):
+        # a summary without a request count: the run has requests, how many is not said
+        return Decision(
+            Outcome.UNDECIDABLE, "the summary gives no request count and no completion times"
+        )
     if requests < 2:
         return Decision(
-            Outcome.NOT_APPLICABLE, f"{requests} request(s): a single request cannot queue"
+            Outcome.NOT_APPLICABLE,
+            "1 request(s): a single request cannot queue"
+            if requests == 1
+            else "no request recorded: nothing to queue",
         )
     if n == 1:
         return Decision(

@@ -103,7 +103,10 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
         )
     if not spreads:
         return RULE.finding(
-            group, Outcome.UNDECIDABLE, "repeated runs, but none has a wall clock to compare"
+            group,
+            Outcome.UNDECIDABLE,
+            "repeated runs, but no two repeats of a point have an output rate to compare (a "
+            "wall clock and output tokens)",
         )
     worst = max(spreads)
     return RULE.finding(

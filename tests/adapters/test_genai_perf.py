@@ -93,3 +93,20 @@ def test_payloads_that_are_not_strict_json_are_not_read(tmp_path):
     first = str(load(RAW).runs["run"].iloc[0])
     assert run(load(RAW), first)["output_tokens_requested"] == 8
     assert run(load(path), first)["output_tokens_requested"] is None
+
+
+def test_a_summary_without_a_request_count_is_not_said_to_hold_none(tmp_path):
+    # older GenAI-Perf summaries give rates and latencies but no request_count: the run had
+    # requests, how many the file does not say (not "0 request(s)")
+    path = tmp_path / "profile_export_genai_perf.json"
+    path.write_text(json.dumps({
+        "request_throughput": {"unit": "requests/sec", "avg": 17.2},
+        "request_latency": {"unit": "ms", "avg": 5767.4, "p50": 5778.7},
+        "time_to_first_token": {"unit": "ms", "avg": 40.0, "p50": 38.0},
+        "output_token_throughput": {"unit": "tokens/sec", "avg": 44190.0},
+        "input_config": {"model_names": ["m"]},
+    }))  # fmt: skip
+    verdict = api.audit([path], select=["BR003"])
+    (ladder,) = verdict.findings
+    assert str(ladder.outcome) == "undecidable"
+    assert ladder.message == "the summary gives no request count and no completion times"

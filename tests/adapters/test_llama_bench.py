@@ -352,3 +352,22 @@ def test_tables_of_a_log_alike_in_every_line_are_repeats(tmp_path):
     assert len(verdict.groups) == 1
     (repeated,) = [f for f in verdict.findings if f.code == "BR016"]
     assert "none repeated" not in repeated.message
+
+
+def test_repeated_prompt_tests_have_a_wall_but_no_output_rate(tmp_path):
+    # two pp512 tables alike: repeats with a wall clock each, but no output tokens, so no
+    # output rate to compare (not "none has a wall clock")
+    table = (
+        "| model | backend | ngl | test | t/s |\n| --- | --- | --: | --: | --: |\n"
+        "| llama 7B Q4_0 | Vulkan | 100 | pp512 | {rate} ± 12.0 |\n\nbuild: a81a569 (7361)\n"
+    )
+    path = tmp_path / "pp.log"
+    path.write_text(table.format(rate="3229.07") + "\n" + table.format(rate="3290.92"))
+    verdict = api.audit([path], select=["BR016"])
+    (repeats,) = verdict.findings
+    assert str(repeats.outcome) == "undecidable"
+    assert repeats.message == (
+        "repeated runs, but no two repeats of a point have an output rate to compare (a wall "
+        "clock and output tokens)"
+    )
+    assert all(r.wall_s and r.wall_s > 0 for r in verdict.runs)
