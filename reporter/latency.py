@@ -188,6 +188,32 @@ def run_latency(table: pd.DataFrame, run_id: str) -> dict[str, dict[str, Any]]:
     return out
 
 
+def with_summary(
+    latency: dict[str, dict[str, Any]], summary: dict[str, Any]
+) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """A run's percentiles and where they come from: its request rows' ("requests") when any
+    is known, else the ones its tool states in the summary (`<metric>_p<q>_s`: "summary"),
+    else none (None). The two are never mixed in one run: they are not the same sample."""
+    if any(v is not None for q in latency.values() for v in q.values()):
+        return latency, "requests"
+    stated = {
+        metric: {
+            f"p{p}": _finite(summary.get(f"{metric.removesuffix('_s')}_p{p}_s"))
+            for p in PERCENTILES
+        }
+        for metric in METRICS
+    }
+    if any(v is not None for q in stated.values() for v in q.values()):
+        return stated, "summary"
+    return latency, None
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
 def run_latencies(table: pd.DataFrame) -> dict[str, dict[str, dict[str, Any]]]:
     """`run_latency` of every run of the table, read at once (a pandas look-up per figure
     cost more than the verdict's own work per run on a sweep of thousands of runs); a run

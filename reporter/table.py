@@ -209,13 +209,18 @@ UNFINISHED = ("error", "abort", "cancelled", "time_limit", "too_short")
 #: (stream chunks received, summed over requests), cancelled and time_limited (how many of
 #: the failed were cancelled by the client on purpose, or cut by the benchmark's time
 #: limit), too_short (how many were finished answers the client flagged as shorter than
-#: asked for).
+#: asked for). Latency percentiles the tool gives: `<metric>_p<q>_s` for TTFT, ITL, TPOT and
+#: e2e at p50, p90 and p99 (LATENCY_SUMMARY_KEYS), each absent where the tool does not give it.
+LATENCY_SUMMARY_KEYS = tuple(
+    f"{metric}_p{q}_s" for metric in ("ttft", "itl", "tpot", "e2e") for q in (50, 90, 99)
+)
 SUMMARY_KEYS = (
     "requests", "failed", "output_tokens", "prompt_tokens", "wall_s", "sum_latency_s",
     "mean_ttft_s", "median_ttft_s", "mean_tpot_s", "median_tpot_s", "mean_itl_s",
     "mean_reported_tps", "sum_reported_tps", "tool_aggregate_tps", "tool_peak_concurrency",
     "tool_peak_concurrency_trusted", "tool_concurrency", "mean_output_tokens",
     "min_output_tokens", "max_output_tokens", "chunks", "cancelled", "time_limited", "too_short",
+    *LATENCY_SUMMARY_KEYS,
 )  # fmt: skip
 
 

@@ -18,7 +18,7 @@ from reporter.claims import CLAIM_TOLERANCE, matching
 from reporter.facts import RATE, Decision, RunFacts
 from reporter.findings import Finding, RuleDoc
 from reporter.ingest.validate import SCHEMA_NAME
-from reporter.latency import run_latencies, run_latency
+from reporter.latency import run_latencies, run_latency, with_summary
 from reporter.model import (
     EMPTY_RUN,
     FORMAT_VERSION,
@@ -150,6 +150,11 @@ def build_verdict(
         else:
             kind = VerdictKind.SUPPORTED
         run_verdicts[run_id] = kind
+        summary = row.get("summary")
+        latency, latency_source = with_summary(
+            latency_of.get(run_id) or run_latency(latencies, run_id),
+            summary if isinstance(summary, dict) else {},
+        )
         runs.append(
             RunSummary(
                 id=run_id,
@@ -175,7 +180,8 @@ def build_verdict(
                 source=f"{row['source_path']}:{int(row['source_line'])}"
                 if number(row["source_line"]) is not None
                 else str(row["source_path"]),
-                latency=latency_of.get(run_id) or run_latency(latencies, run_id),
+                latency=latency,
+                latency_source=latency_source,
                 phase=None if row.get("phase") is None else str(row["phase"]),
                 prompt_tps=number(s["prompt_tps"]) if prompt_only else None,
                 decode_bound=rf.decode.value if rf.decode is not None else None,

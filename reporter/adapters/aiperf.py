@@ -718,6 +718,17 @@ def _summary_partial(
         "median_ttft_s": _scaled(stats, "time_to_first_token", "p50"),
         "mean_tpot_s": _scaled(stats, "inter_token_latency", "avg"),
         "median_tpot_s": _scaled(stats, "inter_token_latency", "p50"),
+        # the tool's percentiles: its inter-token latency is per request, (e2e − TTFT) ÷
+        # (tokens − 1), a TPOT; its chunk gaps are left out (pooled how, the file does not say)
+        **{
+            f"{metric}_p{q}_s": _scaled(stats, name, f"p{q}")
+            for metric, name in (
+                ("ttft", "time_to_first_token"),
+                ("tpot", "inter_token_latency"),
+                ("e2e", "request_latency"),
+            )
+            for q in (50, 90, 99)
+        },
         "mean_itl_s": _scaled(stats, "inter_chunk_latency", "avg"),
         "mean_reported_tps": _scaled(stats, "output_token_throughput_per_user", "avg"),
         "sum_reported_tps": _scaled(stats, "output_token_throughput_per_user", "sum"),

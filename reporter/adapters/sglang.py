@@ -175,6 +175,17 @@ def _run(
         "median_ttft_s": _s(f.number("median_ttft_ms")),
         "mean_tpot_s": _s(f.number("mean_tpot_ms")),
         "median_tpot_s": _s(f.number("median_tpot_ms")),
+        # the tool's percentiles (median, p90 where written, p99)
+        **{
+            f"{metric}_p{q}_s": _s(f.number(f"{prefix}_{key}_ms"))
+            for metric, key in (
+                ("ttft", "ttft"),
+                ("tpot", "tpot"),
+                ("itl", "itl"),
+                ("e2e", "e2e_latency"),
+            )
+            for q, prefix in ((50, "median"), (90, "p90"), (99, "p99"))
+        },
         "mean_itl_s": _s(f.number("mean_itl_ms")),
         "tool_aggregate_tps": f.number("output_throughput"),
         "tool_concurrency": tool_concurrency,

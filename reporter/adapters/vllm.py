@@ -264,6 +264,12 @@ def _run(
         "median_ttft_s": _ms(f, "median_ttft_ms"),
         "mean_tpot_s": _ms(f, "mean_tpot_ms"),
         "median_tpot_s": _ms(f, "median_tpot_ms"),
+        # the tool's percentiles (median, and p90 / p99 where --metric-percentiles asked)
+        **{
+            f"{metric}_p{q}_s": _ms(f, f"{prefix}_{key}_ms")
+            for metric, key in (("ttft", "ttft"), ("tpot", "tpot"), ("itl", "itl"), ("e2e", "e2el"))
+            for q, prefix in ((50, "median"), (90, "p90"), (99, "p99"))
+        },
         "mean_itl_s": _ms(f, "mean_itl_ms"),
         "tool_aggregate_tps": f.number("output_throughput"),
         "tool_peak_concurrency": peak,

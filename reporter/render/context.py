@@ -186,6 +186,8 @@ class RunView:
     derived: list[str]
     #: "p50 / p90 / p99" in milliseconds per latency metric, "" where unknown.
     latency: dict[str, str]
+    #: Whether those are the tool's own percentiles, from its summary (not the requests').
+    latency_from_summary: bool = False
     #: The run's element in its group's section, and the findings that concern it.
     anchor: str = ""
     findings: list[Link] = field(default_factory=list)
@@ -413,6 +415,7 @@ def run_view(r: RunSummary) -> RunView:
         source=shown(r.source),
         derived=[shown(x) for x in r.derived],
         latency=latency_cells(r.latency),
+        latency_from_summary=r.latency_source == "summary",
     )
 
 
@@ -420,13 +423,16 @@ LATENCY_METRICS = (("ttft_s", "TTFT"), ("itl_s", "ITL"), ("tpot_s", "TPOT"), ("e
 
 
 def latency_cells(latency: dict[str, dict[str, Any]]) -> dict[str, str]:
-    """Each latency metric as "p50 / p90 / p99" in milliseconds ("" when not measured)."""
+    """Each latency metric as "p50 / p90 / p99" in milliseconds, `n/a` for a percentile the
+    file does not give (a tool's summary may state p50 and p99 only); "" when none is known."""
     cells = {}
     for key, _ in LATENCY_METRICS:
         q = latency.get(key) or {}
         values = [finite(q.get(p)) for p in ("p50", "p90", "p99")]
-        known = [v for v in values if v is not None]
-        cells[key] = " / ".join(num(v * 1000, 1) for v in known) if len(known) == 3 else ""
+        known = any(v is not None for v in values)
+        cells[key] = (
+            " / ".join(num(None if v is None else v * 1000, 1) for v in values) if known else ""
+        )
     return cells
 
 

@@ -146,7 +146,10 @@ def _latency_table(verdict: Verdict) -> list[RenderableType]:
     """Per run, TTFT / TPOT / ITL / e2e at p50 / p90 / p99 in ms, where measured."""
     from reporter.render.context import LATENCY_METRICS, latency_cells
 
-    rows = [(v(r.id), latency_cells(r.latency)) for r in verdict.runs]
+    rows = [
+        (v(r.id) + (" *" if r.latency_source == "summary" else ""), latency_cells(r.latency))
+        for r in verdict.runs
+    ]
     rows = [(run_id, cells) for run_id, cells in rows if any(cells.values())]
     if not rows:
         return []
@@ -155,7 +158,10 @@ def _latency_table(verdict: Verdict) -> list[RenderableType]:
     table = terminal.table(
         columns, [[run_id, *(cells[k] or "-" for k, _ in shown)] for run_id, cells in rows]
     )
-    return ["latency, ms (p50 / p90 / p99)", terminal.indented(table), ""]
+    out: list[RenderableType] = ["latency, ms (p50 / p90 / p99)", terminal.indented(table)]
+    if any(r.latency_source == "summary" for r in verdict.runs):
+        out.append("  * the tool's own percentiles, from its summary (n/a where it gives none)")
+    return [*out, ""]
 
 
 def _finding_lines(f: Finding) -> list[str]:

@@ -136,3 +136,32 @@ def test_a_summarys_median_decode_rate_is_one_over_its_median_tpot(name: str) ->
     (run,) = api.audit([path]).runs
     assert run.median_decode_tps == pytest.approx(1000 / doc["median_tpot_ms"], rel=1e-6)
     assert run.median_decode_tps != pytest.approx(1000 / doc["mean_tpot_ms"], rel=1e-3)
+
+
+def test_a_summarys_latency_percentiles_are_shown_as_the_tools_own() -> None:
+    # SGLang states median and p99 of TTFT, TPOT, ITL and e2e (no p90): the verdict gives
+    # them, says they are the tool's, and leaves p90 unknown; the terminal marks the run
+    from reporter.render.html import render_html
+    from reporter.render.text import render_text
+
+    path = REAL / "sglang/tonyli15-sglang055-qwen25-3b-agg-n50-c8.jsonl"
+    if not path.is_file():
+        pytest.skip("../shared/real-traces is absent")
+    verdict = api.audit([path])
+    (run,) = verdict.runs
+    assert run.latency_source == "summary"
+    assert run.latency["ttft_s"]["p50"] == pytest.approx(33.528951462358236e-3)
+    assert run.latency["ttft_s"]["p99"] == pytest.approx(599.2950061988086e-3)
+    assert run.latency["e2e_s"]["p50"] == pytest.approx(223.48943213000894e-3)
+    assert run.latency["ttft_s"]["p90"] is None
+    text = render_text(verdict)
+    assert "agg_n50_in128_out64_c8 *  33.5 / n/a / 599.3" in text
+    assert "* the tool's own percentiles, from its summary (n/a where it gives none)" in text
+    page = render_html(verdict)
+    assert "(tool's summary)" in page and "33.5 / n/a / 599.3" in page
+    assert verdict.to_dict()["runs"][0]["latency_source"] == "summary"
+
+
+def test_rows_percentiles_are_the_requests_own() -> None:
+    (run, *_) = api.audit([Path(__file__).parents[2] / "traces" / "case-a-ladder.jsonl"]).runs
+    assert run.latency_source == "requests"
