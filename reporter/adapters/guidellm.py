@@ -18,6 +18,7 @@ stopped: cut by its time limit (`time_limit`) or cancelled by the client at the 
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -626,7 +627,11 @@ def _request(
 
 
 def _body(item: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
-    """The request body GuideLLM recorded (a JSON string), and the prompt text in it."""
+    """The request body GuideLLM recorded, and the prompt text in it.
+
+    Versions up to 0.4 write it as a JSON string; 0.5 as the repr of a Python dict (single
+    quotes, True, None), which is read as a Python literal (ast.literal_eval evaluates no
+    code)."""
     args = item.get("request_args")
     prompt = item.get("prompt") if isinstance(item.get("prompt"), str) else None
     if not isinstance(args, str):
@@ -634,7 +639,10 @@ def _body(item: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
     try:
         parsed = json.loads(args)
     except (ValueError, RecursionError):  # RecursionError: nested too deeply
-        return None, prompt
+        try:
+            parsed = ast.literal_eval(args)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None, prompt
     body = (
         parsed.get("body")
         if isinstance(parsed, dict) and isinstance(parsed.get("body"), dict)

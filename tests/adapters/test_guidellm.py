@@ -330,3 +330,27 @@ def test_fewer_requests_than_its_max_requests_asked_for(real, tmp_path, name, he
     assert said in tables.inputs[0].notes[0]
     # a file holding what it asked for says nothing
     assert not any("max_requests" in d for d in load(real(name)).runs["derived"].iloc[0])
+
+
+def test_request_bodies_written_as_python_dicts_read_as_the_json_ones(real, tmp_path):
+    # GuideLLM 0.5.0 writes request_args as the repr of a dict (single quotes, True, None);
+    # read as JSON it failed, and the bodies (ignore_eos, the prompts) were silently lost:
+    # "stop mode unknown" of runs that forced their length
+    import ast
+
+    doc = json.loads(real(SANITY).read_text())
+    rewritten = 0
+    for bench in doc["benchmarks"]:
+        for status in bench["requests"].values():
+            for item in status or []:
+                if isinstance(item.get("request_args"), str):
+                    item["request_args"] = repr(json.loads(item["request_args"]))
+                    rewritten += 1
+    assert rewritten and "'ignore_eos': True" in item["request_args"]
+    assert ast.literal_eval(item["request_args"])["body"]["ignore_eos"] is True
+    path = tmp_path / "benchmarks.json"
+    path.write_text(json.dumps(doc))
+    as_json, as_repr = api.audit([real(SANITY)]), api.audit([path])
+    assert [r.stop for r in as_repr.runs] == [r.stop for r in as_json.runs] == ["forced"]
+    findings = [(f.code, f.outcome, f.message) for f in as_json.findings]
+    assert [(f.code, f.outcome, f.message) for f in as_repr.findings] == findings
