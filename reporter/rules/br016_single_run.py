@@ -14,7 +14,9 @@ Per group (a sweep: runs sharing every setting), the number of runs at each load
 same concurrency, the same request rate (open loop) and the same number of prompts. Runs that
 differ in any of them are points of a sweep, not repeats of one point. With at least
 two runs at some level the spread `max ÷ min − 1` of their aggregates is shown; with one run
-at every level the finding fires (informational).
+at every level the finding fires (informational), unless every run repeats its test itself
+and states the spread (llama-bench's `-r`: the mean of N repetitions ± their standard
+deviation), which passes with the largest relative spread.
 
 ## Worked example
 METHOD.md §7: 140.55 vs 133.27 tok/s, 5.5% apart; the decode rate alone, 143.01 vs 145.24,
@@ -64,6 +66,42 @@ def _point(n: float, rate: float, prompts: float) -> str:
     return ", ".join(parts) or "N unknown"
 
 
+def _repeated_within(data: AuditData, runs: list[str]) -> Finding | None:
+    """A finding for runs that each repeat their test and state the spread (llama-bench -r:
+    the mean of N repetitions ± their standard deviation), None unless every run does."""
+    worst: tuple[float, str, str] | None = None
+    for run_id in runs:
+        extra = data.run_field(run_id, "extra")
+        extra = extra if isinstance(extra, dict) else {}
+        sd = number_or_nan(extra.get("stddev_ts"))
+        samples = extra.get("samples_ts")
+        reps = (
+            f"{len(samples)} repetitions"
+            if isinstance(samples, list)
+            else "repetitions, how many not printed"
+        )
+        s = data.figures(run_id)
+        rate = float(s["aggregate_tps"])
+        if math.isnan(rate):
+            rate = float(s["prompt_tps"])
+        if math.isnan(sd) or not rate > 0 or (isinstance(samples, list) and len(samples) < 2):
+            return None
+        if worst is None or sd / rate > worst[0]:
+            worst = (sd / rate, run_id, f"{reps}, {fmt(rate)} ± {fmt(sd, 2)} tok/s")
+    if worst is None:
+        return None
+    spread, run_id, text = worst
+    group = str(data.run_field(runs[0], "group"))
+    return RULE.finding(
+        group,
+        Outcome.PASSED,
+        f"{len(runs)} run(s), each the mean of its tool's repetitions with their spread "
+        f"stated: at most ±{fmt(spread * 100, 2)}% ({run_id}: {text})",
+        refs=[x for r in runs for x in run_ref(data, r)][:4],
+        numbers={"runs": len(runs), "repeated_levels": 0, "max_relative_stddev": spread},
+    )
+
+
 def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
     facts = data.facts.runs
     frame = pd.DataFrame(
@@ -80,6 +118,9 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
         for n, rate, p in zip(frame["n"], frame["rate"], frame["prompts"], strict=True)
     ]
     counts = frame.groupby("point")["run"].count()
+    within = _repeated_within(data, runs)
+    if counts.max() < 2 and within is not None:
+        return within
     if counts.max() < 2:
         return RULE.finding(
             group,

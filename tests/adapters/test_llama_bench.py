@@ -336,8 +336,10 @@ def test_tables_of_a_log_on_other_devices_are_no_repeats(tmp_path):
     assert list(runs["engine_version"]) == ["b7361 (a81a569)", "b7361 (a81a569)", "b7400 (b22b670)"]
     verdict = api.audit([trace])
     assert len(verdict.groups) == 3
+    # each setup alone: no spread between repeats of one setting is taken across them
     repeats = [f for f in verdict.findings if f.code == "BR016"]
-    assert all("none repeated" in f.message for f in repeats), [f.message for f in repeats]
+    assert len(repeats) == 3
+    assert all("between repeats" not in f.message for f in repeats), [f.message for f in repeats]
 
 
 def test_tables_of_a_log_alike_in_every_line_are_repeats(tmp_path):
@@ -371,3 +373,21 @@ def test_repeated_prompt_tests_have_a_wall_but_no_output_rate(tmp_path):
         "clock and output tokens)"
     )
     assert all(r.wall_s and r.wall_s > 0 for r in verdict.runs)
+
+
+def test_repetitions_with_their_spread_are_repeats(real):
+    # llama-bench -r 5: each test is the mean of 5 repetitions with their standard deviation;
+    # "none repeated: the error of each figure is unknown" would be false of the file
+    verdict = api.audit([real("llama-bench/brayniac-rtx4090-b5606-pp8192-tg1280.json")])
+    found = sorted(f.message for f in verdict.findings if f.code == "BR016")
+    assert found == [
+        "1 run(s), each the mean of its tool's repetitions with their spread stated: at most "
+        "±0.06% (tg1280: 5 repetitions, 85.5 ± 0.05 tok/s)",
+        "1 run(s), each the mean of its tool's repetitions with their spread stated: at most "
+        "±0.09% (pp8192: 5 repetitions, 3,024.4 ± 2.63 tok/s)",
+    ]
+    # one repetition each: no spread, the finding stands
+    single = api.audit(
+        [real("llama-bench/lhl-8060s-rocm-quick-test-jsonl-with-stderr-lines.jsonl")]
+    )
+    assert {str(f.outcome) for f in single.findings if f.code == "BR016"} == {"fired"}
