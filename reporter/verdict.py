@@ -478,7 +478,7 @@ def undisclosed(data: AuditData) -> list[str]:
         ("whether speculative decoding was on", unset("spec_enabled")),
         ("context length", absent("context_tokens") & no_prompt),
         ("hardware", unset("hardware_name")),
-        ("engine and version", unset("engine_name")),
+        ("engine and version", unset("engine_name") | unset("engine_version")),
         # an open-loop run's load is its request rate: no concurrency to disclose
         ("concurrency", absent("concurrency") & ~paced()),
     ]

@@ -147,6 +147,10 @@ def _name(record: dict[str, Any]) -> str:
     return name
 
 
+#: `--metadata` keys that name the hardware (vLLM writes every metadata pair at the top level).
+_HARDWARE_KEYS = ("hardware", "gpu", "gpu_type", "accelerator")
+
+
 def _ms(f: Fields, key: str) -> float | None:
     value = f.number(key, unit="milliseconds")
     return None if value is None else value / 1000.0
@@ -300,6 +304,12 @@ def _run(
         group = "vllm sweep " + " ".join(
             [str(record.get("model_id"))] + [f"{k}={v}" for k, v in params]
         )
+    # `--metadata gpu=4xNVIDIA_L40S`: the hardware, as the file names it
+    hardware_key = next(
+        (k for k in _HARDWARE_KEYS if isinstance(record.get(k), str) and record[k].strip()), None
+    )
+    if hardware_key is not None:
+        derived.append(f"hardware from the metadata {hardware_key}={record[hardware_key]!r}")
     run = new_run(
         run_id,
         path,
@@ -308,6 +318,7 @@ def _run(
         tool=(tool, None),
         engine={"name": backend} if backend in _ENGINES else None,
         model={"name": record.get("model_id")},
+        hardware={"name": record[hardware_key].strip()} if hardware_key is not None else None,
         workload={
             "concurrency": concurrency,
             "request_rate": math.inf if rate_inf else rate,

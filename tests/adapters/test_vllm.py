@@ -267,3 +267,14 @@ def test_single_request_with_a_long_prompt(real):
     assert round(s["in_flight"], 2) == 1.00
     assert round(r["summary"]["mean_ttft_s"], 2) == 21.82
     assert round(1 / r["summary"]["mean_tpot_s"], 1) == 55.6  # decode alone, TPOT 17.99 ms
+
+
+def test_the_hardware_named_in_the_metadata_is_the_runs(real):
+    # `--metadata gpu=4xNVIDIA_L40S` on every line: the hardware is disclosed, not "not
+    # disclosed: hardware"; the engine's version is not in the file, and that is said
+    verdict = api.audit(
+        [real("vllm/nerdalert-automation-llama32-3b-l40s-mixed-deployments-rate-sweep.jsonl")]
+    )
+    assert {r.hardware for r in verdict.runs} == {"4xNVIDIA_L40S"}
+    assert not any(u.startswith("hardware") for u in verdict.undisclosed)
+    assert "engine and version: all runs" in verdict.undisclosed
