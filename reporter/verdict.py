@@ -66,7 +66,7 @@ def _question_answers(facts: RunFacts, slope: Decision | None, stats: RunFigures
         f"{stats['prompt_tokens_total']:,.0f} ÷ {stats['wall_s']:,.2f} s = "
         f"{stats['prompt_tps']:,.1f} tok/s"
         if not math.isnan(stats["prompt_tps"]) and stats["output_tokens"] == 0
-        else "no wall clock: cannot recompute"
+        else f"{_no_aggregate(stats)}: cannot recompute"
     )
     if not math.isnan(stats["sum_reported_tps"]):
         how += f"; the sum of self-reported rates would be {stats['sum_reported_tps']:,.1f}"
@@ -131,7 +131,7 @@ def build_verdict(
             reasons.append(EMPTY_RUN)
         elif math.isnan(s["aggregate_tps"]):
             kind = VerdictKind.INSUFFICIENT_DATA
-            reasons.append("no wall clock, so no total ÷ wall aggregate")
+            reasons.append(f"{_no_aggregate(s)}, so no total ÷ wall aggregate")
         elif math.isinf(s["aggregate_tps"]):
             # a wall clock too short for a double to divide by: no figure to support
             kind = VerdictKind.INSUFFICIENT_DATA
@@ -443,6 +443,16 @@ def _wall_text(data: AuditData, runs: list[str]) -> str:
 def _concurrency_text(levels: list[float]) -> str:
     known = {n for n in levels if not math.isnan(n)}
     return f" at {next(iter(known)):g} concurrent" if len(known) == 1 else ""
+
+
+def _no_aggregate(s: Any) -> str:
+    """Why a run has no total ÷ wall: no wall clock, no request completed, or no token count."""
+    wall, requests, ok = (float(s[c]) for c in ("wall_s", "requests", "ok"))
+    if math.isnan(wall) or wall <= 0:
+        return "no wall clock"
+    if requests > 0 and ok == 0:
+        return f"none of its {requests:,.0f} request(s) completed"
+    return "no output token counts"
 
 
 def undisclosed(data: AuditData) -> list[str]:
