@@ -134,29 +134,39 @@ def _prefill_rates(
                 unset = np.isnan(rate)
                 rate[unset] = float(row["value"])
                 source[unset] = where
-    # else: a lone request of the same group measures it (prompt tokens ÷ time to first token)
-    if tables.request_count() and np.isnan(rate).any():
+    # else: a lone request of the same group measures it (prompt tokens ÷ time to first token),
+    # from its row, or from the summary of a run of one request (its TTFT and prompt tokens)
+    summarised = stats["from_summary"].to_numpy(dtype=bool)
+    if (tables.request_count() or summarised.any()) and np.isnan(rate).any():
         # each run's group, looked up as the run table's index would be
         group_of = dict(zip(tables.runs["run"], tables.runs["group"], strict=True))
         requests = stats["requests"].to_numpy()
-        alone = np.flatnonzero((requests == 1) & stats["has_first"].to_numpy(dtype=bool))
+        alone = np.flatnonzero(
+            (requests == 1) & (stats["has_first"].to_numpy(dtype=bool) | summarised)
+        )
         by_group: dict[str, tuple[float, float]] = {}
         # each run's first request, found once: searching the whole table per run made
         # thousands of one-request runs quadratic
-        first = tables.first_requests()
-        firsts = dict(
-            zip(
-                first["run"].astype(str),
+        firsts: dict[str, tuple[float, float]] = {}
+        if tables.request_count():
+            first = tables.first_requests()
+            firsts = dict(
                 zip(
-                    first["prompt_tokens"].to_numpy(dtype="float64", na_value=np.nan),
-                    first["ttft"].to_numpy(dtype="float64", na_value=np.nan),
+                    first["run"].astype(str),
+                    zip(
+                        first["prompt_tokens"].to_numpy(dtype="float64", na_value=np.nan),
+                        first["ttft"].to_numpy(dtype="float64", na_value=np.nan),
+                        strict=True,
+                    ),
                     strict=True,
-                ),
-                strict=True,
+                )
             )
-        )
+        summary_prompt = stats["prompt_tokens_total"].to_numpy(dtype="float64")
+        summary_ttft = stats["median_ttft_s"].to_numpy(dtype="float64")
         for i in alone.tolist():
             prompt, ttft = firsts.get(ids[i], (np.nan, np.nan))
+            if summarised[i] and not (prompt > 0 and ttft > 0):
+                prompt, ttft = summary_prompt[i], summary_ttft[i]
             if prompt > 0 and ttft > 0:
                 group = str(group_of[ids[i]]) if ids[i] in group_of else ""
                 by_group.setdefault(group, (prompt / ttft, prompt))

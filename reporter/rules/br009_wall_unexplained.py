@@ -129,7 +129,13 @@ def check(data: AuditData) -> list[Finding]:
 def _check_run(data: AuditData, run_id: str) -> Finding:
     s = data.figures(run_id)
     ttft, rate = first_wave_ttft(data, run_id), float(s["median_decode_tps"])
+    one = int(s["requests"]) == 1 and s.flag("from_summary")
+    if math.isnan(ttft) and one:
+        # a summary of one request: its median TTFT is that request's, the whole first wave
+        ttft = float(s["median_ttft_s"])
     longest, wall = float(s["out_max"]), float(s["wall_s"])
+    if math.isnan(longest) and one:
+        longest = float(s["output_tokens"])  # its one output
     if math.isnan(ttft) or math.isnan(rate) or rate <= 0:
         return RULE.finding(run_id, Outcome.UNDECIDABLE, _missing(ttft, rate, s))
     if math.isnan(wall) or wall <= 0 or math.isnan(longest):
@@ -139,7 +145,13 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     # (prompts processed one after another), else the time to first token
     first_term, term_name = (
         ttft,
-        ("median TTFT" if data.concurrency(run_id) == 1 else "median TTFT of the first wave"),
+        (
+            "TTFT of its one request"
+            if one
+            else "median TTFT"
+            if data.concurrency(run_id) == 1
+            else "median TTFT of the first wave"
+        ),
     )
     if not math.isnan(prefill) and prefill > ttft:
         first_term, term_name = prefill, "Σ prompt ÷ prefill rate"

@@ -165,3 +165,33 @@ def test_a_summarys_latency_percentiles_are_shown_as_the_tools_own() -> None:
 def test_rows_percentiles_are_the_requests_own() -> None:
     (run, *_) = api.audit([Path(__file__).parents[2] / "traces" / "case-a-ladder.jsonl"]).runs
     assert run.latency_source == "requests"
+
+
+def test_one_request_summarised_is_explained_and_its_prefill_told() -> None:
+    # one request, 102,399 prompt tokens, TTFT 21.82 s of a 49.96 s wall (SOURCES.md): the
+    # summary's TTFT is that request's, so its prefill rate is known (4.7k tok/s) and the
+    # 31.3 tok/s mixes prefill into a decode figure (BR008); TTFT + 1,565 tokens at 55.6 tok/s
+    # explain the wall (BR009), with no "waiting for a slot" of a request alone
+    name = "vllm/diogoaav-llama33-70b-fp8-100k-prompt-single-request.json"
+    prefill = _finding(name, "BR008")
+    assert str(prefill.outcome) == "fired"
+    assert prefill.message == (
+        "prompt processing ≈ 21.8 s of the 49.96 s wall clock (44% > 30%): the 31.3 tok/s "
+        "measures prefill"
+    )
+    wall = _finding(name, "BR009")
+    assert str(wall.outcome) == "passed"
+    assert wall.arithmetic[0] == (
+        "predicted wall = TTFT of its one request 21.82 + longest output 1,565 ÷ median "
+        "decode 55.58 = 49.98 s"
+    )
+
+
+def test_a_run_whose_requests_all_timed_out_has_a_wall_but_nothing_completed() -> None:
+    path = REAL / "aiperf/databloom-aiperf-qwen35-4b-gguf-c1-all-timeouts-profile_export.jsonl"
+    if not path.is_file():
+        pytest.skip("../shared/real-traces is absent")
+    (run,) = api.audit([path]).runs
+    assert run.wall_s == pytest.approx(618.49, abs=0.01)
+    assert run.reasons == ["none of its 20 request(s) completed, so no total ÷ wall aggregate"]
+    assert run.questions["aggregate"].startswith("none of its 20 request(s) completed")
