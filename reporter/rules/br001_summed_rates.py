@@ -147,7 +147,8 @@ def check(data: AuditData) -> list[Finding]:
         n = data.concurrency(run_id)
         # one stream (N = 1) sent its requests one after another: a reader quotes its mean rate
         one_stream = n == 1
-        if not math.isnan(n) and 1 <= n < ok:
+        n_streams = not math.isnan(n) and 1 <= n < ok
+        if n_streams:
             # a closed loop of N streams: the published sum is N streams' rates, N × the mean
             total = n * total / ok
             summed = f"N × mean reported_tps = {n:g} × {fmt(total / n)} = {fmt(total)} tok/s"
@@ -169,6 +170,9 @@ def check(data: AuditData) -> list[Finding]:
                     (
                         "quoting the mean per-request rate of its one stream would claim "
                         if one_stream
+                        else f"adding up its {n:g} streams' rates (N × the mean per-request "
+                        "rate) would claim "
+                        if n_streams
                         else "summing the per-request rates would claim "
                     )
                     + f"{fmt(total)} tok/s, {fmt(factor, 2)}× the honest {fmt(agg)} tok/s",

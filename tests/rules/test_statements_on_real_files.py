@@ -195,3 +195,15 @@ def test_a_run_whose_requests_all_timed_out_has_a_wall_but_nothing_completed() -
     assert run.wall_s == pytest.approx(618.49, abs=0.01)
     assert run.reasons == ["none of its 20 request(s) completed, so no total ÷ wall aggregate"]
     assert run.questions["aggregate"].startswith("none of its 20 request(s) completed")
+
+
+def test_n_streams_rates_are_said_to_be_n_times_the_mean_not_a_sum() -> None:
+    # LLMPerf at 5 streams, 150 requests: the figure a reader would publish is 5 × the mean
+    # rate (920.8), which the finding must not call "summing the per-request rates" (the sum
+    # of all 150 is 27,624.7, in the runs table)
+    f = _finding(GROQ, "BR001")
+    assert str(f.outcome) == "fired"
+    assert f.message == (
+        "adding up its 5 streams' rates (N × the mean per-request rate) would claim 920.8 "
+        "tok/s, 2.08× the honest 441.8 tok/s"
+    )
