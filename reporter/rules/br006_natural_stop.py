@@ -61,6 +61,18 @@ def check(data: AuditData) -> list[Finding]:
     return [_check_run(data, str(r)) for r in data.stats.index]
 
 
+def _summary_lengths(s: Any, mean: float, lo: float, hi: float) -> str:
+    """What a summary tells of its output lengths: one request's, a range, or a mean."""
+    if int(s["requests"]) == 1:
+        return f"its one request wrote {fmt(mean, 0)} tokens"
+    if not (math.isnan(lo) or math.isnan(hi)) and lo != hi:
+        return (
+            f"the summary gives outputs of {fmt(lo, 0)}–{fmt(hi, 0)} tokens (mean "
+            f"{fmt(mean, 1)}) but no per-request lengths"
+        )
+    return f"only the mean output ({fmt(mean, 1)} tokens) is known, with no per-request lengths"
+
+
 def _check_run(data: AuditData, run_id: str) -> Finding:
     s = data.figures(run_id)
     if data.run_field(run_id, "phase") == "prompt":
@@ -128,9 +140,8 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         return RULE.finding(
             run_id,
             Outcome.UNDECIDABLE,
-            f"stop mode not stated; only the mean output ({fmt(mean, 1)} tokens) is known, "
-            "with no per-request lengths and no requested length to compare it with "
-            "(workload.stop or ignore_eos would decide)",
+            f"stop mode not stated; {_summary_lengths(s, mean, lo, hi)}, and no requested "
+            "length to compare with (workload.stop or ignore_eos would decide)",
             numbers=numbers,
         )
     if math.isnan(cv):

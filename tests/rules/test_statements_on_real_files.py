@@ -207,3 +207,13 @@ def test_n_streams_rates_are_said_to_be_n_times_the_mean_not_a_sum() -> None:
         "adding up its 5 streams' rates (N × the mean per-request rate) would claim 920.8 "
         "tok/s, 2.08× the honest 441.8 tok/s"
     )
+
+
+def test_a_summary_with_an_output_range_is_not_said_to_give_only_a_mean() -> None:
+    # AIPerf's CSV gives the output lengths' min and max (3 and 1,125) with their mean
+    f = _finding("aiperf/akamaslabs-aiperf0.11-qwen3-4b-conc16-profile_export_aiperf.csv", "BR006")
+    assert str(f.outcome) == "undecidable"
+    assert f.message.startswith(
+        "stop mode not stated; the summary gives outputs of 3–1,125 tokens (mean 263.0) but no "
+        "per-request lengths, and no requested length to compare with"
+    )
