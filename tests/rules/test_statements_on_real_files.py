@@ -17,10 +17,16 @@ BEDROCK = "llmperf/leaderboard-bedrock_70b_individual_responses.json"
 GROQ = "llmperf/leaderboard-groq_70b_individual_responses.json"
 
 
-def _finding(name: str, code: str) -> Any:
+def _real(name: str) -> Path:
+    """A file of ../shared/real-traces, read in place; the test is skipped without them."""
     path = REAL / name
     if not path.is_file():
         pytest.skip("../shared/real-traces is absent")
+    return path
+
+
+def _finding(name: str, code: str) -> Any:
+    path = _real(name)
     verdict = api.audit([Path(path)], select=[code, "BR019"])
     (finding,) = [f for f in verdict.findings if f.code == code]
     return finding
@@ -74,9 +80,7 @@ def test_lengths_are_counted_over_completed_requests_and_short_ones_are_not_hidd
 
 
 def test_a_prompt_processing_test_has_no_stop_mode() -> None:
-    path = REAL / "llama-bench/lhl-8060s-rocm-llama32-1b-default-hip-depth-sweep.jsonl"
-    if not path.is_file():
-        pytest.skip("../shared/real-traces is absent")
+    path = _real("llama-bench/lhl-8060s-rocm-llama32-1b-default-hip-depth-sweep.jsonl")
     findings = {f.subject: f for f in api.audit([path], select=["BR006"]).findings}
     assert str(findings["pp512"].outcome) == "not-applicable"
     assert str(findings["tg128"].outcome) == "passed"
@@ -128,9 +132,7 @@ def test_a_summarys_median_decode_rate_is_one_over_its_median_tpot(name: str) ->
     # it was 1 ÷ the mean TPOT, under the name of a median
     import json
 
-    path = REAL / name
-    if not path.is_file():
-        pytest.skip("../shared/real-traces is absent")
+    path = _real(name)
     text = path.read_text(encoding="utf-8").splitlines()[0] if name.endswith("l") else None
     doc = json.loads((text or path.read_text(encoding="utf-8")).replace("Infinity", "1e999"))
     (run,) = api.audit([path]).runs
@@ -144,9 +146,7 @@ def test_a_summarys_latency_percentiles_are_shown_as_the_tools_own() -> None:
     from reporter.render.html import render_html
     from reporter.render.text import render_text
 
-    path = REAL / "sglang/tonyli15-sglang055-qwen25-3b-agg-n50-c8.jsonl"
-    if not path.is_file():
-        pytest.skip("../shared/real-traces is absent")
+    path = _real("sglang/tonyli15-sglang055-qwen25-3b-agg-n50-c8.jsonl")
     verdict = api.audit([path])
     (run,) = verdict.runs
     assert run.latency_source == "summary"
@@ -188,9 +188,7 @@ def test_one_request_summarised_is_explained_and_its_prefill_told() -> None:
 
 
 def test_a_run_whose_requests_all_timed_out_has_a_wall_but_nothing_completed() -> None:
-    path = REAL / "aiperf/databloom-aiperf-qwen35-4b-gguf-c1-all-timeouts-profile_export.jsonl"
-    if not path.is_file():
-        pytest.skip("../shared/real-traces is absent")
+    path = _real("aiperf/databloom-aiperf-qwen35-4b-gguf-c1-all-timeouts-profile_export.jsonl")
     (run,) = api.audit([path]).runs
     assert run.wall_s == pytest.approx(618.49, abs=0.01)
     assert run.reasons == ["none of its 20 request(s) completed, so no total ÷ wall aggregate"]
