@@ -147,7 +147,8 @@ def _latency_table(verdict: Verdict) -> list[RenderableType]:
     from reporter.render.context import LATENCY_METRICS, latency_cells
 
     rows = [
-        (v(r.id) + (" *" if r.latency_source == "summary" else ""), latency_cells(r.latency))
+        # the mark first: a long run id is cut at the column's width, the mark is not
+        (("* " if r.latency_source == "summary" else "") + v(r.id), latency_cells(r.latency))
         for r in verdict.runs
     ]
     rows = [(run_id, cells) for run_id, cells in rows if any(cells.values())]

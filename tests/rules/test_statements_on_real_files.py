@@ -155,7 +155,7 @@ def test_a_summarys_latency_percentiles_are_shown_as_the_tools_own() -> None:
     assert run.latency["e2e_s"]["p50"] == pytest.approx(223.48943213000894e-3)
     assert run.latency["ttft_s"]["p90"] is None
     text = render_text(verdict)
-    assert "agg_n50_in128_out64_c8 *  33.5 / n/a / 599.3" in text
+    assert "* agg_n50_in128_out64_c8  33.5 / n/a / 599.3" in text
     assert "* the tool's own percentiles, from its summary (n/a where it gives none)" in text
     page = render_html(verdict)
     assert "(tool's summary)" in page and "33.5 / n/a / 599.3" in page
