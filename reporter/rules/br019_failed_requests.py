@@ -120,7 +120,9 @@ def _check_summary(data: AuditData, run_id: str) -> Finding:
         return RULE.finding(
             run_id,
             Outcome.FIRED,
-            f"the tool counted {counted} failed request(s) of {n}",
+            # as the file gives it: a failed count, or (vLLM versions that wrote none) the
+            # prompts sent less those completed, which the run's derived list shows
+            f"{counted} of {n} requests failed or did not complete",
             severity=severity,
             numbers=numbers,
             refs=run_ref(data, run_id),

@@ -215,3 +215,12 @@ def test_a_summary_with_an_output_range_is_not_said_to_give_only_a_mean() -> Non
         "stop mode not stated; the summary gives outputs of 3–1,125 tokens (mean 263.0) but no "
         "per-request lengths, and no requested length to compare with"
     )
+
+
+def test_prompts_not_completed_are_not_said_to_be_counted_by_the_tool() -> None:
+    # this vLLM version writes no failed count: 985 is num_prompts 2,000 − completed 1,015,
+    # which the run's derived list shows; "the tool counted 985 failed" was false of it
+    path = _real("vllm/nerdalert-h100-llama31-8b-rate-sweep.jsonl")
+    verdict = api.audit([path], select=["BR019"])
+    f = next(f for f in verdict.findings if f.subject == "vllm:infqps:framework=vllm")
+    assert f.message == "985 of 2000 requests failed or did not complete"
