@@ -23,6 +23,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from reporter.values import finite_number
+
 PERCENTILES = (50, 90, 99)
 METRICS = ("ttft_s", "itl_s", "tpot_s", "e2e_s")
 
@@ -198,7 +200,7 @@ def with_summary(
         return latency, "requests"
     stated = {
         metric: {
-            f"p{p}": _finite(summary.get(f"{metric.removesuffix('_s')}_p{p}_s"))
+            f"p{p}": finite_number(summary.get(f"{metric.removesuffix('_s')}_p{p}_s"))
             for p in PERCENTILES
         }
         for metric in METRICS
@@ -206,12 +208,6 @@ def with_summary(
     if any(v is not None for q in stated.values() for v in q.values()):
         return stated, "summary"
     return latency, None
-
-
-def _finite(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
 
 
 def run_latencies(table: pd.DataFrame) -> dict[str, dict[str, dict[str, Any]]]:
