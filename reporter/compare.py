@@ -228,7 +228,9 @@ def speculation_state(run: pd.Series | dict[str, Any]) -> tuple[bool | None, str
     """
     enabled = features.as_bool(run.get("spec_enabled"))
     if enabled is not None:
-        return enabled, "workload.speculative.enabled"
+        # an adapter that read the switch off another tool's file says where
+        source = _str(run.get("spec_source"))
+        return enabled, source or "workload.speculative.enabled"
     if _str(run.get("spec_method")):
         return True, f"workload.speculative.method {run.get('spec_method')!r}"
     if number(run.get("spec_acceptance")) is not None:

@@ -49,6 +49,8 @@ from reporter.table import Partial
 NAME = "llama-bench"
 WHAT = "llama-bench test"
 WHAT_BATCHED = "llama-batched-bench point"
+#: Why a llama-bench or llama-batched-bench point ran without speculation.
+NO_DRAFT = "llama-bench and llama-batched-bench load no draft model"
 DECISIVE = ("build_commit", "n_prompt", "n_gen", "avg_ts")
 BATCHED = ("pl", "speed_tg", "n_kv_max", "t_tg")
 #: Settings that may differ between the tests of one file; when they do, the run id names them.
@@ -640,7 +642,7 @@ def _test_run(
             "output_tokens": n_gen or None,
             "prompt_tokens": n_prompt,
             "context_tokens": depth + n_prompt,
-            "speculative": {"enabled": False},
+            "speculative": {"enabled": False, "source": NO_DRAFT},
             "phase": _phase(n_prompt, n_gen),
         },
         summary=summary,
@@ -764,7 +766,7 @@ def _batched_run(
             "output_tokens": tg,
             "prompt_tokens": pp,
             "context_tokens": pp,
-            "speculative": {"enabled": False},
+            "speculative": {"enabled": False, "source": NO_DRAFT},
         },
         group=f"batched pp{pp} tg{tg} " + " ".join(flags),
         summary=summary,

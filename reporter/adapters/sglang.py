@@ -155,10 +155,20 @@ def _run(
         ]
         engine = {"name": "sglang", "version": server.get("version"), "flags": flags}
         algorithm = server.get("speculative_algorithm")
-        spec = {"enabled": algorithm is not None, "method": algorithm}
+        spec = {
+            "enabled": algorithm is not None,
+            "method": algorithm,
+            "source": f"server_info.speculative_algorithm {algorithm!r}"
+            if algorithm is not None
+            else "server_info.speculative_algorithm null",
+        }
         model = server.get("served_model_name") or server.get("model_path")
     if accept_length is not None:
-        spec = {"enabled": True, "method": (spec or {}).get("method")}
+        spec = {
+            "enabled": True,
+            "method": (spec or {}).get("method"),
+            "source": f"accept_length {accept_length:.2f}",
+        }
         derived.append(
             f"accept_length {accept_length:.2f} is server-wide and accumulated over "
             "earlier traffic, not this run's acceptance"

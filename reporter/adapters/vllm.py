@@ -330,7 +330,12 @@ def _run(
             "output_tokens": out_len,
             "prompt_tokens": in_len,
             "temperature": finite_number(record.get("temperature")),
-            "speculative": {"enabled": True, "method": None, "acceptance": spec_rate / 100.0}
+            "speculative": {
+                "enabled": True,
+                "method": None,
+                "acceptance": spec_rate / 100.0,
+                "source": f"spec_decode_acceptance_rate {spec_rate:g}",
+            }
             if spec_rate is not None
             else None,
         },

@@ -18,8 +18,10 @@ whether it was on cannot be compared with any other.
 Fires (information) when nothing tells whether speculation was on. A draft counter that was
 scraped before and after a run that generated tokens, and did not move, tells it was off.
 Fires as a warning when the run says it was off but a flag or a rising draft counter shows it
-on. Passes when it is stated, or inferred from a flag, method, acceptance rate or counter (the
-message names which).
+on. Passes when it is stated, or inferred from a flag, method, acceptance rate or counter, or
+from what another tool's file records (SGLang's `server_info.speculative_algorithm`, vLLM's
+acceptance rate; llama-bench loads no draft model): the message says "stated" or "inferred"
+and names which.
 
 ## Worked example
 METHOD.md §5: code at N=1, 53.0 tok/s with speculation off, 140.6 with it on (2.65×); prose at

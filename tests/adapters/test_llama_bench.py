@@ -391,3 +391,11 @@ def test_repetitions_with_their_spread_are_repeats(real):
         [real("llama-bench/lhl-8060s-rocm-quick-test-jsonl-with-stderr-lines.jsonl")]
     )
     assert {str(f.outcome) for f in single.findings if f.code == "BR016"} == {"fired"}
+
+
+def test_speculation_is_off_because_the_tool_loads_no_draft(real):
+    verdict = api.audit([real(BRAYNIAC)], select=["BR011"])
+    assert {f.message for f in verdict.findings} == {
+        "speculative decoding off (inferred: llama-bench and llama-batched-bench load no draft "
+        "model)"
+    }

@@ -3,6 +3,7 @@ the Infinity token, and malformed lines."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
@@ -165,3 +166,30 @@ def test_request_rates_datasets_and_a_range_below_its_lower_end():
         "drawn length (natural stop)"
     )
     assert str(br006["sglang:4qps#2"].outcome) == "undecidable"
+
+
+def test_server_info_shows_speculation_off_but_does_not_state_it(real):
+    # server_info.speculative_algorithm is null: SGLang's record of the server, read as "off"
+    r = run(load(real(C8)))
+    assert r["spec_enabled"] == False  # noqa: E712 (a numpy bool)
+    assert r["spec_source"] == "server_info.speculative_algorithm null"
+    verdict = api.audit([real(C8)], select=["BR011"])
+    (f,) = verdict.findings
+    assert str(f.outcome) == "passed"
+    assert f.message == (
+        "speculative decoding off (inferred: server_info.speculative_algorithm null)"
+    )
+
+
+def test_an_accept_length_shows_speculation_on(tmp_path):
+    line = {
+        "backend": "sglang", "dataset_name": "random", "request_rate": 1.0,
+        "max_concurrency": 1, "duration": 10.0, "completed": 10, "total_input_tokens": 1000,
+        "total_output_tokens": 640, "accept_length": 2.4,
+        "server_info": {"speculative_algorithm": "EAGLE", "version": "0.5.5"},
+    }  # fmt: skip
+    path = tmp_path / "sglang.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    r = run(load(path, "sglang"))
+    assert (r["spec_enabled"], r["spec_method"]) == (True, "EAGLE")
+    assert r["spec_source"] == "accept_length 2.40"

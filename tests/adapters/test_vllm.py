@@ -278,3 +278,16 @@ def test_the_hardware_named_in_the_metadata_is_the_runs(real):
     assert {r.hardware for r in verdict.runs} == {"4xNVIDIA_L40S"}
     assert not any(u.startswith("hardware") for u in verdict.undisclosed)
     assert "engine and version: all runs" in verdict.undisclosed
+
+
+def test_an_acceptance_rate_shows_speculation_on_but_does_not_state_it(tmp_path):
+    doc = json.loads((HERE / "vllm-2026-save-detailed-c2.json").read_text())
+    doc["spec_decode_acceptance_rate"] = 71.5
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(doc))
+    r = run(load(path))
+    assert (r["spec_enabled"], r["spec_acceptance"]) == (True, 0.715)
+    assert r["spec_source"] == "spec_decode_acceptance_rate 71.5"
+    f = finding(api.audit([path], select=["BR011"]), "BR011", r["run"])
+    assert f["outcome"] == "passed"
+    assert f["message"] == "speculative decoding on (inferred: spec_decode_acceptance_rate 71.5)"
