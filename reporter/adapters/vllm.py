@@ -149,6 +149,11 @@ def _name(record: dict[str, Any]) -> str:
 
 #: `--metadata` keys that name the hardware (vLLM writes every metadata pair at the top level).
 _HARDWARE_KEYS = ("hardware", "gpu", "gpu_type", "accelerator")
+#: `--metadata` keys that name the serving engine: the client's `backend` ("vllm", "openai")
+#: is the request format it speaks, which other engines serve too.
+_ENGINE_KEYS = ("framework", "engine", "server")
+#: Short names a metadata pair may give an engine.
+_ENGINE_ALIASES = {"sgl": "sglang", "trtllm": "tensorrt-llm", "trt-llm": "tensorrt-llm"}
 
 
 def _ms(f: Fields, key: str) -> float | None:
@@ -310,13 +315,29 @@ def _run(
     )
     if hardware_key is not None:
         derived.append(f"hardware from the metadata {hardware_key}={record[hardware_key]!r}")
+    engine_key = next(
+        (k for k in _ENGINE_KEYS if isinstance(record.get(k), str) and record[k].strip()), None
+    )
+    engine_name = backend if backend in _ENGINES else None
+    if engine_key is not None:
+        named = record[engine_key].strip()
+        engine_name = _ENGINE_ALIASES.get(named.lower(), named)
+        extra.pop(engine_key, None)  # the engine factor, not a deployment setting as well
+        derived.append(
+            f"engine from the metadata {engine_key}={record[engine_key]!r}"
+            + (
+                f", not the client backend {backend!r}"
+                if backend and backend != engine_name
+                else ""
+            )
+        )
     run = new_run(
         run_id,
         path,
         line,
         NAME,
         tool=(tool, None),
-        engine={"name": backend} if backend in _ENGINES else None,
+        engine={"name": engine_name} if engine_name else None,
         model={"name": record.get("model_id")},
         hardware={"name": record[hardware_key].strip()} if hardware_key is not None else None,
         workload={

@@ -113,7 +113,16 @@ def test_nerdalert_rate_sweep_twelve_runs(real):
         "failed = num_prompts − completed = 2000 − 1015 = 985 (this vLLM version wrote no failed "
         "count)"
     ) in inf["derived"]
-    assert inf["extra"]["framework"] == "vllm"  # a --metadata pair, kept
+    # --metadata framework=…: the engine; "backend" is the client's request format
+    assert inf["engine_name"] == "vllm"
+    assert "engine from the metadata framework='vllm'" in inf["derived"]
+    sgl = run(tables, "vllm:infqps:framework=sgl")
+    assert sgl["engine_name"] == "sglang"
+    assert (
+        "engine from the metadata framework='sgl', not the client backend 'vllm'"
+        in (sgl["derived"])
+    )
+    assert "framework" not in sgl["extra"]  # one factor (engine), not a deployment setting too
 
 
 def test_2026_save_detailed_has_a_schedule():
