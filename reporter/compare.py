@@ -124,8 +124,12 @@ def _rate(run: pd.Series, _: pd.Series | None) -> str | None:
 
 def _extra(name: str) -> Callable[[pd.Series, pd.Series | None], str | None]:
     def get(run: pd.Series, _: pd.Series | None) -> str | None:
+        from reporter.grouping import unused_keys  # grouping imports this module
+
         extra = run.get("extra")
-        return _str(extra.get(name)) if isinstance(extra, dict) else None
+        if not isinstance(extra, dict) or name in unused_keys(extra):
+            return None
+        return _str(extra.get(name))
 
     return get
 

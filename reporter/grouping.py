@@ -17,6 +17,8 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 #: How runs may be grouped (the CLI's --group-by choices).
 GROUP_BY = ("settings", "file", "run")
 
@@ -86,6 +88,19 @@ def _scalar(value: Any) -> bool:
 _OWN_FACTORS = {"dataset_name", "random_range_ratio"}
 
 
+#: The lengths of a random dataset, which SGLang writes at their defaults whatever the dataset.
+RANDOM_LENGTH_KEYS = frozenset({"random_range_ratio", "random_input_len", "random_output_len"})
+
+
+def unused_keys(extra: Mapping[str, Any]) -> frozenset[str]:
+    """Tool fields that describe nothing that was sent: a random dataset's lengths, when the
+    dataset named is another one (sharegpt, autobench, …)."""
+    dataset = extra.get("dataset_name")
+    if isinstance(dataset, str) and not dataset.startswith("random"):
+        return RANDOM_LENGTH_KEYS
+    return frozenset()
+
+
 def tool_settings(row: Mapping[Any, Any]) -> list[tuple[str, str]]:
     """(key, value) of the settings a tool recorded beside a run, beyond the run fields."""
     extra = row.get("extra") or {}
@@ -95,21 +110,24 @@ def tool_settings(row: Mapping[Any, Any]) -> list[tuple[str, str]]:
     # a converted file keeps the tool's name beside the run (source_format)
     if (extra.get("source_format") or row.get("format")) == "vllm":
         keys |= {k for k, v in extra.items() if k not in VLLM_PER_POINT and _scalar(v)}
-    return [
-        (k, str(extra[k]))
-        for k in sorted(keys)
-        if _scalar(extra[k]) and extra[k] is not None and k not in _OWN_FACTORS
-    ]
+    keys -= _OWN_FACTORS | unused_keys(extra)
+    return [(k, str(extra[k])) for k in sorted(keys) if _scalar(extra[k]) and extra[k] is not None]
+
+
+def _setting_text(value: Any) -> str:
+    if isinstance(value, bool | np.bool_):
+        return "on" if value else "off"  # the only boolean setting: speculation
+    return str(value)
 
 
 def setting_items(row: dict[str, Any]) -> list[tuple[str, str]]:
     """(label, value) of every setting of a run, the ones two runs of a sweep share."""
-    items = [(label, str(row.get(key))) for key, label in SETTING_FIELDS]
+    items = [(label, _setting_text(row.get(key))) for key, label in SETTING_FIELDS]
     flags = row.get("engine_flags") or []
     items.append(("engine flags", ",".join(sorted(map(str, flags)))))
     extra = row.get("extra") or {}
     if isinstance(extra, dict):
-        items += [(k, str(extra.get(k))) for k in sorted(_OWN_FACTORS)]
+        items += [(k, str(extra.get(k))) for k in sorted(_OWN_FACTORS - unused_keys(extra))]
     return items + tool_settings(row)
 
 

@@ -155,3 +155,32 @@ def test_differing_settings_marks_a_key_one_run_lacks():
         "undisclosed",
     ]
     assert str(a) == "gpu=L40S; tp=1"
+
+
+def test_a_random_datasets_lengths_are_no_setting_of_a_sharegpt_run(tmp_path):
+    """SGLang writes random_input_len, random_output_len and random_range_ratio whatever the
+    dataset: two sharegpt runs that differ only there differ in nothing that was sent."""
+    import json
+
+    def line(input_len: int, ratio: float) -> str:
+        return json.dumps(
+            {
+                "backend": "sglang", "dataset_name": "sharegpt", "request_rate": 1.0,
+                "max_concurrency": 4, "duration": 10.0, "completed": 40,
+                "total_input_tokens": 8000, "total_output_tokens": 4000,
+                "random_input_len": input_len, "random_output_len": 1024,
+                "random_range_ratio": ratio,
+            }
+        )  # fmt: skip
+
+    path = tmp_path / "sglang.jsonl"
+    path.write_text(line(1024, 0.0) + "\n" + line(4096, 1.0) + "\n")
+    v = api.audit([path], fmt="sglang")
+    (group,) = v.groups
+    assert len(group.runs) == 2
+    assert "random_" not in group.why
+    assert not any(
+        "random_" in text or "range ratio" in text
+        for f in v.findings
+        for text in [f.message, *f.arithmetic]
+    )
