@@ -466,18 +466,29 @@ def _name(p: Point) -> str:
     return p.runs[0] if len(p.runs) == 1 else f"{p.runs[0]} (+{len(p.runs) - 1} repeats)"
 
 
-def points(runs: pd.DataFrame, stats: pd.DataFrame, metric: str = "aggregate_tps") -> list[Point]:
-    """One point per setting (repeats folded by their median), in file order."""
+def run_values(runs: pd.DataFrame, stats: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """Every factor's value for each run that has figures, by run id, in file order."""
+    return {
+        str(run["run"]): values(run, row(stats, str(run["run"])))
+        for _, run in runs.iterrows()
+        if str(run["run"]) in stats.index
+    }
+
+
+def points(
+    runs: pd.DataFrame,
+    stats: pd.DataFrame,
+    metric: str = "aggregate_tps",
+    by_run: dict[str, dict[str, Any]] | None = None,
+) -> list[Point]:
+    """One point per setting (repeats folded by their median), in file order. `by_run`: the
+    runs' factor values (`run_values`), when already taken."""
     groups: dict[tuple[Any, ...], Point] = {}
     collected: dict[tuple[Any, ...], list[float]] = {}
-    for _, run in runs.iterrows():
-        run_id = str(run["run"])
-        if run_id not in stats.index:
-            continue
+    for run_id, vals in (run_values(runs, stats) if by_run is None else by_run).items():
         value = cell(stats, run_id, metric)
         if math.isnan(value) or value <= 0:
             continue
-        vals = values(run, row(stats, run_id))
         key = tuple(show(vals[f.key]) for f in FACTORS)
         if key in groups:
             groups[key].runs.append(run_id)
@@ -660,13 +671,17 @@ def compare(
     b: str,
     compared: frozenset[str] = frozenset(),
     tolerance: float = LENGTH_TOLERANCE.default,
+    by_run: dict[str, dict[str, Any]] | None = None,
 ) -> Comparison:
-    """Run a against run b: ratio a ÷ b of their aggregates, factors, chain from b to a."""
+    """Run a against run b: ratio a ÷ b of their aggregates, factors, chain from b to a.
+    `by_run`: every run's factor values (`run_values`), when already taken."""
     indexed = runs.set_index("run", drop=False) if "run" in runs.columns else runs
     indexed.index = indexed.index.astype(str)
     ra, rb = row(indexed, a), row(indexed, b)
     sa, sb = row(stats, a), row(stats, b)
-    va, vb = values(ra, sa), values(rb, sb)
+    if by_run is None:
+        by_run = run_values(indexed, stats)
+    va, vb = by_run[a], by_run[b]
     diffs = diff(va, vb, tolerance)
     side_a, side_b = _side(indexed, stats, a), _side(indexed, stats, b)
     ratio = None
@@ -674,7 +689,7 @@ def compare(
         ratio = side_a.aggregate_tps / side_b.aggregate_tps
     result = Comparison(side_a, side_b, ratio, diffs, judge(diffs, compared))
     if ratio is not None:
-        pts = points(indexed, stats)
+        pts = points(indexed, stats, by_run=by_run)
         start = Point([b], float(side_b.aggregate_tps or 0), vb)
         end = Point([a], float(side_a.aggregate_tps or 0), va)
         pts = [p for p in pts if a not in p.runs and b not in p.runs]

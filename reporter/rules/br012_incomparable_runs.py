@@ -75,10 +75,14 @@ LENGTH_TOLERANCE = compare.LENGTH_TOLERANCE
 
 
 def check(data: AuditData) -> list[Finding]:
+    # every run's factors, taken once: each comparison chains through all the runs
+    by_run = compare.run_values(data.tables.runs, data.stats)
     findings = [
-        _check_claim(data, c) for c in data.claim_checks if c.metric in ("speedup", "scaling")
+        _check_claim(data, c, by_run)
+        for c in data.claim_checks
+        if c.metric in ("speedup", "scaling")
     ]
-    audit = _check_audit(data)
+    audit = _check_audit(data, by_run)
     if audit is not None:
         findings.append(audit)
     return findings
@@ -129,7 +133,7 @@ def _decomposition_text(c: compare.Comparison) -> str:
     return ""
 
 
-def _check_claim(data: AuditData, claim: Any) -> Finding:
+def _check_claim(data: AuditData, claim: Any, by_run: dict[str, dict[str, Any]]) -> Finding:
     subject = str(claim.claim)
     refs = [claim.ref] if claim.ref else []
     if claim.metric == "speedup":
@@ -142,7 +146,15 @@ def _check_claim(data: AuditData, claim: Any) -> Finding:
         why = claim.problem or "the claim does not name two runs of the trace"
         return RULE.finding(subject, Outcome.UNDECIDABLE, f"cannot compare: {why}", refs=refs)
     a, b = pair
-    c = compare.compare(data.tables.runs, data.stats, a, b, compared, data.config[LENGTH_TOLERANCE])
+    c = compare.compare(
+        data.tables.runs,
+        data.stats,
+        a,
+        b,
+        compared,
+        data.config[LENGTH_TOLERANCE],
+        by_run=by_run,
+    )
     refs = [*refs, *run_ref(data, a), *run_ref(data, b)]
     what = "speed-up" if claim.metric == "speedup" else "scaling factor"
     arithmetic = []
@@ -208,17 +220,14 @@ def _check_claim(data: AuditData, claim: Any) -> Finding:
     )
 
 
-def _check_audit(data: AuditData) -> Finding | None:
+def _check_audit(data: AuditData, by_run: dict[str, dict[str, Any]]) -> Finding | None:
     runs = data.tables.runs
     if len(runs) < 2:
         return RULE.finding(
             "audit", Outcome.NOT_APPLICABLE, f"{len(runs)} run(s) in the audit: nothing to compare"
         )
     tolerance = data.config[LENGTH_TOLERANCE]
-    vals = {
-        str(r["run"]): compare.values(r, compare.row(data.stats, str(r["run"])))
-        for _, r in runs.iterrows()
-    }
+    vals = by_run  # every run has figures (a row of data.stats)
     ids = list(vals)
     # Each factor across all runs: the distinct values and the runs having each.
     varying: list[tuple[compare.Factor, dict[str, list[str]]]] = []
@@ -288,7 +297,7 @@ def _check_audit(data: AuditData) -> Finding | None:
         if len(items) > 6:
             shown += f"; and {len(items) - 6} more values"
         lines.append(f"{f.label}: {shown}")
-    best = _largest_chain(data, tolerance)
+    best = _largest_chain(data, tolerance, by_run)
     numbers: dict[str, Any] = {"factors": [f.label for f, _ in varying], "runs": len(ids)}
     tail = ""
     if best is not None:
@@ -341,9 +350,11 @@ def _runs_text(runs: list[str], limit: int = 4) -> str:
     return text + (f" and {len(runs) - limit} more" if len(runs) > limit else "")
 
 
-def _largest_chain(data: AuditData, tolerance: float) -> compare.Comparison | None:
+def _largest_chain(
+    data: AuditData, tolerance: float, by_run: dict[str, dict[str, Any]]
+) -> compare.Comparison | None:
     """The pair of runs at one N with the largest ratio that a chain of runs explains."""
-    pts = compare.points(data.tables.runs, data.stats)
+    pts = compare.points(data.tables.runs, data.stats, by_run=by_run)
     best: compare.Comparison | None = None
     for i, p in enumerate(pts):
         for q in pts[i + 1 :]:
@@ -356,7 +367,12 @@ def _largest_chain(data: AuditData, tolerance: float) -> compare.Comparison | No
             ratio = hi.value / lo.value
             if best is None or ratio > (best.ratio or 0):
                 c = compare.compare(
-                    data.tables.runs, data.stats, hi.runs[0], lo.runs[0], tolerance=tolerance
+                    data.tables.runs,
+                    data.stats,
+                    hi.runs[0],
+                    lo.runs[0],
+                    tolerance=tolerance,
+                    by_run=by_run,
                 )
                 if len(c.chain) >= 2:
                     best = c
