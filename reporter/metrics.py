@@ -373,6 +373,7 @@ def _apply_summaries(tables: Tables, stats: pd.DataFrame) -> None:
         put("out_min", "min_output_tokens")
         put("out_max", "max_output_tokens")
         put("prompt_tokens_total", "prompt_tokens")
+        put("prompt_tokens_mean", "mean_prompt_tokens")
         if only:
             failed = summary.get("failed")
             # an unknown failure count stays unknown (NaN), not zero

@@ -488,7 +488,9 @@ def undisclosed(data: AuditData) -> list[str]:
         ("whether speculative decoding was on", unset("spec_enabled")),
         ("context length", absent("context_tokens") & no_prompt),
         ("hardware", unset("hardware_name")),
-        ("engine and version", unset("engine_name") | unset("engine_version")),
+        ("engine and version", unset("engine_name")),
+        # an engine named without its version (vLLM's results, a Triton backend)
+        ("engine version", ~unset("engine_name") & unset("engine_version")),
         # an open-loop run's load is its request rate: no concurrency to disclose
         ("concurrency", absent("concurrency") & ~paced()),
     ]

@@ -335,6 +335,7 @@ def _read_summary(source: Source, doc: dict[str, Any], lenient: bool) -> Partial
 
     requests = stat("request_count", "avg")
     osl_mean = stat("output_sequence_length", "avg")
+    isl_mean = stat("input_sequence_length", "avg")
     request_rate = stat("request_throughput", "avg")
     wall = requests / request_rate if requests and request_rate else None
     mean_latency = stat("request_latency", "avg")
@@ -350,6 +351,7 @@ def _read_summary(source: Source, doc: dict[str, Any], lenient: bool) -> Partial
         "mean_output_tokens": osl_mean,
         "min_output_tokens": stat("output_sequence_length", "min"),
         "max_output_tokens": stat("output_sequence_length", "max"),
+        "mean_prompt_tokens": isl_mean,
     }
     if wall is not None:
         summary["wall_s"] = wall
@@ -357,6 +359,9 @@ def _read_summary(source: Source, doc: dict[str, Any], lenient: bool) -> Partial
         if osl_mean is not None and requests:
             summary["output_tokens"] = osl_mean * requests
             derived.append("output tokens = mean output_sequence_length × request_count")
+        if isl_mean is not None and requests:
+            summary["prompt_tokens"] = isl_mean * requests
+            derived.append("prompt tokens = mean input_sequence_length × request_count")
         if mean_latency is not None and requests:
             summary["sum_latency_s"] = mean_latency * requests
             derived.append("Σ latency = mean request_latency × request_count")
@@ -365,6 +370,8 @@ def _read_summary(source: Source, doc: dict[str, Any], lenient: bool) -> Partial
         get(config, "perf_analyzer", "stimulus", "concurrency")
     ) or finite_number(config.get("concurrency"))
     model = get(config, "model_names", 0) or get(config, "model_name")
+    requested = _requested_output(config, derived)
+    engine = _engine(config, derived)
     run = new_run(
         "genai-perf",
         source.path,
@@ -372,7 +379,11 @@ def _read_summary(source: Source, doc: dict[str, Any], lenient: bool) -> Partial
         NAME,
         tool=("genai-perf", None),
         model={"name": model if isinstance(model, str) else None},
-        workload={"concurrency": int(concurrency) if concurrency else None},
+        engine=engine,
+        workload={
+            "concurrency": int(concurrency) if concurrency else None,
+            "output_tokens": requested,
+        },
         summary=summary,
         derived=derived,
     )
@@ -385,3 +396,39 @@ def _read_summary(source: Source, doc: dict[str, Any], lenient: bool) -> Partial
         notes=["GenAI-Perf: summary only (profile_export_genai_perf.json)"],
         problems=problems,
     )
+
+
+def _requested_output(config: dict[str, Any], derived: list[str]) -> int | None:
+    """The output length asked of every request: --output-tokens-mean with a stddev of 0
+    (GenAI-Perf then sends it as each request's max_tokens); -1 or absent: none asked."""
+    mean = finite_number(get(config, "output_tokens", "mean")) or finite_number(
+        config.get("output_tokens_mean")
+    )
+    stddev = finite_number(get(config, "output_tokens", "stddev"))
+    if stddev is None:
+        stddev = finite_number(config.get("output_tokens_stddev"))
+    if mean is None or mean <= 0 or mean != int(mean):
+        return None
+    if stddev:
+        derived.append(
+            f"output lengths asked per request from a normal of mean {mean:g} and stddev "
+            f"{stddev:g}: no one requested length"
+        )
+        return None
+    derived.append(f"requested output length from input_config output_tokens_mean {mean:g}")
+    return int(mean)
+
+
+#: GenAI-Perf's Triton backends and the engine each one serves with.
+_TRITON_ENGINES = {"tensorrtllm": "tensorrt-llm", "vllm": "vllm"}
+
+
+def _engine(config: dict[str, Any], derived: list[str]) -> dict[str, Any] | None:
+    """The engine a Triton run names (service_kind triton, backend tensorrtllm or vllm); an
+    OpenAI-compatible endpoint does not say which engine serves it."""
+    kind = get(config, "endpoint", "service_kind") or config.get("service_kind")
+    backend = get(config, "endpoint", "backend") or config.get("backend")
+    if kind != "triton" or not isinstance(backend, str) or backend not in _TRITON_ENGINES:
+        return None
+    derived.append(f"engine from input_config backend {backend!r} (service_kind triton)")
+    return {"name": _TRITON_ENGINES[backend]}

@@ -26,7 +26,11 @@ When each request's length was drawn from a range (SGLang `random_range_ratio` <
 length by design: the run fires, naming the range and the mean written (below the range's
 lower end, the answers also stopped early). A run with only a tool's summary (no per-request
 lengths) is judged on its mean: a mean equal to the requested length means every request wrote
-it (none can write more); a mean below 95% of it means answers stopped early.
+it (none can write more); a mean below 95% of it means answers stopped early. Outputs that all
+exceed the requested length by more than 5% (the shortest, or a summary's mean when it gives
+no minimum) fire: the length asked for was not applied, so the figure is not at it and its
+stop mode is unknown (GenAI-Perf with `--output-tokens-mean 500` that wrote 2,522–2,619
+tokens).
 
 ## Worked example
 METHOD.md §4, case B, natural stop, 352-token prompts, max_tokens 256: at N=8 the requests
@@ -123,6 +127,10 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         return RULE.finding(
             run_id, Outcome.PASSED, "output forced to a fixed length", numbers=numbers
         )
+    if numbers["requested"]:
+        longer = _longer_than_requested(run_id, mean, lo, hi, float(requested), numbers, rows)
+        if longer is not None:
+            return longer
     cv = float(s["out_cv"])
     if ended_on_eos:
         return RULE.finding(
@@ -194,6 +202,50 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         f"stop mode not stated, but {who} wrote nearly the same length ({lengths}, CV "
         f"{fmt(cv * 100, 1)}%): forced length inferred",
         numbers=numbers,
+    )
+
+
+#: Outputs longer than the requested length by more than this factor were not limited to it
+#: (a margin for tokens counted by another tokenizer than the server's).
+LONGER_THAN_REQUESTED = 1.05
+
+
+def _longer_than_requested(
+    run_id: str,
+    mean: float,
+    lo: float,
+    hi: float,
+    requested: float,
+    numbers: dict[str, Any],
+    rows: Any,
+) -> Finding | None:
+    """Every output (or, from a summary without a minimum, their mean) well over the requested
+    length: the length was not what the server applied, so it decides no stop mode."""
+    shortest = mean if math.isnan(lo) else lo
+    if math.isnan(shortest) or shortest <= requested * LONGER_THAN_REQUESTED:
+        return None
+    numbers["longer_than_requested"] = shortest / requested
+    what = "mean output" if math.isnan(lo) else "shortest output"
+    if math.isnan(lo):
+        outputs = f"the outputs average {fmt(mean, 1)} tokens"
+    elif lo == hi:
+        outputs = f"every output is {fmt(lo, 0)} tokens"
+    else:
+        outputs = f"the outputs are {fmt(lo, 0)}–{fmt(hi, 0)} tokens (mean {fmt(mean, 1)})"
+    return RULE.finding(
+        run_id,
+        Outcome.FIRED,
+        f"stop mode not stated, and {outputs}, longer than the {fmt(requested, 0)} requested: "
+        "the requested length was not applied (or the tokens were counted another way), so "
+        "the figure is not at the length asked for, and its stop mode is unknown",
+        numbers=numbers,
+        arithmetic=[
+            f"{what} {fmt(shortest, 1)} ÷ requested {fmt(requested, 0)} = "
+            f"{shortest / requested:.2f}×"
+        ],
+        help="check that the requested length reaches the server (max_tokens in each "
+        "request) and force it (ignore_eos + min_tokens) to measure decode at one length",
+        refs=request_refs(rows, 3) if len(rows) else [],
     )
 
 

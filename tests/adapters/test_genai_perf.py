@@ -110,3 +110,41 @@ def test_a_summary_without_a_request_count_is_not_said_to_hold_none(tmp_path):
     (ladder,) = verdict.findings
     assert str(ladder.outcome) == "undecidable"
     assert ladder.message == "the summary gives no request count and no completion times"
+
+
+def test_outputs_far_over_the_requested_length_are_not_called_close(tmp_path):
+    # GenAI-Perf issue 298's summary, abridged: --output-tokens-mean 500 (stddev 0) to a Triton
+    # TensorRT-LLM server, and every output was 2,522-2,619 tokens long
+    path = tmp_path / "profile_export_genai_perf.json"
+    path.write_text(json.dumps({
+        "request_throughput": {"unit": "requests/sec", "avg": 17.222547659562533},
+        "request_latency": {"unit": "ms", "avg": 5767.4, "p50": 5778.7},
+        "time_to_first_token": {"unit": "ms", "avg": 173.2, "p50": 173.0},
+        "inter_token_latency": {"unit": "ms", "avg": 2.18, "p50": 2.18},
+        "output_token_throughput": {"unit": "tokens/sec", "avg": 44190.56002502682},
+        "output_sequence_length": {"unit": "tokens", "avg": 2565.855, "min": 2522.0,
+                                   "max": 2619.0},
+        "input_sequence_length": {"unit": "tokens", "avg": 199.9, "min": 160, "max": 240},
+        "input_config": {"model": ["ensemble"], "backend": "tensorrtllm",
+                         "service_kind": "triton", "output_tokens_mean": 500,
+                         "output_tokens_stddev": 0, "concurrency": 100},
+    }))  # fmt: skip
+    r = run(load(path))
+    assert (r["output_tokens_requested"], r["engine_name"]) == (500, "tensorrt-llm")
+    verdict = api.audit([path], select=["BR006", "BR017"])
+    stop = next(f for f in verdict.findings if f.code == "BR006")
+    assert str(stop.outcome) == "fired"
+    assert stop.message == (
+        "stop mode not stated, and the outputs are 2,522–2,619 tokens (mean 2,565.9), longer "
+        "than the 500 requested: the requested length was not applied (or the tokens were "
+        "counted another way), so the figure is not at the length asked for, and its stop "
+        "mode is unknown"
+    )
+    assert stop.arithmetic == ["shortest output 2,522.0 ÷ requested 500 = 5.04×"]
+    # the mean prompt the summary states is the run's context length
+    context = next(f for f in verdict.findings if f.code == "BR017")
+    assert str(context.outcome) == "passed"
+    assert context.message == (
+        "context 200 tokens (the summary's mean prompt length; context at the first decoded token)"
+    )
+    assert "prompt length" not in " ".join(verdict.undisclosed)
