@@ -85,9 +85,14 @@ def cell(frame: pd.DataFrame, key: str, column: str) -> float:
 
 
 def _prompt(run: pd.Series, stats: pd.Series | None) -> float | None:
+    """The stated prompt length, else the measured mean (a summary's prompt tokens over its
+    completed requests, as BR017 takes them)."""
     given = number(run.get("prompt_tokens"))
     if given is None and stats is not None:
         given = number(stats.get("prompt_tokens_mean"))
+        total, done = number(stats.get("prompt_tokens_total")), number(stats.get("ok"))
+        if given is None and total is not None and done:
+            given = total / done
     return given
 
 

@@ -152,8 +152,52 @@ def _stem(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
-def assign(runs: list[dict[str, Any]], group_by: str = "settings") -> dict[str, str]:
-    """Set `group` on every run without one; returns group name → why its runs are together."""
+#: Runs of one setting whose measured mean prompts differ by more than this factor ran
+#: different prompt sets (a sample of one dataset varies far less), and are kept apart.
+PROMPT_SPLIT = 1.5
+
+
+def _by_prompt(
+    rows: list[dict[str, Any]], prompts: Mapping[str, float]
+) -> list[tuple[list[dict[str, Any]], str]]:
+    """Runs that state no prompt length, split where their measured mean prompts differ by
+    more than PROMPT_SPLIT; each part with the measured range, for the reason."""
+    if any(r.get("prompt_tokens") is not None for r in rows):
+        return [(rows, "")]
+    known = sorted(
+        ((prompts[str(r["run"])], r) for r in rows if str(r["run"]) in prompts),
+        key=lambda x: x[0],
+    )
+    if not known:
+        return [(rows, "")]
+    parts: list[list[tuple[float, dict[str, Any]]]] = [[known[0]]]
+    for value, row in known[1:]:
+        if value > parts[-1][0][0] * PROMPT_SPLIT:
+            parts.append([])
+        parts[-1].append((value, row))
+    unknown = [r for r in rows if str(r["run"]) not in prompts]
+    out = []
+    for i, part in enumerate(parts):
+        lo, hi = part[0][0], part[-1][0]
+        span = f"{lo:,.0f}" if round(lo) == round(hi) else f"{lo:,.0f}–{hi:,.0f}"
+        members = [r for _, r in part] + (unknown if i == 0 and len(parts) == 1 else [])
+        label = f"measured mean prompt {span} tokens"
+        if unknown and len(parts) == 1:
+            label += f" ({len(unknown)} run(s) without prompt counts)"
+        out.append((members, label))
+    if unknown and len(parts) > 1:
+        out.append((unknown, "prompt lengths not counted"))
+    return out
+
+
+def assign(
+    runs: list[dict[str, Any]],
+    group_by: str = "settings",
+    prompts: Mapping[str, float] | None = None,
+) -> dict[str, str]:
+    """Set `group` on every run without one; returns group name → why its runs are together.
+    `prompts`: each run's measured mean prompt length, which splits runs of one stated
+    setting that read different prompt sets."""
     reasons: dict[str, str] = {}
     pending = [r for r in runs if r.get("group") is None]
     for row in runs:
@@ -169,21 +213,24 @@ def assign(runs: list[dict[str, Any]], group_by: str = "settings") -> dict[str, 
         else:
             key = items
         buckets.setdefault(key, []).append(row)
-    series: list[tuple[list[dict[str, Any]], str]] = []
+    series: list[tuple[list[dict[str, Any]], str, str]] = []
     for rows in buckets.values():
-        for part, split in _sessions(rows):
-            series.append((part, split))
+        for by_prompt, measured in (
+            _by_prompt(rows, prompts or {}) if group_by != "run" else [(rows, "")]
+        ):
+            for part, split in _sessions(by_prompt):
+                series.append((part, split, measured))
     # numbered by first appearance, as the files were given
     order = {id(r): i for i, r in enumerate(pending)}
     series.sort(key=lambda s: min(order[id(r)] for r in s[0]))
-    for k, (rows, split) in enumerate(series, start=1):
+    for k, (rows, split, measured) in enumerate(series, start=1):
         files = sorted({_file(r) for r in rows})
         first = _stem(_file(rows[0]))
         name = f"{first}#{k}" if len(files) == 1 else f"{len(files)} files from {first}#{k}"
         for row in rows:
             row["group"] = name
             row["group_explicit"] = False
-        reasons[name] = _reason(rows, files, group_by, split)
+        reasons[name] = _reason(rows, files, group_by, split, measured)
     return reasons
 
 
@@ -214,7 +261,9 @@ def _sessions(rows: list[dict[str, Any]]) -> list[tuple[list[dict[str, Any]], st
     return out
 
 
-def _reason(rows: list[dict[str, Any]], files: list[str], group_by: str, split: str) -> str:
+def _reason(
+    rows: list[dict[str, Any]], files: list[str], group_by: str, split: str, measured: str = ""
+) -> str:
     if group_by == "run":
         return "--group-by run: every run alone"
     shared = [
@@ -222,11 +271,16 @@ def _reason(rows: list[dict[str, Any]], files: list[str], group_by: str, split: 
         for label, value in setting_items(rows[0])
         if value not in ("None", "", "unknown", "nan")
     ]
+    if measured:
+        shared.append(measured)
     where = "one file" if len(files) == 1 else f"{len(files)} files"
-    text = f"{len(rows)} run(s) from {where} sharing every setting"
-    if shared:
-        text += " (" + "; ".join(shared) + ")"
-    text += ", differing only in load or repeat"
+    if len(rows) == 1:  # nothing shared with another run
+        text = f"1 run from {where}" + (" (" + "; ".join(shared) + ")" if shared else "")
+    else:
+        text = f"{len(rows)} run(s) from {where} sharing every setting"
+        if shared:
+            text += " (" + "; ".join(shared) + ")"
+        text += ", differing only in load or repeat"
     if group_by == "file":
         text += "; --group-by file: runs of other files kept apart"
     if split:

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from reporter import runfields
+from reporter.values import finite_number
 
 #: Request columns as adapters deliver them (any subset; the rest is filled with nulls).
 REQUEST_FLOATS = (
@@ -460,6 +461,29 @@ def _complete_runs(partials: list[Partial], requests: pd.DataFrame) -> list[dict
     return runs
 
 
+def _measured_prompts(runs: list[dict[str, Any]], requests: pd.DataFrame) -> dict[str, float]:
+    """Each run's mean prompt length as measured: over its requests' prompt_tokens, else from
+    its tool's summary (a mean, or prompt tokens over the completed requests)."""
+    out: dict[str, float] = {}
+    if len(requests) and "prompt_tokens" in requests:
+        counts = pd.to_numeric(requests["prompt_tokens"], errors="coerce")
+        means = counts.groupby(requests["run"].astype(str), observed=True, sort=False).mean()
+        out = {str(k): float(v) for k, v in means.items() if pd.notna(v)}
+    for row in runs:
+        run_id, summary = str(row["run"]), row.get("summary")
+        if run_id in out or not isinstance(summary, dict):
+            continue
+        mean = finite_number(summary.get("mean_prompt_tokens"))
+        total = finite_number(summary.get("prompt_tokens"))
+        done = finite_number(summary.get("requests"))
+        failed = finite_number(summary.get("failed")) or 0.0
+        if mean is None and total is not None and done is not None and done - failed > 0:
+            mean = total / (done - failed)
+        if mean is not None and mean > 0:
+            out[run_id] = mean
+    return out
+
+
 def build(partials: list[Partial], group_by: str = "settings") -> Tables:
     """Join the adapters' output into the canonical tables; runs are grouped into sweeps
     by `group_by` (reporter.grouping)."""
@@ -472,7 +496,7 @@ def build(partials: list[Partial], group_by: str = "settings") -> Tables:
         requests["source_path"] = requests["source_path"].astype("category")
         requests["run"] = requests["run"].astype(str).astype("category")
     runs = _complete_runs(partials, requests)
-    reasons = assign(runs, group_by)
+    reasons = assign(runs, group_by, _measured_prompts(runs, requests))
     run_frame = pd.DataFrame(runs, columns=list(RUN_COLUMNS))
     return Tables(
         requests=requests,

@@ -199,6 +199,8 @@ def test_a_rate_sweep_that_serves_half_its_offered_load_saturates(
             "completed": completed, "total_output_tokens": tokens,
             "output_throughput": tokens / duration, "mean_e2e_latency_ms": e2e * 1000,
             "concurrency": completed * e2e / duration,
+            # one prompt set: its prompt tokens grow with the requests completed
+            "total_input_tokens": completed * base["total_input_tokens"] // base["completed"],
         }  # fmt: skip
         lines.append(json.dumps(record))
     path = tmp_path / "rates.jsonl"
@@ -214,3 +216,51 @@ def test_a_rate_sweep_that_serves_half_its_offered_load_saturates(
     )
     assert slope["numbers"]["saturated_at"] == "8"
     assert "serial" not in {str(r.verdict) for r in verdict.runs}
+
+
+def _vllm_point(concurrency: int, prompt_mean: int, output_mean: int) -> dict[str, Any]:
+    completed = 64
+    duration = 20.0 / concurrency**0.5
+    return {
+        "output_throughput": completed * output_mean / duration,
+        "date": "20250601-120000", "backend": "vllm", "model_id": "m", "num_prompts": completed,
+        "request_rate": "inf", "max_concurrency": concurrency, "duration": duration,
+        "completed": completed, "total_input_tokens": completed * prompt_mean,
+        "total_output_tokens": completed * output_mean, "mean_ttft_ms": 50.0,
+        "median_ttft_ms": 50.0, "mean_tpot_ms": 10.0, "median_tpot_ms": 10.0,
+    }  # fmt: skip
+
+
+def test_runs_that_read_different_prompt_sets_do_not_share_one_setting(tmp_path: Path) -> None:
+    # two files of one tool and settings, N=1 and N=16, that state no prompt length: one read
+    # 2,155-token prompts, the other 539. Not one setting, and no scaling between them
+    import json
+
+    for name, point in (("long.json", (1, 2155, 128)), ("short.json", (16, 539, 512))):
+        (tmp_path / name).write_text(json.dumps(_vllm_point(*point)))
+    verdict = api.audit([tmp_path / "long.json", tmp_path / "short.json"])
+    assert len(verdict.groups) == 2
+    assert [g.why.split("(")[1].split(";")[-1] for g in verdict.groups] == [
+        " measured mean prompt 2,155 tokens)",
+        " measured mean prompt 539 tokens)",
+    ]
+    audit = finding(verdict, "BR012", "audit")
+    assert audit["outcome"] == "fired"
+    assert audit["numbers"]["factors"] == ["prompt length"]
+    assert not any(f.code == "BR005" and f.outcome == "fired" for f in verdict.findings)
+
+
+def test_one_prompt_set_at_several_n_stays_one_sweep(tmp_path: Path) -> None:
+    # a sample of one dataset: mean prompts 530-560 at N = 1, 4, 16 (within 1.5x): one sweep,
+    # its reason naming the measured range
+    import json
+
+    paths = []
+    for n, prompt in ((1, 530), (4, 560), (16, 545)):
+        path = tmp_path / f"c{n}.json"
+        path.write_text(json.dumps(_vllm_point(n, prompt, 256)))
+        paths.append(path)
+    verdict = api.audit(paths)
+    (group,) = verdict.groups
+    assert len(group.runs) == 3
+    assert "measured mean prompt 530–560 tokens" in group.why
