@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
 
@@ -105,6 +106,13 @@ _BOOL_FIELDS = {
     "use_direct_io",
 }
 _FLOAT_FIELDS = {"avg_ts", "stddev_ts", "defrag_thold"}
+#: A test's fields that are no setting of it: what it measured, and where and when it ran
+#: (devices and build are the run's hardware and engine version).
+_NOT_SETTINGS = {
+    "build_commit", "build_number", "cpu_info", "gpu_info", "model_size", "model_n_params",
+    "n_prompt", "n_gen", "n_depth", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts",
+    "samples_ns", "samples_ts", "label", "test_label",
+}  # fmt: skip
 #: Keys that make a file look like this format (to rank the "could not tell" candidates).
 DETECT_KEYS = (*DECISIVE, *BATCHED, "n_depth", "samples_ns", "model_type")
 
@@ -177,12 +185,22 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     for line, r in records:
         if not isinstance(r, dict):
             problems.add(line, f"the record is a JSON {type(r).__name__}", f"an object ({WHAT})")
-    varying = [k for k in SETTINGS if len({str(r.get(k)) for _, r in tests}) > 1]
+    # columns beyond the known settings (a fork's mla, a newer build's ot) are settings too
+    others_known = sorted(
+        {
+            k
+            for _, r in tests
+            for k, v in r.items()
+            if k not in SETTINGS and k not in _NOT_SETTINGS and _is_scalar(v)
+        }
+    )
+    varying = [k for k in (*SETTINGS, *others_known) if len({str(r.get(k)) for _, r in tests}) > 1]
     ids = unique_ids([_name(r, varying) for _, r in tests])
+    extra_flags = [k for k in varying if k not in SETTINGS]
     runs: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
     for (line, record), run_id in zip(tests, ids, strict=True):
-        run, run_rows = _test_run(record, line, run_id, source.path, problems)
+        run, run_rows = _test_run(record, line, run_id, source.path, problems, extra_flags)
         if run is not None:
             runs.append(run)
             rows.extend(run_rows)
@@ -283,7 +301,8 @@ _MD_FIELDS = {
     "ot": "tensor_buft_overrides",
 }
 _MD_TEST = re.compile(
-    r"^(?:pp\s*(?P<pp>\d+))?\s*\+?\s*(?:tg\s*(?P<tg>\d+))?\s*(?:@\s*d\s*(?P<depth>\d+))?"
+    r"(?:pp\s*(?P<pp>\d+))?\s*\+?\s*(?:tg\s*(?P<tg>\d+))?\s*"
+    r"(?:@\s*(?:d\s*(?P<depth>\d+)|pp\s*(?P<after>\d+)))?\s*"
 )
 _MD_RATE = re.compile(r"^([0-9]*\.?[0-9]+)\s*(?:±|\+/-)\s*([0-9]*\.?[0-9]+)")
 _BYTES: dict[str, float] = {
@@ -423,13 +442,20 @@ def _markdown_row(
     record: dict[str, Any] = {}
     for name, text in zip(header, cells, strict=True):
         if name == "test":
-            test = _MD_TEST.match(text)
+            # the whole cell: a part left unread would merge tests that differ in it
+            test = _MD_TEST.fullmatch(text)
             if test is None or not (test.group("pp") or test.group("tg")):
-                problems.add(line, f'test "{text}" cannot be read', "pp512, tg128, pp512 @ d4096")
+                problems.add(
+                    line,
+                    f'test "{text}" cannot be read',
+                    "pp512, tg128, pp512+tg128, tg128 @ d4096 or tg64@pp128",
+                )
                 return None
             record["n_prompt"] = int(test.group("pp") or 0)
             record["n_gen"] = int(test.group("tg") or 0)
-            record["n_depth"] = int(test.group("depth") or 0)
+            record["n_depth"] = int(test.group("depth") or test.group("after") or 0)
+            if test.group("after"):  # ik_llama.cpp -gp: generation after a prompt of that size
+                record["test_label"] = text
         elif name == "t/s":
             rate = _MD_RATE.match(text)
             if rate is None:
@@ -536,8 +562,17 @@ def _int(value: Any) -> int:
     return 0
 
 
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
 def _test_run(
-    record: dict[str, Any], line: int, run_id: str, path: str, problems: Problems
+    record: dict[str, Any],
+    line: int,
+    run_id: str,
+    path: str,
+    problems: Problems,
+    extra_flags: Sequence[str] = (),
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     f = Fields(record, line, problems, WHAT)
     n_prompt = f.integer("n_prompt", required=True)
@@ -561,6 +596,11 @@ def _test_run(
         "stop forced: llama-bench always generates n_gen tokens",
         "speculative decoding off: llama-bench never drafts",
     ]
+    if record.get("test_label"):
+        derived.append(
+            f"test {record['test_label']}: {n_gen} tokens generated after a {depth}-token "
+            f"prompt (ik_llama.cpp -gp), read as tg{n_gen} at depth {depth}"
+        )
     rows: list[dict[str, Any]] = []
     if samples_ns:
         reps = len(samples_ns)
@@ -612,7 +652,7 @@ def _test_run(
     quant = None
     if isinstance(model_type, str) and len(model_type.split(" ", 2)) == 3:
         quant = model_type.split(" ", 2)[2]
-    flags = [f"{k}={record[k]}" for k in SETTINGS[2:] if record.get(k) is not None]
+    flags = [f"{k}={record[k]}" for k in (*SETTINGS[2:], *extra_flags) if record.get(k) is not None]
     gpu = record.get("gpu_info")
     run = new_run(
         run_id,

@@ -399,3 +399,46 @@ def test_speculation_is_off_because_the_tool_loads_no_draft(real):
         "speculative decoding off (inferred: llama-bench and llama-batched-bench load no draft "
         "model)"
     }
+
+
+def test_columns_beyond_the_known_settings_and_tests_after_a_prompt_are_told_apart(tmp_path):
+    # ik_llama.cpp (a fork) adds an mla column and -gp tests "tg64@pp128" (64 tokens generated
+    # after a 128-token prompt). Read as "tg64" with mla ignored, these six points were called
+    # repeats of one setting with a 130% spread; they are three mla values at two contexts
+    head = (
+        "| model                   |     params | threads | mla |          test |"
+        "              t/s |\n"
+        "| ----------------------- | ---------: | ------: | --: | ------------: |"
+        " ---------------: |\n"
+    )
+    rows = [(1, 128, "34.04 ± 0.03"), (1, 8192, "25.58 ± 0.01"), (2, 128, "33.64 ± 0.02"),
+            (2, 8192, "14.65 ± 0.05"), (3, 128, "33.67 ± 0.04"), (3, 8192, "14.70 ± 0.00")]  # fmt: skip
+    body = "".join(
+        f"| deepseek2 16B IQ4_NL_R4 |    15.76 B |      32 |   {mla} |   tg64@pp{pp} |"
+        f"     {rate} |\n"
+        for mla, pp, rate in rows
+    )
+    trace = tmp_path / "gp.md"
+    trace.write_text(head + body + "\nbuild: 4bb3b7f (3610)\n")
+    tables = api.load([trace])
+    runs = tables.runs
+    assert list(runs["run"]) == [f"tg64@d{pp}:mla={mla}" for mla, pp, _ in rows]
+    assert list(runs["context_tokens"]) == [pp for _, pp, _ in rows]
+    assert all("mla=" in " ".join(flags) for flags in runs["engine_flags"])
+    assert (
+        "test tg64@pp128: 64 tokens generated after a 128-token prompt (ik_llama.cpp -gp), "
+        "read as tg64 at depth 128"
+    ) in runs["derived"][0]
+    verdict = api.audit([trace])
+    assert not any("between repeats" in f.message for f in verdict.findings if f.code == "BR016")
+
+
+def test_a_test_name_with_a_part_that_cannot_be_read_is_refused(tmp_path):
+    trace = tmp_path / "odd.md"
+    trace.write_text(
+        "| model | params | test | t/s |\n| --- | ---: | ---: | ---: |\n"
+        "| llama 7B Q4_0 | 6.74 B | tg128@x5 | 90.00 ± 0.10 |\n"
+    )
+    with pytest.raises(TraceError) as err:
+        api.load([trace])
+    assert 'test "tg128@x5" cannot be read' in str(err.value)
