@@ -234,23 +234,29 @@ def _check_audit(data: AuditData, by_run: dict[str, dict[str, Any]]) -> Finding 
     for f in compare.FACTORS:
         if f.key == "concurrency":
             continue
-        by_value: dict[str, list[str]] = {}
         reps: list[Any] = []
+        members: list[list[tuple[str, Any]]] = []  # per representative: its runs and values
         for run_id in ids:
             v = vals[run_id][f.key]
-            match = next(
+            at = next(
                 (
-                    r
-                    for r in reps
+                    i
+                    for i, r in enumerate(reps)
                     if r == v
                     or (v is not None and r is not None and compare._same(f, v, r, tolerance))
                 ),
                 None,
             )
-            if match is None:
+            if at is None:
                 reps.append(v)
-                match = v
-            by_value.setdefault(compare.show(match, f.key), []).append(run_id)
+                members.append([])
+                at = len(reps) - 1
+            members[at].append((run_id, v))
+        # values within the tolerance print as their range, not as the first one's
+        by_value = {
+            _bucket_label(f, rep, [v for _, v in runs_of]): [r for r, _ in runs_of]
+            for rep, runs_of in zip(reps, members, strict=True)
+        }
         if len(by_value) > 1 and any(isinstance(r, compare.Settings) for r in reps):
             # settings lists share most pairs: print each with only the pairs that differ
             reduced = compare.differing_settings(reps)
@@ -348,6 +354,14 @@ def _check_audit(data: AuditData, by_run: dict[str, dict[str, Any]]) -> Finding 
 def _runs_text(runs: list[str], limit: int = 4) -> str:
     text = ", ".join(runs[:limit])
     return text + (f" and {len(runs) - limit} more" if len(runs) > limit else "")
+
+
+def _bucket_label(f: compare.Factor, rep: Any, values: list[Any]) -> str:
+    """A factor's value for runs counted equal: their range when their numbers differ."""
+    numbers = [v for v in values if isinstance(v, float)]
+    if f.numeric and len(numbers) == len(values) and min(numbers) != max(numbers):
+        return f"{compare.show(min(numbers), f.key)}–{compare.show(max(numbers), f.key)}"
+    return compare.show(rep, f.key)
 
 
 def _largest_chain(

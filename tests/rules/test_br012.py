@@ -184,3 +184,20 @@ def test_a_random_datasets_lengths_are_no_setting_of_a_sharegpt_run(tmp_path):
         for f in v.findings
         for text in [f.message, *f.arithmetic]
     )
+
+
+def test_values_counted_equal_print_as_their_range(tmp_path):
+    # tg256 @ d32768 decodes at a context of 32,768; pp2048 @ d32768 ends at 34,816. Within
+    # the length tolerance they are one value, printed as the range, not as the first's
+    table = (
+        "| model | params | test | t/s |\n| --- | ---: | ---: | ---: |\n"
+        "| qwen35moe 35B Q4_K | 34.66 B | pp2048 @ d32768 | 812.30 ± 2.10 |\n"
+        "| qwen35moe 35B Q4_K | 34.66 B | tg256 @ d32768 | 76.20 ± 0.10 |\n"
+        "| qwen35moe 35B Q4_K | 34.66 B | tg256 | 82.20 ± 0.20 |\n"
+        "\nbuild: 0893f50f2 (8746)\n"
+    )
+    path = tmp_path / "depth.md"
+    path.write_text(table)
+    f = finding(api.audit([path]).to_dict(), "BR012", "audit")
+    (line,) = [a for a in f["arithmetic"] if a.startswith("context length: ")]
+    assert "32,768–34,816: pp2048@d32768, tg256@d32768" in line
