@@ -14,7 +14,7 @@ open-loop request rate). A sweep's facts: the slope of the aggregate over its lo
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -151,6 +151,17 @@ def decode_bound(data: AuditData, run_id: str) -> DecodeBound | None:
             )
         ]
         how = "completed × (len − 1) × mean TPOT"
+        floor = _tpot_floor(mean_tpot, _get(summary, "std_tpot_s"), n)
+        low = n * (out_mean - 1) * floor.value if floor is not None else math.nan
+        if not exact and floor is not None and low / wall > data.config[SERIAL_OVERLAP]:
+            # a bound that holds whatever the lengths: every TPOT is at least the floor
+            total, exact, how = low, True, "completed × (len − 1) × the lowest TPOT possible"
+            lines = [
+                floor.line,
+                f"Σ decode ≥ completed × (output − 1) × that floor = {n:,} × "
+                f"({fmt(out_mean, 1)} − 1) × {fmt(floor.value, 5)} s = {fmt(total, 2)} s "
+                "(whatever each output's length)",
+            ]
     else:
         return None
     if not total > 0:
@@ -161,6 +172,27 @@ def decode_bound(data: AuditData, run_id: str) -> DecodeBound | None:
         f"{fmt(wall, 2)} s = {fmt(value, 2)}"
     )
     return DecodeBound(value=value, exact=exact, how=how, arithmetic=lines)
+
+
+class _Floor(NamedTuple):
+    value: float
+    line: str
+
+
+def _tpot_floor(mean: float, std: float, n: int) -> _Floor | None:
+    """The lowest TPOT any of n requests can have, from their mean and standard deviation:
+    no value lies more than √(n − 1) standard deviations from the mean of n (Samuelson's
+    inequality; a sample standard deviation only widens it)."""
+    if n < 2 or math.isnan(mean) or math.isnan(std):
+        return None
+    value = mean - std * math.sqrt(n - 1)
+    if not value > 0:
+        return None
+    return _Floor(
+        value,
+        f"every TPOT ≥ mean − std × √(completed − 1) = {fmt(mean, 5)} − {fmt(std, 5)} × "
+        f"√{n - 1} = {fmt(value, 5)} s (no one of {n:,} values lies further from their mean)",
+    )
 
 
 def in_flight(data: AuditData, run_id: str) -> InFlight | None:
@@ -332,11 +364,17 @@ def _overlap(data: AuditData, f: RunFacts) -> Decision:
             refs=ladder.refs,
             serial=False,
         )
+    reading = (
+        "is consistent with one at a time but does not prove it"
+        if bound.value <= 1 or bound.exact
+        else "is an approximation (outputs of unequal length) too near one at a time to "
+        "prove either"
+    )
     return Decision(
         Outcome.UNDECIDABLE,
-        f"{ladder.message}; Σ decode ÷ wall = {fmt(bound.value, 2)} ({bound.how}) is "
-        f"consistent with one at a time but does not prove it; per-request send, first-token "
-        "and end times (t_send, t_first, t_end) would decide",
+        f"{ladder.message}; Σ decode ÷ wall = {fmt(bound.value, 2)} ({bound.how}) "
+        f"{reading}; per-request send, first-token and end times (t_send, t_first, t_end) "
+        "would decide",
         arithmetic=arithmetic,
         numbers=numbers,
         refs=ladder.refs,

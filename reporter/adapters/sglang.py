@@ -184,6 +184,7 @@ def _run(
         "mean_ttft_s": _s(f.number("mean_ttft_ms")),
         "median_ttft_s": _s(f.number("median_ttft_ms")),
         "mean_tpot_s": _s(f.number("mean_tpot_ms")),
+        "std_tpot_s": _s(f.number("std_tpot_ms")),  # np.std over the requests' TPOTs
         "median_tpot_s": _s(f.number("median_tpot_ms")),
         # the tool's percentiles (median, p90 where written, p99)
         **{

@@ -272,6 +272,8 @@ def _run(
         "mean_ttft_s": _ms(f, "mean_ttft_ms"),
         "median_ttft_s": _ms(f, "median_ttft_ms"),
         "mean_tpot_s": _ms(f, "mean_tpot_ms"),
+        # np.std over the requests' TPOTs: every one lies within √(n − 1) of these of the mean
+        "std_tpot_s": _ms(f, "std_tpot_ms"),
         "median_tpot_s": _ms(f, "median_tpot_ms"),
         # the tool's percentiles (median, and p90 / p99 where --metric-percentiles asked)
         **{
