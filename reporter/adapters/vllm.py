@@ -282,6 +282,10 @@ def _run(
             for q, prefix in ((50, "median"), (90, "p90"), (99, "p99"))
         },
         "mean_itl_s": _ms(f, "mean_itl_ms"),
+        # the server's draft counters over the run, as the tool took them
+        "spec_drafts": f.number("spec_decode_num_drafts"),
+        "spec_draft_tokens": f.number("spec_decode_draft_tokens"),
+        "spec_accepted_tokens": f.number("spec_decode_accepted_tokens"),
         "tool_aggregate_tps": f.number("output_throughput"),
         "tool_peak_concurrency": peak,
         "tool_peak_concurrency_trusted": trusted,

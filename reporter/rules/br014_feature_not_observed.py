@@ -85,7 +85,7 @@ from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, request_refs, run_ref
 from reporter.slope import FLAT_GROWTH, levels
 from reporter.types import Outcome, Severity
-from reporter.values import number_or_nan
+from reporter.values import number, number_or_nan
 
 CACHE_TTFT_DROP = threshold(
     "cache_ttft_drop",
@@ -149,9 +149,9 @@ def _check_run(
     if config is not None and "prefix_cache" not in wanted:
         wanted["prefix_cache"] = [features.Flag(config, "prefix-cache", "true")]
     if features.as_bool(run.get("spec_enabled")) and "speculation" not in wanted:
-        wanted["speculation"] = [
-            features.Flag("workload.speculative.enabled", "speculative", "true")
-        ]
+        # where the switch was read: the run record, or another tool's file
+        said = compare.speculation_state(run)[1]
+        wanted["speculation"] = [features.Flag(said, "speculative", "true")]
     checks = []
     if "batching" in wanted:
         checks.append(_batching(data, run_id, wanted["batching"][0].text, sweeps))
@@ -462,11 +462,15 @@ def _ttfts(rep: dict[str, Any]) -> str:
 def _speculation(run: Any, flag: str) -> Verdict:
     drafts = features.counter_delta(run.get("extra"), features.SPEC_DRAFT_COUNTERS)
     if drafts is None:
+        counted = _tool_drafts(run)
+        if counted is not None:
+            return Verdict("speculative decoding", flag, *counted)
         return Verdict(
             "speculative decoding",
             flag,
             CANNOT,
-            "no draft counter was scraped (metrics_before / metrics_after)",
+            "no draft counter was scraped (metrics_before / metrics_after) and the tool "
+            "counted no drafts",
         )
     before = "absent" if drafts.before is None else fmt(drafts.before, 0)
     lines = [
@@ -491,6 +495,28 @@ def _speculation(run: Any, flag: str) -> Verdict:
         lines,
         numbers,
     )
+
+
+def _tool_drafts(run: Any) -> tuple[str, str, list[str], dict[str, Any]] | None:
+    """The drafts a benchmark tool counted over the run from the server's counters (vLLM's
+    spec_decode_num_drafts, draft and accepted tokens)."""
+    summary = run.get("summary")
+    if not isinstance(summary, dict):
+        return None
+    drafts = number(summary.get("spec_drafts"))
+    if drafts is None:
+        return None
+    proposed = number(summary.get("spec_draft_tokens"))
+    accepted = number(summary.get("spec_accepted_tokens"))
+    line = f"the tool counted {fmt(drafts, 0)} drafts during the run" + (
+        f", {fmt(accepted, 0)} of {fmt(proposed, 0)} draft tokens accepted"
+        if proposed and accepted is not None
+        else ""
+    )
+    numbers = {"drafts": drafts}
+    if drafts > 0:
+        return OBSERVED, f"the tool counted {fmt(drafts, 0)} drafts", [line], numbers
+    return NOT_OBSERVED, "the tool counted no drafts during the run", [line], numbers
 
 
 RULE = Rule(

@@ -97,3 +97,24 @@ def test_batching_ladder_from_completions_alone():
     f = finding(v, "BR014", "a-n4")
     assert f["outcome"] == "fired"
     assert f["message"].startswith("batching flagged on (-np 4), but its completions form a ladder")
+
+
+def test_drafts_the_benchmark_tool_counted_show_speculation_working(tmp_path):
+    # vLLM writes the server's draft counters over the run (spec_decode_num_drafts, draft and
+    # accepted tokens): not "no draft counter was scraped"
+    import json
+
+    from tests.rules.test_br003 import SUMMARY
+
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(SUMMARY | {
+        "spec_decode_acceptance_rate": 72.03703703703704, "spec_decode_num_drafts": 1260,
+        "spec_decode_draft_tokens": 3780, "spec_decode_accepted_tokens": 2723,
+    }))  # fmt: skip
+    (f,) = api.audit([path], select=["BR014"]).findings
+    assert str(f.outcome) == "passed"
+    assert f.message == (
+        "speculative decoding (spec_decode_acceptance_rate 72.037): the tool counted 1,260 drafts"
+    )
+    assert f.arithmetic == ["the tool counted 1,260 drafts during the run, 2,723 of 3,780 "
+                            "draft tokens accepted"]  # fmt: skip
