@@ -762,6 +762,20 @@ def _summary_partial(
     ignore_eos, min_tokens = _extras(config)
     lo, hi = summary["min_output_tokens"], summary["max_output_tokens"]
     stop = stop_mode(ignore_eos, [lo, hi] if lo is not None and hi is not None else None)
+    mismatches = _scaled(stats, "osl_mismatch_count", "avg")
+    completed = (requests or 0) - (summary["failed"] or 0)
+    if stop == "natural" and mismatches is not None and completed > 0:
+        # AIPerf sends each request its expected output length (the dataset's, or one drawn
+        # for it) as max_tokens, and counts the requests that wrote another length
+        summary["length_mismatches"] = mismatches
+        if completed - mismatches >= completed / 2:
+            stop = "unknown"
+            derived.append(
+                f"output lengths asked per request (AIPerf sends each its expected length as "
+                f"max_tokens): {completed - mismatches:g} of {completed:g} wrote exactly that "
+                f"length (osl_mismatch_count {mismatches:g}), so they were capped, not stopped "
+                "by the model"
+            )
     if stop == "natural":
         derived.append(
             f"stop natural: no ignore_eos among the request extras, and output "
@@ -847,7 +861,9 @@ def _load(config: dict[str, Any]) -> tuple[int | None, float | None]:
     if isinstance(phases, list):
         for phase in phases:
             if isinstance(phase, dict) and phase.get("name", "profiling") == "profiling":
-                return whole(phase.get("concurrency")), finite_number(phase.get("request_rate"))
+                # AIPerf 0.10 writes a poisson or constant phase's rate as "rate"
+                rate = phase.get("request_rate", phase.get("rate"))
+                return whole(phase.get("concurrency")), finite_number(rate)
     loadgen = config.get("loadgen")
     if isinstance(loadgen, dict):
         return whole(loadgen.get("concurrency")), finite_number(loadgen.get("request_rate"))

@@ -131,6 +131,9 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         longer = _longer_than_requested(run_id, mean, lo, hi, float(requested), numbers, rows)
         if longer is not None:
             return longer
+    capped = _capped_per_request(data, run_id, s, lengths, numbers, help_text)
+    if capped is not None:
+        return capped
     cv = float(s["out_cv"])
     if ended_on_eos:
         return RULE.finding(
@@ -202,6 +205,36 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         f"stop mode not stated, but {who} wrote nearly the same length ({lengths}, CV "
         f"{fmt(cv * 100, 1)}%): forced length inferred",
         numbers=numbers,
+    )
+
+
+def _capped_per_request(
+    data: AuditData, run_id: str, s: Any, lengths: str, numbers: dict[str, Any], help_text: str
+) -> Finding | None:
+    """A tool that asked each request for its own length and counted those that wrote
+    another (AIPerf's osl_mismatch_count): mostly capped, so not a natural stop, but not one
+    length either."""
+    summary = data.run_field(run_id, "summary")
+    mismatches = number(summary.get("length_mismatches")) if isinstance(summary, dict) else None
+    completed = float(s["ok"])
+    if mismatches is None or not completed > 0 or completed - mismatches < completed / 2:
+        return None
+    if float(s["out_min"]) == float(s["out_max"]):
+        return None
+    numbers["length_mismatches"] = mismatches
+    return RULE.finding(
+        run_id,
+        Outcome.FIRED,
+        f"stop mode not stated; each request was asked for its own length, and "
+        f"{fmt(completed - mismatches, 0)} of {fmt(completed, 0)} wrote exactly it ({lengths}): "
+        "capped, not a natural stop, but not one length either; the figure is for this mix "
+        "of lengths",
+        numbers=numbers,
+        arithmetic=[
+            f"{fmt(completed, 0)} completed − {fmt(mismatches, 0)} that wrote another length "
+            f"(the tool's count) = {fmt(completed - mismatches, 0)}"
+        ],
+        help=help_text,
     )
 
 

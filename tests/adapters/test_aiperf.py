@@ -463,3 +463,27 @@ def test_a_synthetic_prompt_length_without_spread_is_the_runs_prompt_length(tmp_
         doc["input_config"]["datasets"] = [dataset]  # type: ignore[index]
         (folder / "profile_export_aiperf.json").write_text(json.dumps(doc))
         assert run(load(folder / "profile_export.jsonl"))["prompt_tokens"] is None
+
+
+def test_a_rate_phase_and_lengths_asked_per_request(tmp_path, real):
+    # AIPerf 0.10 writes a poisson phase's rate as "rate", and counts the requests whose output
+    # differs from the length it asked of them (osl_mismatch_count): with 2 of 2,044 off, the
+    # varying lengths were capped per request, not a natural stop
+    doc = json.loads(real(SUMMARY).read_text())
+    doc["input_config"]["phases"] = [
+        {"name": "warmup", "type": "poisson", "exclude_from_results": True, "rate": 4.0},
+        {"name": "profiling", "type": "poisson", "requests": 2044, "rate": 6.5},
+    ]
+    doc["osl_mismatch_count"] = {"unit": "requests", "avg": 2.0}
+    path = tmp_path / "profile_export_aiperf.json"
+    path.write_text(json.dumps(doc))
+    r = run(load(path))
+    assert (r["request_rate"], r["concurrency"], r["stop"]) == (6.5, None, "unknown")
+    assert any("2042 of 2044 wrote exactly that length" in d for d in r["derived"])
+    (stop,) = api.audit([path], select=["BR006"]).findings
+    assert str(stop.outcome) == "fired"
+    assert stop.message == (
+        "stop mode not stated; each request was asked for its own length, and 2,042 of 2,044 "
+        "wrote exactly it (outputs 3–1,125 tokens, mean 263): capped, not a natural stop, but "
+        "not one length either; the figure is for this mix of lengths"
+    )
