@@ -43,6 +43,7 @@ from reporter.config import threshold
 from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
 from reporter.types import Outcome, Severity
+from reporter.values import number
 
 SUM_MATCH = threshold(
     "sum_match",
@@ -150,11 +151,15 @@ def check(data: AuditData) -> list[Finding]:
         n_streams = not math.isnan(n) and 1 <= n < ok
         if n_streams:
             # a closed loop of N streams: the published sum is N streams' rates, N × the mean
-            total = n * total / ok
+            # (a summary's own mean where it gives one: its sum may count fewer requests)
+            summary = data.run_field(run_id, "summary")
+            stated = number(summary.get("mean_reported_tps")) if isinstance(summary, dict) else None
+            total = n * (stated if stated is not None else total / ok)
             summed = f"N × mean reported_tps = {n:g} × {fmt(total / n)} = {fmt(total)} tok/s"
         else:
             summed = f"Σ reported_tps over {ok} requests = {fmt(total)} tok/s"
         factor = total / agg
+        what = "N × the mean reported rate" if n_streams else "the sum of reported rates"
         numbers = {"sum_reported_tps": total, "aggregate_tps": agg, "factor": factor}
         arithmetic = [
             summed,
@@ -192,8 +197,8 @@ def check(data: AuditData) -> list[Finding]:
                         f"one stream, one request at a time: its mean reported rate "
                         f"({fmt(total)}) agrees with total ÷ wall ({fmt(agg)} tok/s)"
                         if one_stream
-                        else f"the sum of reported rates ({fmt(total)}) agrees with total ÷ "
-                        f"wall ({fmt(agg)} tok/s): the requests overlapped"
+                        else f"{what} ({fmt(total)}) agrees with total ÷ wall ({fmt(agg)} "
+                        "tok/s): the requests overlapped"
                     ),
                     arithmetic=arithmetic,
                     numbers=numbers,

@@ -487,3 +487,19 @@ def test_a_rate_phase_and_lengths_asked_per_request(tmp_path, real):
         "wrote exactly it (outputs 3–1,125 tokens, mean 263): capped, not a natural stop, but "
         "not one length either; the figure is for this mix of lengths"
     )
+
+
+def test_n_streams_rates_use_the_summarys_own_mean(tmp_path, real):
+    # a summary's per-user rate may be counted over fewer requests than completed (one request
+    # of one token has none): N × its own mean, not its sum ÷ the completed requests
+    doc = json.loads(real(SUMMARY).read_text())
+    doc["output_token_throughput_per_user"]["count"] = 2043
+    doc["output_token_throughput_per_user"]["avg"] = 233110.3738032954 / 2043
+    path = tmp_path / "profile_export_aiperf.json"
+    path.write_text(json.dumps(doc))
+    (f,) = api.audit([path], select=["BR001"]).findings
+    assert f.arithmetic[0] == "N × mean reported_tps = 16 × 114.1 = 1,825.6 tok/s"
+    assert f.message == (
+        "N × the mean reported rate (1,825.6) agrees with total ÷ wall (1,792.2 tok/s): the "
+        "requests overlapped"
+    )
