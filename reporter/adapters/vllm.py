@@ -226,6 +226,9 @@ def _run(
         )
 
     trusted: bool | None = None
+    if peak == 0:
+        peak = None  # nothing completed: the count is not a peak
+        derived.append("max_concurrent_requests 0: no request completed to count")
     if peak is not None:
         if date is None or date.replace("-", "")[:8] < BUCKET_PEAK_UNTIL:
             trusted = False
@@ -292,6 +295,11 @@ def _run(
         "mean_output_tokens": total_output / completed if completed else None,
         "chunks": n_chunks,
     }
+    if completed == 0:
+        # vLLM writes 0.0 for every latency statistic when no request completed
+        for key in [k for k in summary if k.endswith("_s") and _is_latency(k)]:
+            summary[key] = None
+        derived.append("no request completed: the latency statistics (written as 0) are unknown")
     extra = {k: v for k, v in record.items() if _is_parameter(k)}
     extra.update(
         {
@@ -374,6 +382,11 @@ def _run(
         concurrency_derived=concurrency_derived,
     )
     return run, rows
+
+
+def _is_latency(key: str) -> bool:
+    """A summary key of a latency statistic (mean_ttft_s, ttft_p99_s, std_tpot_s, …)."""
+    return any(m in key for m in ("ttft", "tpot", "itl", "e2e"))
 
 
 def _is_parameter(key: str) -> bool:

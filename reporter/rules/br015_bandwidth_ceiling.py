@@ -127,10 +127,13 @@ def _check_run(data: AuditData, run_id: str, run: Any) -> Finding:
     refs = run_ref(data, run_id)
     rate, rate_source = _rate(data, run_id)
     if rate is None and cell(data.stats, run_id, "output_tokens") == 0:
+        done = cell(data.stats, run_id, "ok")
         return RULE.finding(
             run_id,
             Outcome.NOT_APPLICABLE,
-            "no tokens decoded (output_tokens 0: a prompt-processing run)",
+            "no tokens decoded (output_tokens 0: a prompt-processing run)"
+            if done > 0
+            else "no tokens decoded: no request completed",
             refs=refs,
         )
     if rate is None:

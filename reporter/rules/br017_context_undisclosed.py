@@ -103,11 +103,17 @@ def _check_run(data: AuditData, run_id: str, run: Any) -> Finding:
             numbers={"context_tokens": ctx, "source": source},
         )
     rate = compare.cell(data.stats, run_id, "median_decode_tps")
-    figure = f"decode {fmt(rate, 1)} tok/s" if not math.isnan(rate) else "the figure"
+    if math.isnan(rate) and not compare.cell(data.stats, run_id, "output_tokens") > 0:
+        return RULE.finding(
+            run_id,
+            Outcome.NOT_APPLICABLE,
+            "no tokens decoded: no figure to give a context length to",
+        )
+    figure = f"the decode rate {fmt(rate, 1)} tok/s" if not math.isnan(rate) else "the figure"
     return RULE.finding(
         run_id,
         Outcome.FIRED,
-        f"{figure} is stated without a context length: no workload.context_tokens, no "
+        f"{figure} comes without a context length: no workload.context_tokens, no "
         "workload.prompt_tokens and no prompt_tokens on the requests",
         numbers={"context_tokens": None, "median_decode_tps": rate},
         refs=run_ref(data, run_id),

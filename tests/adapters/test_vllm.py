@@ -300,3 +300,27 @@ def test_an_acceptance_rate_shows_speculation_on_but_does_not_state_it(tmp_path)
     f = finding(api.audit([path], select=["BR011"]), "BR011", r["run"])
     assert f["outcome"] == "passed"
     assert f["message"] == "speculative decoding on (inferred: spec_decode_acceptance_rate 71.5)"
+
+
+def test_a_run_where_nothing_completed_has_no_latencies(tmp_path):
+    # er0080's all-failed vLLM 0.25.1 result: every latency statistic written as 0.0
+    from tests.rules.test_br003 import SUMMARY
+
+    zeros = {k: 0.0 for k in SUMMARY if k.endswith("_ms")}
+    doc = SUMMARY | zeros | {
+        "completed": 0, "failed": 8, "total_output_tokens": 0, "output_throughput": 0.0,
+        "duration": 0.01, "max_concurrent_requests": 0,
+    }  # fmt: skip
+    path = tmp_path / "failed.json"
+    path.write_text(json.dumps(doc))
+    r = run(load(path))
+    for key in ("median_ttft_s", "mean_tpot_s", "ttft_p99_s", "tool_peak_concurrency"):
+        assert r["summary"].get(key) is None, key
+    assert (
+        "no request completed: the latency statistics (written as 0) are unknown" in (r["derived"])
+    )
+    verdict = api.audit([path])
+    by_code = {f.code: f for f in verdict.findings}
+    assert by_code["BR015"].message == "no tokens decoded: no request completed"
+    assert str(by_code["BR017"].outcome) == "not-applicable"
+    assert "0.000 s" not in by_code["BR009"].message

@@ -12,7 +12,7 @@ def test_no_context_fires():
     assert f["outcome"] == "fired"
     assert f["severity"] == "info"
     assert f["message"] == (
-        "decode 98.0 tok/s is stated without a context length: no workload.context_tokens, no "
+        "the decode rate 98.0 tok/s comes without a context length: no workload.context_tokens, no "
         "workload.prompt_tokens and no prompt_tokens on the requests"
     )
 
