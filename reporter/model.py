@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from reporter.findings import Finding, RuleDoc, clean
-from reporter.types import Outcome, Severity, VerdictKind
+from reporter.types import LEFT_OUT, Outcome, Severity, VerdictKind
 from reporter.version import __version__
 
 #: Requests drawn in one timeline; more are sampled evenly in send order.
@@ -243,6 +243,11 @@ class InputSummary:
     tools: list[tuple[str, str | None]] = field(default_factory=list)
     #: The schema its records declare (the native format's), else None.
     schema: str | None = None
+
+    @property
+    def left_out(self) -> list[str]:
+        """The notes that name data of the file the audit did not read."""
+        return [n for n in self.notes if n.startswith(LEFT_OUT)]
 
 
 @dataclass

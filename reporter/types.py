@@ -52,3 +52,8 @@ class VerdictKind(enum.StrEnum):
 def worst(verdicts: list[VerdictKind]) -> VerdictKind:
     """The worst of several verdicts; supported when there are none."""
     return max(verdicts, key=lambda v: v.rank, default=VerdictKind.SUPPORTED)
+
+
+#: How an input's note begins when it names data of the file that the audit did not read
+#: (the CLI repeats such notes on stderr).
+LEFT_OUT = "left out: "

@@ -46,6 +46,7 @@ from reporter.adapters._common import (
 )
 from reporter.ingest.lines import Source, iter_lines
 from reporter.table import Partial
+from reporter.types import LEFT_OUT
 
 NAME = "llama-bench"
 WHAT = "llama-bench test"
@@ -169,6 +170,15 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
         shape = "SQL INSERT statements (-o sql: no per-repetition samples)"
     elif _markdown_header(source) is not None:
         records, others = _markdown_records(source, problems)
+        batched = _batched_tables(source)
+        if batched:
+            points = sum(n for _, n in batched)
+            notes.append(
+                f"{LEFT_OUT}{len(batched)} llama-batched-bench table(s) (line"
+                f"{'s' if len(batched) > 1 else ''} {', '.join(str(a) for a, _ in batched)}; "
+                f"{points} point(s)): their Markdown is not read; re-run llama-batched-bench "
+                "with --output-format jsonl to audit them"
+            )
         shape = (
             "llama-bench's Markdown table (the default -o md): rates rounded as printed, no "
             "times and no repetition count; -o json keeps them"
@@ -177,7 +187,9 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
             notes.append(
                 f"llama-bench: {len(others)} line(s) around the table left aside "
                 f"(line{'s' if len(others) > 1 else ''} {_spans(others)}: log output, "
-                "device lines, the build trailer)"
+                "device lines, the build trailer"
+                + (", the tables left out" if batched else "")
+                + ")"
             )
     else:
         records, shape = _csv_records(source, problems), "CSV (-o csv: no per-repetition samples)"
@@ -429,6 +441,21 @@ def _markdown_records(
             record["label"] = table["heading"]
         out.append((line_number, record))
     return out, others
+
+
+def _batched_tables(source: Source) -> list[tuple[int, int]]:
+    """(header line, rows) of each llama-batched-bench Markdown table in a llama-bench log."""
+    out: list[tuple[int, int]] = []
+    lines = source.text().splitlines()
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("|") and {"PP", "TG", "B", "N_KV"} <= set(_cells(line)):
+            rows = 0
+            for later in lines[i + 2 :]:
+                if not later.lstrip().startswith("|"):
+                    break
+                rows += 1
+            out.append((i + 1, rows))
+    return out
 
 
 def _markdown_row(

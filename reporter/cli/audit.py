@@ -178,6 +178,8 @@ def audit(
                 err=True,
                 layout=False,
             )
+        for note in inp.left_out:
+            echo(f"{inp.path}: {note}", err=True, layout=False)
     if json_out == "-":
         from reporter.render.json import render_json
 

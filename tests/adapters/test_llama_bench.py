@@ -444,3 +444,35 @@ def test_a_test_name_with_a_part_that_cannot_be_read_is_refused(tmp_path):
     with pytest.raises(TraceError) as err:
         api.load([trace])
     assert 'test "tg128@x5" cannot be read' in str(err.value)
+
+
+def test_a_batched_bench_table_in_a_llama_bench_log_is_said_to_be_left_out(tmp_path):
+    # a runner's log with a llama-bench table, then llama-batched-bench's Markdown (not read):
+    # its points are named as left out, in the input's notes and on stderr, never dropped mute
+    from click.testing import CliRunner
+
+    from reporter.cli import main
+
+    trace = tmp_path / "mixed.log"
+    trace.write_text(
+        "| model | params | test | t/s |\n| --- | ---: | ---: | ---: |\n"
+        "| qwen35moe 35B Q4_K | 34.66 B | tg256 | 82.20 ± 0.20 |\n\n"
+        "build: 0893f50f2 (8746)\n\n"
+        "|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |"
+        "    S t/s |\n"
+        "|-------|--------|------|--------|----------|----------|----------|----------|----------|"
+        "----------|\n"
+        "|   512 |    128 |    1 |    640 |    0.300 |  1706.67 |    1.556 |    82.26 |    1.856 |"
+        "   344.83 |\n"
+        "|   512 |    128 |    2 |   1280 |    0.590 |  1735.59 |    2.411 |   106.18 |    3.001 |"
+        "   426.52 |\n"
+    )
+    verdict = api.audit([trace])
+    (inp,) = verdict.inputs
+    note = (
+        "left out: 1 llama-batched-bench table(s) (line 7; 2 point(s)): their Markdown is not "
+        "read; re-run llama-batched-bench with --output-format jsonl to audit them"
+    )
+    assert inp.left_out == [note]
+    result = CliRunner().invoke(main, ["audit", "--no-html", str(trace)])
+    assert f"{trace}: {note}" in result.stderr
