@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from reporter import terminal
 from reporter.findings import Finding
-from reporter.model import EMPTY_RUN, RunSummary, Verdict
+from reporter.model import EMPTY_RUN, GroupSummary, RunSummary, Verdict
 from reporter.numbers import fmt, pct
 from reporter.render.common import overlap_cell
 from reporter.safetext import visible as v
@@ -100,8 +100,9 @@ def summary(verdict: Verdict, *, verbose: bool = False) -> list[RenderableType]:
     sweeps = [g for g in verdict.groups if len(g.runs) > 1]
     if sweeps:
         out.append("groups (runs compared as one sweep or as repeats)")
+        concurrency = {r.id: r.concurrency for r in verdict.runs}
         for g in sweeps:
-            out.append(f"  {v(g.name)} [{v(g.axis)}]: {v(g.why)}")
+            out.append(f"  {v(g.name)} [{v(_axis_label(g, concurrency))}]: {v(g.why)}")
         out.append("")
     out.extend(_latency_table(verdict))
     fired = [f for f in verdict.findings if f.fired]
@@ -140,6 +141,15 @@ def styled(verdict: object) -> Text:
 def _overlap(r: RunSummary) -> str:
     """The measured overlap, or the summary's lower bound of it (≥; ~ when approximate)."""
     return overlap_cell(r.overlap, r.decode_bound, r.decode_bound_exact)
+
+
+def _axis_label(g: GroupSummary, concurrency: dict[str, float | None]) -> str:
+    """The group's load axis, or "repeats at N=…" when every run of it ran at one N."""
+    levels = {concurrency.get(r) for r in g.runs}
+    if g.axis == "concurrency" and len(levels) == 1 and None not in levels:
+        (n,) = levels
+        return f"repeats at N={fmt(n, 0)}"
+    return g.axis
 
 
 def _latency_table(verdict: Verdict) -> list[RenderableType]:

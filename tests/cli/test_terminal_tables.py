@@ -174,3 +174,12 @@ def test_a_pipe_stays_plain_whatever_the_environment_forces(
     assert not out.is_terminal and out.color_system is None and out.width == terminal.WIDTH
     result = CliRunner().invoke(main, ["audit", "--no-html", str(_trace(tmp_path))], color=True)
     assert ESC not in result.stdout and "[bold]x[/]" in result.stdout
+
+
+def test_a_group_of_repeats_at_one_n_is_not_labelled_a_sweep_axis() -> None:
+    from tests.conftest import TRACES
+
+    text = render_text(api.audit([TRACES / "case-b-repeats.jsonl"]))
+    assert "  case-b-code-n1-repeats [repeats at N=1]: named by the file" in text
+    ladder = render_text(api.audit([TRACES / "case-a-ladder.jsonl"]))
+    assert "[concurrency]" in ladder  # a sweep over N keeps its axis
