@@ -100,24 +100,35 @@ def _concurrency_slope(data: AuditData, runs: list[str], facts: dict[str, RunFac
         overlapping = [
             r for r in runs if r in facts and proves_overlap(facts[r]) and facts[r].concurrency > 1
         ]
+        # an aggregate that fell by more than a flat one may rise is not "flat"
+        falls = growth * limit < 1
+        trend = "falls with N" if falls else "flat in N"
         if overlapping:
             shown = facts[overlapping[-1]]
             return Decision(
                 Outcome.FIRED,
-                f"aggregate flat in N: {series} tok/s at N={ns_text} ({fmt(growth, 2)}× from "
+                f"aggregate {trend}: {series} tok/s at N={ns_text} ({fmt(growth, 2)}× from "
                 f"N={n_min:g} to N={n_max:g}), but the requests overlap (run {shown.run}: "
-                f"{shown.overlap.message}): the server is saturated, not serial",
+                f"{shown.overlap.message}): "
+                + (
+                    "decoding more at once made it slower, not serial"
+                    if falls
+                    else "the server is saturated, not serial"
+                ),
                 arithmetic=[*arithmetic, f"run {shown.run}: {shown.overlap.message}"],
                 numbers=numbers | {"saturated": True},
                 refs=refs,
-                help="quote the capacity (the flat aggregate) and the lowest N that reaches "
+                help="quote the best point (its N and aggregate); more at once lowers the "
+                "aggregate here"
+                if falls
+                else "quote the capacity (the flat aggregate) and the lowest N that reaches "
                 "it; more concurrency only adds queueing",
                 serial=None,
                 severity=Severity.INFO,
             )
         return Decision(
             Outcome.FIRED,
-            f"aggregate flat in N: {series} tok/s at N={ns_text} ({fmt(growth, 2)}× from "
+            f"aggregate {trend}: {series} tok/s at N={ns_text} ({fmt(growth, 2)}× from "
             f"N={n_min:g} to N={n_max:g}, below {fmt(limit, 2)}×): serial service",
             arithmetic=arithmetic,
             numbers=numbers,

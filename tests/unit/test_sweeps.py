@@ -264,3 +264,31 @@ def test_one_prompt_set_at_several_n_stays_one_sweep(tmp_path: Path) -> None:
     (group,) = verdict.groups
     assert len(group.runs) == 3
     assert "measured mean prompt 530–560 tokens" in group.why
+
+
+def test_an_aggregate_that_falls_is_not_called_flat(tmp_path: Path) -> None:
+    # llama.cpp's README llama-batched-bench JSONL: 34.2 tok/s at 1 sequence, 22.2 at 2 decoded
+    # together (0.65×). Overlapping, so not serial; but falling, not "flat", and no server
+    lines = [
+        {"n_kv_max": 2048, "n_batch": 2048, "n_ubatch": 512, "flash_attn": 0,
+         "is_pp_shared": 0, "n_gpu_layers": 99, "n_threads": 8, "n_threads_batch": 8,
+         "pp": 128, "tg": 128, "pl": 1, "n_kv": 256, "t_pp": 0.233810,
+         "speed_pp": 547.453064, "t_tg": 3.503684, "speed_tg": 36.532974, "t": 3.737494,
+         "speed": 68.495094},
+        {"n_kv_max": 2048, "n_batch": 2048, "n_ubatch": 512, "flash_attn": 0,
+         "is_pp_shared": 0, "n_gpu_layers": 99, "n_threads": 8, "n_threads_batch": 8,
+         "pp": 128, "tg": 128, "pl": 2, "n_kv": 512, "t_pp": 0.422602,
+         "speed_pp": 605.770935, "t_tg": 11.106112, "speed_tg": 23.050371, "t": 11.528713,
+         "speed": 44.410854},
+    ]  # fmt: skip
+    import json
+
+    path = tmp_path / "batched.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    verdict = api.audit([path], select=["BR005"])
+    (slope,) = verdict.findings
+    assert slope.message.startswith(
+        "aggregate falls with N: 34.2 / 22.2 tok/s at N=1/2 (0.65× from N=1 to N=2), but the "
+        "requests overlap"
+    )
+    assert slope.message.endswith("decoding more at once made it slower, not serial")
