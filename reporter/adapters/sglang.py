@@ -212,7 +212,13 @@ def _run(
             f"concurrency = {len(rows)} requests: request rate inf and no "
             "max_concurrency, so every request was sent at once"
         )
-    derived.append("tool version not recorded (the server's version is)")
+    derived.append(
+        "tool version not recorded (the server's version is)"
+        if engine is not None and engine.get("version")
+        else "tool version not recorded, nor the server's (no server_info)"
+        if engine is None
+        else "tool version not recorded, nor the server's"
+    )
     if peak is not None:
         derived.append(
             f"max_concurrent_requests {peak}: the tool's own peak, by a method the file "

@@ -193,3 +193,16 @@ def test_an_accept_length_shows_speculation_on(tmp_path):
     r = run(load(path, "sglang"))
     assert (r["spec_enabled"], r["spec_method"]) == (True, "EAGLE")
     assert r["spec_source"] == "accept_length 2.40"
+
+
+def test_without_server_info_no_version_is_said_to_be_recorded(tmp_path):
+    line = {
+        "backend": "sglang", "dataset_name": "random", "request_rate": 1.0,
+        "max_concurrency": 1, "duration": 10.0, "completed": 10, "total_input_tokens": 1000,
+        "total_output_tokens": 640,
+    }  # fmt: skip
+    path = tmp_path / "sglang.jsonl"
+    path.write_text(json.dumps(line) + "\n" + json.dumps(line | {"server_info": None}) + "\n")
+    runs = load(path, "sglang").runs
+    for derived in runs["derived"]:
+        assert "tool version not recorded, nor the server's (no server_info)" in derived
