@@ -625,7 +625,15 @@ def _read_csv(source: Source, lenient: bool) -> Partial:
             except ValueError:
                 problems.add(line, f'"{cells[0]}" {key} is {text!r}', "a number or empty")
         stats[name] = entry
-    if "benchmark_duration" not in stats:
+    if "benchmark_duration" not in stats and any(k.endswith("_(per_sec)") for k in stats):
+        # GenAI-Perf's CSV ("Request Throughput (per sec)"), which states no duration
+        problems.add(
+            None,
+            "this is GenAI-Perf's summary CSV (rates per sec, no benchmark duration), which is "
+            "not read",
+            "GenAI-Perf's profile_export_genai_perf.json, written beside it",
+        )
+    elif "benchmark_duration" not in stats:
         problems.add(
             None,
             '"Benchmark Duration (sec)" is missing',

@@ -148,3 +148,25 @@ def test_outputs_far_over_the_requested_length_are_not_called_close(tmp_path):
         "context 200 tokens (the summary's mean prompt length; context at the first decoded token)"
     )
     assert "prompt length" not in " ".join(verdict.undisclosed)
+
+
+def test_genai_perfs_csv_is_refused_by_name_not_as_a_broken_aiperf_csv(tmp_path):
+    # perf_analyzer issue 393's profile_export_genai_perf.csv, abridged: it was refused with
+    # '"Benchmark Duration (sec)" is missing ... (AIPerf summary CSV)', naming the wrong tool
+    path = tmp_path / "profile_export_genai_perf.csv"
+    path.write_text(
+        "Metric,avg,min,max,p99,p95,p90,p75,p50,p25\n"
+        'Time To First Token (ms),"32,688.40",936.53,"69,427.64","66,402.05","59,014.50",'
+        '"49,160.43","45,225.75","35,425.56","21,652.69"\n'
+        "Inter Token Latency (ms),159.59,121.85,257.25,239.76,214.06,205.23,184.28,144.32,"
+        "134.63\n\n"
+        "Metric,Value\nOutput Token Throughput (per sec),410.43\n"
+        "Request Throughput (per sec),1.70\nRequest Count (count),353.00\n"
+    )
+    with pytest.raises(TraceError) as err:
+        api.load([path])
+    assert str(err.value) == (
+        f"{path}: this is GenAI-Perf's summary CSV (rates per sec, no benchmark duration), "
+        "which is not read; expected GenAI-Perf's profile_export_genai_perf.json, written "
+        "beside it"
+    )
