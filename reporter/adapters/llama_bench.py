@@ -113,6 +113,7 @@ _NOT_SETTINGS = {
     "build_commit", "build_number", "cpu_info", "gpu_info", "model_size", "model_n_params",
     "n_prompt", "n_gen", "n_depth", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts",
     "samples_ns", "samples_ts", "label", "test_label",
+    "test",  # ik_llama.cpp's JSON names each test ("pp512"), which n_prompt and n_gen say
 }  # fmt: skip
 #: Keys that make a file look like this format (to rank the "could not tell" candidates).
 DETECT_KEYS = (*DECISIVE, *BATCHED, "n_depth", "samples_ns", "model_type")

@@ -81,7 +81,14 @@ def _repeated_within(data: AuditData, runs: list[str]) -> Finding | None:
             else "repetitions, how many not printed"
         )
         s = data.figures(run_id)
-        rate = float(s["aggregate_tps"])
+        # the stated deviation is of the repetitions' rates: relative to their mean (avg_ts,
+        # the summary's mean rate), not to total tokens ÷ total time
+        summary = data.run_field(run_id, "summary")
+        rate = number_or_nan(
+            summary.get("mean_reported_tps") if isinstance(summary, dict) else None
+        )
+        if math.isnan(rate):
+            rate = float(s["aggregate_tps"])
         if math.isnan(rate):
             rate = float(s["prompt_tps"])
         if math.isnan(sd) or not rate > 0 or (isinstance(samples, list) and len(samples) < 2):

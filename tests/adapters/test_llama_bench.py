@@ -476,3 +476,35 @@ def test_a_batched_bench_table_in_a_llama_bench_log_is_said_to_be_left_out(tmp_p
     assert inp.left_out == [note]
     result = CliRunner().invoke(main, ["audit", "--no-html", str(trace)])
     assert f"{trace}: {note}" in result.stderr
+
+
+def test_a_stated_spread_is_relative_to_the_mean_rate_and_a_test_label_is_no_setting(tmp_path):
+    # ik_llama.cpp's JSON (a public issue's, abridged): pp512 at 9.949408 ± 0.608194 t/s over
+    # 5 repetitions: ±6.11% of the mean rate (not 6.13% of total tokens ÷ total time); its
+    # "test" field names the test, which n_prompt and n_gen already say
+    base = {
+        "build_commit": "ddc8eee1", "build_number": 3599,
+        "model_type": "deepseek2 671B IQ4_K_R4 - 4.5 bpw", "n_threads": 48, "n_gen": 0,
+    }  # fmt: skip
+    records = [
+        base | {
+            "test": "pp512", "n_prompt": 512, "avg_ns": 51626433358, "stddev_ns": 1523685588,
+            "avg_ts": 9.949408, "stddev_ts": 0.608194,
+            "samples_ns": [57560377324, 49541849406, 50790455805, 49287972241, 50951512017],
+            "samples_ts": [8.89501, 10.3347, 10.0806, 10.3879, 10.0488],
+        },
+        base | {
+            "test": "pp128", "n_prompt": 128, "avg_ns": 12800000000, "stddev_ns": 10000000,
+            "avg_ts": 10.0, "stddev_ts": 0.008, "samples_ns": [12800000000] * 2,
+            "samples_ts": [10.0, 10.0],
+        },
+    ]  # fmt: skip
+    path = tmp_path / "ik.json"
+    path.write_text(json.dumps(records))
+    verdict = api.audit([path], select=["BR016"])
+    assert [r.id for r in verdict.runs] == ["pp512", "pp128"]
+    messages = {f.message for f in verdict.findings}
+    assert (
+        "1 run(s), each the mean of its tool's repetitions with their spread stated: at most "
+        "±6.11% (pp512: 5 repetitions, 9.9 ± 0.61 tok/s)"
+    ) in messages
