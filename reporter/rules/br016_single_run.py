@@ -13,7 +13,9 @@ fail on noise alone.
 Per group (a sweep: runs sharing every setting), the number of runs at each load point: the
 same concurrency, the same request rate (open loop) and the same number of prompts. Runs that
 differ in any of them are points of a sweep, not repeats of one point. With at least
-two runs at some level the spread `max ÷ min − 1` of their aggregates is shown; with one run
+two runs at some level the spread `max ÷ min − 1` of their aggregates is shown, and the
+finding fires when it exceeds `repeat_spread` (25%: the repeats disagree by more than any
+figure of them can be trusted to); with one run
 at every level the finding fires (informational), unless every run repeats its test itself
 and states the spread (llama-bench's `-r`: the mean of N repetitions ± their standard
 deviation), which passes with the largest relative spread.
@@ -38,6 +40,7 @@ import math
 
 import pandas as pd
 
+from reporter.config import threshold
 from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
 from reporter.types import Outcome, Severity
@@ -64,6 +67,14 @@ def _point(n: float, rate: float, prompts: float) -> str:
     if not math.isnan(prompts):
         parts.append(f"{prompts:g} prompts")
     return ", ".join(parts) or "N unknown"
+
+
+REPEAT_SPREAD = threshold(
+    "repeat_spread",
+    0.25,
+    "repeats of one point agree within a few percent (METHOD §7: 5.5%, mostly the first "
+    "token's time); a quarter apart, something else changed between them",
+)
 
 
 def _repeated_within(data: AuditData, runs: list[str]) -> Finding | None:
@@ -157,12 +168,26 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
             "wall clock and output tokens)",
         )
     worst = max(spreads)
+    limit = data.config[REPEAT_SPREAD]
+    numbers = {"max_spread": worst if math.isfinite(worst) else None}
+    if worst > limit:
+        return RULE.finding(
+            group,
+            Outcome.FIRED,
+            f"repeated, but repeats of one point differ by up to {fmt(worst * 100, 1)}% "
+            f"(above {fmt(limit * 100, 0)}%): each figure's error is at least that large",
+            arithmetic=lines,
+            numbers=numbers,
+            refs=[x for r in runs for x in run_ref(data, r)][:4],
+            help="find what differed between the repeats (a cold first run, other load on "
+            "the machine) before quoting any of them",
+        )
     return RULE.finding(
         group,
         Outcome.PASSED,
         f"repeated: the largest spread between repeats is {fmt(worst * 100, 1)}%",
         arithmetic=lines,
-        numbers={"max_spread": worst if math.isfinite(worst) else None},
+        numbers=numbers,
     )
 
 

@@ -60,6 +60,13 @@ def test_sweep_summary_is_a_list_of_repeats_in_one_group(real):
     s = stats_of(tables)
     assert [round(x, 2) for x in s["in_flight"]] == [1.99, 1.99]
     assert [round(x, 1) for x in s["aggregate_tps"]] == [93.7, 199.4]
+    # two repeats 112.7% apart (run 0 a cold start): repeated, but no figure to trust
+    (spread,) = api.audit([real(SWEEP_SUMMARY)], select=["BR016"]).findings
+    assert (str(spread.outcome), spread.message) == (
+        "fired",
+        "repeated, but repeats of one point differ by up to 112.7% (above 25%): each figure's "
+        "error is at least that large",
+    )
 
 
 def test_summary_without_e2el_leaves_little_law_unknown(real):
