@@ -153,6 +153,14 @@ def _summary_figures(doc: dict[str, Any], f: Fields) -> tuple[dict[str, Any], li
         "mean_output_tokens": mean_out,
         "min_output_tokens": _n(doc.get("results_number_output_tokens_min")),
         "max_output_tokens": _n(doc.get("results_number_output_tokens_max")),
+        # the tool's percentiles of time to first token and end-to-end latency (its
+        # inter_token_latency_s divides a request's whole latency, first token included, by
+        # its tokens: neither an ITL nor a TPOT, so left out)
+        **{
+            f"{metric}_p{q}_s": _n(doc.get(f"results_{key}_s_quantiles_p{q}"))
+            for metric, key in (("ttft", "ttft"), ("e2e", "end_to_end_latency"))
+            for q in (50, 90, 99)
+        },
     }
     if too_short:
         derived.append(
@@ -265,6 +273,12 @@ def _summary_run(
         "no per-request records: the ladder question is undecidable; effective "
         "concurrency from Little's law (Σ latency ÷ wall)"
     )
+    asked, spread = _n(doc.get("mean_output_tokens")), _n(doc.get("stddev_output_tokens"))
+    if asked is not None and spread:
+        derived.append(
+            f"output lengths asked per request from a normal of mean {asked:g} and stddev "
+            f"{spread:g} (LLMPerf's max_tokens): no one requested length"
+        )
     return new_run(
         run_id,
         path,

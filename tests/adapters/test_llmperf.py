@@ -38,6 +38,27 @@ def test_groq_summary(real):
         "output tokens counted with the Llama-2 tokenizer whatever the model (LLMPerf)"
         in r["derived"]
     )
+    # the tool's own TTFT and end-to-end percentiles are the run's latency table
+    (latency,) = api.audit([real(SUMMARY)]).runs
+    assert latency.latency_source == "summary"
+    assert [round(latency.latency["ttft_s"][q] * 1000, 1) for q in ("p50", "p90", "p99")] == [
+        221.9, 298.8, 350.0,
+    ]  # fmt: skip
+    assert [round(latency.latency["e2e_s"][q] * 1000, 1) for q in ("p50", "p90", "p99")] == [
+        805.2, 932.9, 992.3,
+    ]  # fmt: skip
+
+
+def test_lengths_asked_from_a_spread_are_no_one_requested_length(tmp_path, real):
+    doc = json.loads(real(SUMMARY).read_text()) | {"stddev_output_tokens": 20}
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(doc))
+    r = run(load(path))
+    assert r["output_tokens_requested"] is None or math.isnan(r["output_tokens_requested"])
+    assert (
+        "output lengths asked per request from a normal of mean 150 and stddev 20 "
+        "(LLMPerf's max_tokens): no one requested length"
+    ) in r["derived"]
 
 
 def test_groq_individual_responses_with_their_summary(real):
