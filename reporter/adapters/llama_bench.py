@@ -798,7 +798,8 @@ def _batched_run(
         "max_output_tokens": tg,
     }
     derived = [
-        f"{pl} sequences decoded together in one process (no HTTP, no scheduling): an upper "
+        (f"{pl} sequences decoded together" if pl != 1 else "1 sequence decoded alone")
+        + " in one process (no HTTP, no scheduling): an upper "
         "bound for a server",
         "Σ latency = pl × t: every sequence is in flight for the whole point",
         "time to first token = t_pp: all prompts are processed before the first token",
