@@ -24,6 +24,7 @@ ordinary log lines; each point is a run of `pl` sequences decoded together in on
 
 from __future__ import annotations
 
+import csv
 import math
 import re
 from collections.abc import Sequence
@@ -144,6 +145,8 @@ def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
             return True, []
         if _is_sql(source) or _markdown_header(source) is not None:
             return True, []
+        if _csv_headers_in_log(source, limit=400):
+            return True, []
     sample = dicts[0] if dicts else {}
     return False, [f'"{k}"' for k in DECISIVE if k not in sample]
 
@@ -192,6 +195,13 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
                 + (", the tables left out" if batched else "")
                 + ")"
             )
+    elif not all(k in csv_head(source) for k in DECISIVE) and _csv_headers_in_log(source):
+        records, others = _csv_log_records(source, problems)
+        shape = "CSV tables inside a log (-o csv: no per-repetition samples)"
+        notes.append(
+            f"llama-bench: {len(others)} line(s) around the CSV tables left aside "
+            f"(line{'s' if len(others) > 1 else ''} {_spans(others)}: the log's own lines)"
+        )
     else:
         records, shape = _csv_records(source, problems), "CSV (-o csv: no per-repetition samples)"
     tests = [(line, r) for line, r in records if isinstance(r, dict)]
@@ -248,6 +258,50 @@ def _csv_records(source: Source, problems: Problems) -> list[tuple[int, Any]]:
             record[key] = _typed(key, text.strip())
         out.append((line, record))
     return out
+
+
+def _is_csv_header(line: str) -> bool:
+    cells = next(csv.reader([line]), []) if line.strip() else []
+    return all(k in [c.strip() for c in cells] for k in DECISIVE)
+
+
+def _csv_headers_in_log(source: Source, limit: int | None = None) -> list[int]:
+    """The lines (numbered from 1) of llama-bench CSV headers inside a log: a runner's log of
+    several `-o csv` invocations, each printing its header and rows among other lines."""
+    lines = source.text().splitlines()
+    return [
+        i + 1
+        for i, line in enumerate(lines[:limit])
+        if line.startswith("build_commit") and _is_csv_header(line)
+    ]
+
+
+def _csv_log_records(source: Source, problems: Problems) -> tuple[list[tuple[int, Any]], list[int]]:
+    """The rows under every CSV header of a log (until a line that is not one of their rows),
+    and the numbers of the log's other non-blank lines."""
+    lines = source.text().splitlines()
+    out: list[tuple[int, Any]] = []
+    others: list[int] = []
+    header: list[str] | None = None
+    for number, line in enumerate(lines, start=1):
+        if line.startswith("build_commit") and _is_csv_header(line):
+            header = [c.strip() for c in next(csv.reader([line]))]
+            continue
+        cells = next(csv.reader([line]), []) if line.strip() else []
+        if header is not None and line.startswith('"') and len(cells) > 1:
+            if len(cells) != len(header):
+                problems.add(
+                    number, f"the row has {len(cells)} cells", f"{len(header)}, one per column"
+                )
+                continue
+            out.append(
+                (number, {k: _typed(k, v.strip()) for k, v in zip(header, cells, strict=True)})
+            )
+            continue
+        header = None
+        if line.strip():
+            others.append(number)
+    return out, others
 
 
 _SQL_INSERT = re.compile(

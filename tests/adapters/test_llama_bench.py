@@ -508,3 +508,39 @@ def test_a_stated_spread_is_relative_to_the_mean_rate_and_a_test_label_is_no_set
         "1 run(s), each the mean of its tool's repetitions with their spread stated: at most "
         "±6.11% (pp512: 5 repetitions, 9.9 ± 0.61 tok/s)"
     ) in messages
+
+
+def test_csv_tables_inside_a_runners_log_are_read(tmp_path):
+    # a log of several `llama-bench -o csv` invocations, each printing its command, a header
+    # and rows: it was refused as "none of the keys the supported tools write"
+    import csv
+    import io
+
+    fields = {
+        "build_commit": "e107984bc", "build_number": "10788", "gpu_info": "Intel(R) Arc(TM) B580",
+        "backends": "SYCL", "model_type": "olmoe A1.7B Q4_K - Medium", "n_threads": "19",
+        "n_prompt": "0", "n_gen": "64", "n_depth": "60", "avg_ns": "228365836",
+        "stddev_ns": "276314", "avg_ts": "280.252349", "stddev_ts": "0.338305",
+    }  # fmt: skip
+
+    def table(rate: str) -> str:
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerow(fields)
+        csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n").writerow(
+            (fields | {"avg_ts": rate}).values()
+        )
+        return out.getvalue()
+
+    command = "$ llama-bench -m olmoe.gguf -p 0 -n 64 -r 3 -o csv -d 60\n"
+    trace = tmp_path / "runner.log"
+    trace.write_text(
+        command + "[invocation 1/2]\n" + table("280.252349") + "\n"
+        + command + "[invocation 2/2]\n" + table("279.9") + "\n"
+    )  # fmt: skip
+    tables = api.load([trace])
+    assert list(tables.runs["run"]) == ["tg64@d60", "tg64@d60#2"]
+    assert list(tables.runs["source_line"]) == [4, 9]
+    assert any(
+        n.startswith("llama-bench: 4 line(s) around the CSV tables left aside (lines 1–2, 6–7")
+        for n in tables.inputs[0].notes
+    )
