@@ -466,9 +466,22 @@ def _measured_prompts(runs: list[dict[str, Any]], requests: pd.DataFrame) -> dic
     its tool's summary (a mean, or prompt tokens over the completed requests)."""
     out: dict[str, float] = {}
     if len(requests) and "prompt_tokens" in requests:
-        counts = pd.to_numeric(requests["prompt_tokens"], errors="coerce")
-        means = counts.groupby(requests["run"].astype(str), observed=True, sort=False).mean()
-        out = {str(k): float(v) for k, v in means.items() if pd.notna(v)}
+        # one pass of bincount over the run codes (a million requests: milliseconds)
+        run = requests["run"]
+        run = run if isinstance(run.dtype, pd.CategoricalDtype) else run.astype("category")
+        codes = run.cat.codes.to_numpy()
+        tokens = pd.to_numeric(requests["prompt_tokens"], errors="coerce").to_numpy(
+            dtype="float64", na_value=np.nan
+        )
+        known = np.isfinite(tokens) & (codes >= 0)
+        size = len(run.cat.categories)
+        sums = np.bincount(codes[known], weights=tokens[known], minlength=size)
+        counts = np.bincount(codes[known], minlength=size)
+        out = {
+            str(name): float(sums[i] / counts[i])
+            for i, name in enumerate(run.cat.categories)
+            if counts[i]
+        }
     for row in runs:
         run_id, summary = str(row["run"]), row.get("summary")
         if run_id in out or not isinstance(summary, dict):
