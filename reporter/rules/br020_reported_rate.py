@@ -71,7 +71,16 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         ~np.isnan(reported) & np.asarray(data.values_of(run_id, "ok"), dtype=bool)
     )
     if not len(kept):
-        return RULE.finding(run_id, Outcome.NOT_APPLICABLE, "no per-request reported rate")
+        summary = data.run_field(run_id, "summary")
+        only_summed = isinstance(summary, dict) and summary.get("mean_reported_tps") is not None
+        return RULE.finding(
+            run_id,
+            Outcome.NOT_APPLICABLE,
+            "no per-request reported rate (the tool's summary gives only statistics over all "
+            "requests)"
+            if only_summed and not len(data.values_of(run_id, "reported_tps"))
+            else "no per-request reported rate",
+        )
 
     def column(name: str) -> np.ndarray:
         return np.asarray(data.values_of(run_id, name), dtype="float64")[kept]

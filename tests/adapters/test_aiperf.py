@@ -503,3 +503,14 @@ def test_n_streams_rates_use_the_summarys_own_mean(tmp_path, real):
         "N × the mean reported rate (1,825.6) agrees with total ÷ wall (1,792.2 tok/s): the "
         "requests overlapped"
     )
+
+
+def test_a_summarys_rates_are_not_said_to_be_absent(real):
+    # BR001 quotes the summary's mean per-user rate; BR020, which needs each request's, says
+    # the summary has only statistics over all requests, not that there are no rates
+    (f,) = api.audit([real(SUMMARY)], select=["BR020"]).findings
+    assert (str(f.outcome), f.message) == (
+        "not-applicable",
+        "no per-request reported rate (the tool's summary gives only statistics over all "
+        "requests)",
+    )
