@@ -144,11 +144,12 @@ def _overlap(r: RunSummary) -> str:
 
 
 def _axis_label(g: GroupSummary, concurrency: dict[str, float | None]) -> str:
-    """The group's load axis, or "repeats at N=…" when every run of it ran at one N."""
+    """The group's load axis, or "all at N=…" when every run of it ran at one N (repeats, or
+    runs that differ in what the files do not record: BR016 tells)."""
     levels = {concurrency.get(r) for r in g.runs}
     if g.axis == "concurrency" and len(levels) == 1 and None not in levels:
         (n,) = levels
-        return f"repeats at N={fmt(n, 0)}"
+        return f"all at N={fmt(n, 0)}"
     return g.axis
 
 

@@ -175,7 +175,8 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
             group,
             Outcome.FIRED,
             f"repeated, but repeats of one point differ by up to {fmt(worst * 100, 1)}% "
-            f"(above {fmt(limit * 100, 0)}%): each figure's error is at least that large",
+            f"(above {fmt(limit * 100, 0)}%): either the point's figure is uncertain by that "
+            "much, or something the files do not record differed between the runs",
             arithmetic=lines,
             numbers=numbers,
             refs=[x for r in runs for x in run_ref(data, r)][:4],

@@ -511,6 +511,5 @@ def test_a_summarys_rates_are_not_said_to_be_absent(real):
     (f,) = api.audit([real(SUMMARY)], select=["BR020"]).findings
     assert (str(f.outcome), f.message) == (
         "not-applicable",
-        "no per-request reported rate (the tool's summary gives only statistics over all "
-        "requests)",
+        "no per-request reported rate (the tool's summary gives only statistics over all requests)",
     )

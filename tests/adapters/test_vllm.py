@@ -64,8 +64,9 @@ def test_sweep_summary_is_a_list_of_repeats_in_one_group(real):
     (spread,) = api.audit([real(SWEEP_SUMMARY)], select=["BR016"]).findings
     assert (str(spread.outcome), spread.message) == (
         "fired",
-        "repeated, but repeats of one point differ by up to 112.7% (above 25%): each figure's "
-        "error is at least that large",
+        "repeated, but repeats of one point differ by up to 112.7% (above 25%): either the "
+        "point's figure is uncertain by that much, or something the files do not record "
+        "differed between the runs",
     )
 
 

@@ -180,6 +180,6 @@ def test_a_group_of_repeats_at_one_n_is_not_labelled_a_sweep_axis() -> None:
     from tests.conftest import TRACES
 
     text = render_text(api.audit([TRACES / "case-b-repeats.jsonl"]))
-    assert "  case-b-code-n1-repeats [repeats at N=1]: named by the file" in text
+    assert "  case-b-code-n1-repeats [all at N=1]: named by the file" in text
     ladder = render_text(api.audit([TRACES / "case-a-ladder.jsonl"]))
     assert "[concurrency]" in ladder  # a sweep over N keeps its axis
