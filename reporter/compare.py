@@ -132,8 +132,10 @@ def _extra(name: str) -> Callable[[pd.Series, pd.Series | None], str | None]:
         from reporter.grouping import unused_keys  # grouping imports this module
 
         extra = run.get("extra")
-        if not isinstance(extra, dict) or name in unused_keys(extra):
+        if not isinstance(extra, dict):
             return None
+        if name in unused_keys(extra):  # written, but the dataset draws no lengths
+            return f"not used ({extra.get('dataset_name')})"
         return _str(extra.get(name))
 
     return get

@@ -50,6 +50,7 @@ SETTING_EXTRA = (
     "tokenizer_id",
     "burstiness",
     "label",
+    "streaming",
 )
 #: vLLM `extra` keys that vary per point or say nothing of the setting (every other key a
 #: vLLM file carries in `extra` is a `--metadata` pair or a swept parameter: a setting).
@@ -110,7 +111,8 @@ def tool_settings(row: Mapping[Any, Any]) -> list[tuple[str, str]]:
     # a converted file keeps the tool's name beside the run (source_format)
     if (extra.get("source_format") or row.get("format")) == "vllm":
         keys |= {k for k, v in extra.items() if k not in VLLM_PER_POINT and _scalar(v)}
-    keys -= _OWN_FACTORS | unused_keys(extra)
+    # a random dataset's lengths are the run's prompt and output lengths, not a deployment's
+    keys -= _OWN_FACTORS | RANDOM_LENGTH_KEYS
     return [(k, str(extra[k])) for k in sorted(keys) if _scalar(extra[k]) and extra[k] is not None]
 
 
@@ -152,52 +154,72 @@ def _stem(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
-#: Runs of one setting whose measured mean prompts differ by more than this factor ran
-#: different prompt sets (a sample of one dataset varies far less), and are kept apart.
-PROMPT_SPLIT = 1.5
+#: Runs of one setting whose measured mean prompts (or outputs) differ by more than this
+#: factor read different prompt sets (a sample of one dataset varies far less): kept apart.
+LENGTH_SPLIT = 1.5
+#: The lengths compared: (key of the measured means, run field that states it, label).
+_LENGTHS = (
+    ("prompt", "prompt_tokens", "prompt"),
+    ("output", "output_tokens_requested", "output"),
+)
 
 
-def _by_prompt(
-    rows: list[dict[str, Any]], prompts: Mapping[str, float]
+def _by_length(
+    rows: list[dict[str, Any]], measured: Mapping[str, float], stated: str, label: str
 ) -> list[tuple[list[dict[str, Any]], str]]:
-    """Runs that state no prompt length, split where their measured mean prompts differ by
-    more than PROMPT_SPLIT; each part with the measured range, for the reason."""
-    if any(r.get("prompt_tokens") is not None for r in rows):
+    """Runs that state no such length, split where their measured means differ by more than
+    LENGTH_SPLIT; each part with the measured range, for the reason."""
+    if any(r.get(stated) is not None and r.get(stated) == r.get(stated) for r in rows):
         return [(rows, "")]
     known = sorted(
-        ((prompts[str(r["run"])], r) for r in rows if str(r["run"]) in prompts),
+        ((measured[str(r["run"])], r) for r in rows if str(r["run"]) in measured),
         key=lambda x: x[0],
     )
     if not known:
         return [(rows, "")]
     parts: list[list[tuple[float, dict[str, Any]]]] = [[known[0]]]
     for value, row in known[1:]:
-        if value > parts[-1][0][0] * PROMPT_SPLIT:
+        if value > parts[-1][0][0] * LENGTH_SPLIT:
             parts.append([])
         parts[-1].append((value, row))
-    unknown = [r for r in rows if str(r["run"]) not in prompts]
+    unknown = [r for r in rows if str(r["run"]) not in measured]
     out = []
     for i, part in enumerate(parts):
         lo, hi = part[0][0], part[-1][0]
         span = f"{lo:,.0f}" if round(lo) == round(hi) else f"{lo:,.0f}–{hi:,.0f}"
         members = [r for _, r in part] + (unknown if i == 0 and len(parts) == 1 else [])
-        label = f"measured mean prompt {span} tokens"
+        text = f"measured mean {label} {span} tokens"
         if unknown and len(parts) == 1:
-            label += f" ({len(unknown)} run(s) without prompt counts)"
-        out.append((members, label))
+            text += f" ({len(unknown)} run(s) without {label} counts)"
+        out.append((members, text))
     if unknown and len(parts) > 1:
-        out.append((unknown, "prompt lengths not counted"))
+        out.append((unknown, f"{label} lengths not counted"))
     return out
+
+
+def _by_lengths(
+    rows: list[dict[str, Any]], measured: Mapping[str, Mapping[str, float]]
+) -> list[tuple[list[dict[str, Any]], str]]:
+    """Runs split by each measured length in turn (prompt, then output); the reasons joined."""
+    parts: list[tuple[list[dict[str, Any]], str]] = [(rows, "")]
+    for key, stated, label in _LENGTHS:
+        means = measured.get(key, {})
+        parts = [
+            (sub, "; ".join(x for x in (why, more) if x))
+            for part, why in parts
+            for sub, more in _by_length(part, means, stated, label)
+        ]
+    return parts
 
 
 def assign(
     runs: list[dict[str, Any]],
     group_by: str = "settings",
-    prompts: Mapping[str, float] | None = None,
+    measured: Mapping[str, Mapping[str, float]] | None = None,
 ) -> dict[str, str]:
     """Set `group` on every run without one; returns group name → why its runs are together.
-    `prompts`: each run's measured mean prompt length, which splits runs of one stated
-    setting that read different prompt sets."""
+    `measured`: each run's measured mean prompt and output lengths ("prompt", "output": run
+    id → tokens), which split runs of one stated setting that read different prompt sets."""
     reasons: dict[str, str] = {}
     pending = [r for r in runs if r.get("group") is None]
     for row in runs:
@@ -215,22 +237,22 @@ def assign(
         buckets.setdefault(key, []).append(row)
     series: list[tuple[list[dict[str, Any]], str, str]] = []
     for rows in buckets.values():
-        for by_prompt, measured in (
-            _by_prompt(rows, prompts or {}) if group_by != "run" else [(rows, "")]
+        for by_length, lengths in (
+            _by_lengths(rows, measured or {}) if group_by != "run" else [(rows, "")]
         ):
-            for part, split in _sessions(by_prompt):
-                series.append((part, split, measured))
+            for part, split in _sessions(by_length):
+                series.append((part, split, lengths))
     # numbered by first appearance, as the files were given
     order = {id(r): i for i, r in enumerate(pending)}
     series.sort(key=lambda s: min(order[id(r)] for r in s[0]))
-    for k, (rows, split, measured) in enumerate(series, start=1):
+    for k, (rows, split, lengths) in enumerate(series, start=1):
         files = sorted({_file(r) for r in rows})
         first = _stem(_file(rows[0]))
         name = f"{first}#{k}" if len(files) == 1 else f"{len(files)} files from {first}#{k}"
         for row in rows:
             row["group"] = name
             row["group_explicit"] = False
-        reasons[name] = _reason(rows, files, group_by, split, measured)
+        reasons[name] = _reason(rows, files, group_by, split, lengths)
     return reasons
 
 

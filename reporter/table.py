@@ -461,39 +461,58 @@ def _complete_runs(partials: list[Partial], requests: pd.DataFrame) -> list[dict
     return runs
 
 
-def _measured_prompts(runs: list[dict[str, Any]], requests: pd.DataFrame) -> dict[str, float]:
-    """Each run's mean prompt length as measured: over its requests' prompt_tokens, else from
-    its tool's summary (a mean, or prompt tokens over the completed requests)."""
-    out: dict[str, float] = {}
-    if len(requests) and "prompt_tokens" in requests:
-        # one pass of bincount over the run codes (a million requests: milliseconds)
-        run = requests["run"]
-        run = run if isinstance(run.dtype, pd.CategoricalDtype) else run.astype("category")
-        codes = run.cat.codes.to_numpy()
-        tokens = pd.to_numeric(requests["prompt_tokens"], errors="coerce").to_numpy(
-            dtype="float64", na_value=np.nan
-        )
-        known = np.isfinite(tokens) & (codes >= 0)
-        size = len(run.cat.categories)
-        sums = np.bincount(codes[known], weights=tokens[known], minlength=size)
-        counts = np.bincount(codes[known], minlength=size)
-        out = {
-            str(name): float(sums[i] / counts[i])
-            for i, name in enumerate(run.cat.categories)
-            if counts[i]
-        }
+def _means_by_run(requests: pd.DataFrame, column: str, completed: bool) -> dict[str, float]:
+    """A numeric column's mean per run over its request rows (only the completed ones when
+    asked), by one bincount over the run codes: a million requests take milliseconds."""
+    if not len(requests) or column not in requests:
+        return {}
+    run = requests["run"]
+    run = run if isinstance(run.dtype, pd.CategoricalDtype) else run.astype("category")
+    codes = run.cat.codes.to_numpy()
+    values = pd.to_numeric(requests[column], errors="coerce").to_numpy(
+        dtype="float64", na_value=np.nan
+    )
+    known = np.isfinite(values) & (codes >= 0)
+    if completed and "ok" in requests:
+        known &= requests["ok"].to_numpy(dtype=bool, na_value=False)
+    size = len(run.cat.categories)
+    sums = np.bincount(codes[known], weights=values[known], minlength=size)
+    counts = np.bincount(codes[known], minlength=size)
+    return {
+        str(name): float(sums[i] / counts[i])
+        for i, name in enumerate(run.cat.categories)
+        if counts[i]
+    }
+
+
+def _measured_lengths(
+    runs: list[dict[str, Any]], requests: pd.DataFrame
+) -> dict[str, dict[str, float]]:
+    """Each run's mean prompt and output length as measured ("prompt", "output": run id →
+    tokens): over its requests (outputs of completed ones), else from its tool's summary (a
+    mean, or tokens over the completed requests)."""
+    out = {
+        "prompt": _means_by_run(requests, "prompt_tokens", completed=False),
+        "output": _means_by_run(requests, "output_tokens", completed=True),
+    }
     for row in runs:
         run_id, summary = str(row["run"]), row.get("summary")
-        if run_id in out or not isinstance(summary, dict):
+        if not isinstance(summary, dict):
             continue
-        mean = finite_number(summary.get("mean_prompt_tokens"))
-        total = finite_number(summary.get("prompt_tokens"))
         done = finite_number(summary.get("requests"))
-        failed = finite_number(summary.get("failed")) or 0.0
-        if mean is None and total is not None and done is not None and done - failed > 0:
-            mean = total / (done - failed)
-        if mean is not None and mean > 0:
-            out[run_id] = mean
+        completed = None if done is None else done - (finite_number(summary.get("failed")) or 0)
+        for key, mean_key, total_key in (
+            ("prompt", "mean_prompt_tokens", "prompt_tokens"),
+            ("output", "mean_output_tokens", "output_tokens"),
+        ):
+            if run_id in out[key]:
+                continue
+            mean = finite_number(summary.get(mean_key))
+            total = finite_number(summary.get(total_key))
+            if mean is None and total is not None and completed:
+                mean = total / completed
+            if mean is not None and mean > 0:
+                out[key][run_id] = mean
     return out
 
 
@@ -509,7 +528,7 @@ def build(partials: list[Partial], group_by: str = "settings") -> Tables:
         requests["source_path"] = requests["source_path"].astype("category")
         requests["run"] = requests["run"].astype(str).astype("category")
     runs = _complete_runs(partials, requests)
-    reasons = assign(runs, group_by, _measured_prompts(runs, requests))
+    reasons = assign(runs, group_by, _measured_lengths(runs, requests))
     run_frame = pd.DataFrame(runs, columns=list(RUN_COLUMNS))
     return Tables(
         requests=requests,

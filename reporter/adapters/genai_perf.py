@@ -386,6 +386,8 @@ def _read_summary(source: Source, doc: dict[str, Any], lenient: bool) -> Partial
         },
         summary=summary,
         derived=derived,
+        # a setting the figures depend on (a non-streaming run's TTFT is its whole latency)
+        extra={"streaming": _streaming(config)},
     )
     return finish(
         source,
@@ -432,3 +434,9 @@ def _engine(config: dict[str, Any], derived: list[str]) -> dict[str, Any] | None
         return None
     derived.append(f"engine from input_config backend {backend!r} (service_kind triton)")
     return {"name": _TRITON_ENGINES[backend]}
+
+
+def _streaming(config: dict[str, Any]) -> bool | None:
+    value = get(config, "endpoint", "streaming")
+    value = config.get("streaming") if value is None else value
+    return value if isinstance(value, bool) else None

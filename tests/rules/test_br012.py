@@ -201,3 +201,25 @@ def test_values_counted_equal_print_as_their_range(tmp_path):
     f = finding(api.audit([path]).to_dict(), "BR012", "audit")
     (line,) = [a for a in f["arithmetic"] if a.startswith("context length: ")]
     assert "32,768–34,816: pp2048@d32768, tg256@d32768" in line
+
+
+def test_a_random_datasets_ratio_is_not_used_by_sharegpt_and_is_no_deployment(tmp_path):
+    # datacrunch's SGLang lines: random and sharegpt runs, all writing random_input_len 1024:
+    # the ratio is "not used" by sharegpt (not "undisclosed"), the lengths no deployment
+    import json
+
+    def line(dataset: str, rate: float) -> str:
+        return json.dumps({
+            "backend": "sglang", "dataset_name": dataset, "request_rate": rate,
+            "max_concurrency": None, "duration": 60.0, "completed": 240,
+            "total_input_tokens": 240 * (512 if dataset == "random" else 224),
+            "total_output_tokens": 240 * 200, "random_input_len": 1024,
+            "random_output_len": 1024, "random_range_ratio": 0.0,
+        })  # fmt: skip
+
+    path = tmp_path / "online.jsonl"
+    path.write_text(line("random", 4.0) + "\n" + line("sharegpt", 4.0) + "\n")
+    f = finding(api.audit([path], fmt="sglang").to_dict(), "BR012", "audit")
+    assert "deployment settings" not in f["message"]
+    (ratio,) = [a for a in f["arithmetic"] if a.startswith("length range ratio: ")]
+    assert "not used (sharegpt)" in ratio

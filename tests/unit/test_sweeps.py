@@ -240,9 +240,9 @@ def test_runs_that_read_different_prompt_sets_do_not_share_one_setting(tmp_path:
         (tmp_path / name).write_text(json.dumps(_vllm_point(*point)))
     verdict = api.audit([tmp_path / "long.json", tmp_path / "short.json"])
     assert len(verdict.groups) == 2
-    assert [g.why.split("(")[1].split(";")[-1] for g in verdict.groups] == [
-        " measured mean prompt 2,155 tokens)",
-        " measured mean prompt 539 tokens)",
+    assert [g.why.split("; measured mean ", 1)[1] for g in verdict.groups] == [
+        "prompt 2,155 tokens; measured mean output 128 tokens)",
+        "prompt 539 tokens; measured mean output 512 tokens)",
     ]
     audit = finding(verdict, "BR012", "audit")
     assert audit["outcome"] == "fired"
@@ -292,3 +292,37 @@ def test_an_aggregate_that_falls_is_not_called_flat(tmp_path: Path) -> None:
         "requests overlap"
     )
     assert slope.message.endswith("decoding more at once made it slower, not serial")
+
+
+def test_runs_that_wrote_different_output_lengths_do_not_share_one_setting(tmp_path: Path) -> None:
+    # bowenwan6's caseC and caseD at N=16: the same prompts, 128 and 512 output tokens a
+    # request (neither stated): not repeats of one setting
+    import json
+
+    for name, point in (("c.json", (16, 539, 128)), ("d.json", (16, 539, 512))):
+        (tmp_path / name).write_text(json.dumps(_vllm_point(*point)))
+    verdict = api.audit([tmp_path / "c.json", tmp_path / "d.json"])
+    assert len(verdict.groups) == 2
+    assert not any("between repeats" in f.message for f in verdict.findings if f.code == "BR016")
+
+
+def test_a_streamed_and_an_unstreamed_run_are_not_one_setting(tmp_path: Path) -> None:
+    # GenAI-Perf issue 298's two runs: streaming false (TTFT 4.4 s, the whole answer) and true
+    import json
+
+    def summary(streaming: bool, ttft_ms: float) -> dict[str, Any]:
+        return {
+            "request_throughput": {"unit": "requests/sec", "avg": 17.2},
+            "request_latency": {"unit": "ms", "avg": 5767.4, "p50": 5778.7},
+            "time_to_first_token": {"unit": "ms", "avg": ttft_ms, "p50": ttft_ms},
+            "output_token_throughput": {"unit": "tokens/sec", "avg": 9800.0},
+            "output_sequence_length": {"unit": "tokens", "avg": 567.8, "min": 531, "max": 622},
+            "input_config": {"model": ["m"], "concurrency": 100, "streaming": streaming},
+        }
+
+    paths = []
+    for name, streaming, ttft in (("off.json", False, 4356.0), ("on.json", True, 173.0)):
+        path = tmp_path / name
+        path.write_text(json.dumps(summary(streaming, ttft)))
+        paths.append(path)
+    assert len(api.audit(paths, fmt="genai-perf").groups) == 2
