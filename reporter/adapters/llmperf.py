@@ -142,6 +142,7 @@ def _summary_figures(doc: dict[str, Any], f: Fields) -> tuple[dict[str, Any], li
         "wall_s": wall,
         "output_tokens": mean_out * completed if mean_out is not None else None,
         "prompt_tokens": mean_in * completed if mean_in is not None else None,
+        "mean_prompt_tokens": mean_in,
         "sum_latency_s": _times(doc.get("results_end_to_end_latency_s_mean"), completed),
         "mean_ttft_s": _n(doc.get("results_ttft_s_mean")),
         "median_ttft_s": _n(doc.get("results_ttft_s_quantiles_p50")),
@@ -273,6 +274,18 @@ def _summary_run(
         "no per-request records: the ladder question is undecidable; effective "
         "concurrency from Little's law (Σ latency ÷ wall)"
     )
+    workload = _workload(doc)
+    prompt_asked, prompt_measured = (
+        workload["prompt_tokens"],
+        _n(doc.get("results_number_input_tokens_mean")),
+    )
+    if prompt_asked and prompt_measured and abs(prompt_measured / prompt_asked - 1) > 0.05:
+        # the prompts as sent and counted are the context, not the length asked for
+        workload["prompt_tokens"] = None
+        derived.append(
+            f"prompt length asked {prompt_asked:g} tokens (mean_input_tokens), measured mean "
+            f"{prompt_measured:g}: the measured one is the run's"
+        )
     asked, spread = _n(doc.get("mean_output_tokens")), _n(doc.get("stddev_output_tokens"))
     if asked is not None and spread:
         derived.append(
@@ -286,7 +299,7 @@ def _summary_run(
         NAME,
         tool=("llmperf", str(doc.get("version")) if doc.get("version") else None),
         model={"name": doc.get("model")},
-        workload=_workload(doc),
+        workload=workload,
         summary=summary,
         derived=derived + _CAVEATS,
         extra={

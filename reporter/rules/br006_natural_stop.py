@@ -146,7 +146,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             refs=request_refs(rows[eos], 5),
         )
     if math.isnan(cv) and not math.isnan(mean) and numbers["requested"] and not len(rows):
-        return _summary_mean(run_id, mean, float(requested), numbers, help_text)
+        return _summary_mean(run_id, mean, lo, hi, float(requested), numbers, help_text)
     if math.isnan(cv) and not math.isnan(mean):
         return RULE.finding(
             run_id,
@@ -330,13 +330,24 @@ def _drawn_range(
 
 
 def _summary_mean(
-    run_id: str, mean: float, requested: float, numbers: dict[str, Any], help_text: str
+    run_id: str,
+    mean: float,
+    lo: float,
+    hi: float,
+    requested: float,
+    numbers: dict[str, Any],
+    help_text: str,
 ) -> Finding:
-    """Only a tool's summary: the mean output against the requested length."""
+    """Only a tool's summary: the mean output against the requested length (and its range,
+    where it gives one: a mean near the requested length proves nothing when the outputs
+    spread, or some exceed it)."""
     share = mean / requested
     numbers["mean_share_of_requested"] = share
     arithmetic = [f"mean output {fmt(mean, 1)} ÷ requested {fmt(requested, 0)} = {share:.1%}"]
-    if abs(mean - requested) < 0.5:
+    spread = not (math.isnan(lo) or math.isnan(hi)) and lo != hi
+    if spread:
+        arithmetic.append(f"the summary's outputs: {fmt(lo, 0)}–{fmt(hi, 0)} tokens")
+    if abs(mean - requested) < 0.5 and not spread:
         return RULE.finding(
             run_id,
             Outcome.PASSED,
@@ -357,12 +368,13 @@ def _summary_mean(
             arithmetic=arithmetic,
             help=help_text,
         )
+    over = f", over {fmt(lo, 0)}–{fmt(hi, 0)}" if spread else ""
     return RULE.finding(
         run_id,
         Outcome.UNDECIDABLE,
         f"stop mode not stated; the outputs average {fmt(mean, 1)} of {fmt(requested, 0)} "
-        "requested tokens: a summary's mean this close decides neither (per-request lengths, "
-        "workload.stop or ignore_eos would)",
+        f"requested tokens{over}: a summary's mean this close decides neither (per-request "
+        "lengths, workload.stop or ignore_eos would)",
         numbers=numbers,
         arithmetic=arithmetic,
     )

@@ -465,12 +465,19 @@ def _speculation(run: Any, flag: str) -> Verdict:
         counted = _tool_drafts(run)
         if counted is not None:
             return Verdict("speculative decoding", flag, *counted)
+        extra = run.get("extra")
+        accepted = number(extra.get("accept_length")) if isinstance(extra, dict) else None
         return Verdict(
             "speculative decoding",
             flag,
             CANNOT,
-            "no draft counter was scraped (metrics_before / metrics_after) and the tool "
-            "counted no drafts",
+            "no draft counter was scraped (metrics_before / metrics_after)"
+            + (
+                f"; the server's accept_length {fmt(accepted, 2)} shows drafts accepted, but "
+                "over all its traffic, not this run's alone"
+                if accepted is not None
+                else " and the tool counted no drafts"
+            ),
         )
     before = "absent" if drafts.before is None else fmt(drafts.before, 0)
     lines = [

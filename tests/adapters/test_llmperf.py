@@ -259,3 +259,31 @@ def test_reported_rates_are_tokens_over_e2e_from_the_listed_durations(real, name
     req = api.load([real(individual)]).requests
     assert req["t_send"].isna().all() and req["ttft"].notna().all() and req["e2e"].notna().all()
     assert (req["decode_s"] == req["e2e"] - req["ttft"]).all()
+
+
+def test_a_spread_of_outputs_around_the_requested_length_is_not_forced(real):
+    # bedrock: mean 149.75 of 150 asked, but outputs 120-152: not "every request wrote it"
+    (f,) = api.audit([real(BEDROCK)], select=["BR006"]).findings
+    assert (str(f.outcome), f.message) == (
+        "undecidable",
+        "stop mode not stated; the outputs average 149.8 of 150 requested tokens, over "
+        "120–152: a summary's mean this close decides neither (per-request lengths, "
+        "workload.stop or ignore_eos would)",
+    )
+
+
+def test_the_measured_prompt_is_the_context_when_it_differs_from_the_asked(tmp_path, real):
+    # philschmid's summaries asked 750-token prompts and measured 590-614: context 603, not 750
+    doc = json.loads(real(SUMMARY).read_text()) | {"results_number_input_tokens_mean": 603.0}
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(doc))
+    r = run(load(path))
+    assert r["prompt_tokens"] is None or math.isnan(r["prompt_tokens"])
+    assert (
+        "prompt length asked 550 tokens (mean_input_tokens), measured mean 603: the measured "
+        "one is the run's"
+    ) in r["derived"]
+    (f,) = api.audit([path], select=["BR017"]).findings
+    assert f.message == (
+        "context 603 tokens (the summary's mean prompt length; context at the first decoded token)"
+    )

@@ -118,3 +118,24 @@ def test_drafts_the_benchmark_tool_counted_show_speculation_working(tmp_path):
     )
     assert f.arithmetic == ["the tool counted 1,260 drafts during the run, 2,723 of 3,780 "
                             "draft tokens accepted"]  # fmt: skip
+
+
+def test_an_accept_length_is_named_but_does_not_decide(tmp_path):
+    # SGLang's accept_length is the server's over all its traffic: named, but this run's
+    # drafts are still unknown
+    import json
+
+    line = {
+        "backend": "sglang", "dataset_name": "random", "request_rate": 1.0,
+        "max_concurrency": 1, "duration": 10.0, "completed": 10, "total_input_tokens": 1000,
+        "total_output_tokens": 640, "accept_length": 3.82,
+        "server_info": {"speculative_algorithm": "EAGLE", "version": "0.5.5"},
+    }  # fmt: skip
+    path = tmp_path / "sglang.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    (f,) = api.audit([path], fmt="sglang", select=["BR014"]).findings
+    assert f.message.endswith(
+        "no draft counter was scraped (metrics_before / metrics_after); the server's "
+        "accept_length 3.82 shows drafts accepted, but over all its traffic, not this run's "
+        "alone"
+    )
