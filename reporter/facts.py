@@ -147,7 +147,7 @@ def decode_bound(data: AuditData, run_id: str) -> DecodeBound | None:
             + (
                 " (every output the same length)"
                 if exact
-                else " (outputs of unequal length: an approximation)"
+                else f" ({_unequal(s)}: an approximation)"
             )
         ]
         how = "completed × (len − 1) × mean TPOT"
@@ -172,6 +172,15 @@ def decode_bound(data: AuditData, run_id: str) -> DecodeBound | None:
         f"{fmt(wall, 2)} s = {fmt(value, 2)}"
     )
     return DecodeBound(value=value, exact=exact, how=how, arithmetic=lines)
+
+
+def _unequal(s: Any) -> str:
+    """Why a Σ decode from the mean output is approximate: lengths known to differ, or not
+    known to be equal (a summary without their range)."""
+    lo, hi = float(s["out_min"]), float(s["out_max"])
+    if not (math.isnan(lo) or math.isnan(hi)) and lo != hi:
+        return f"outputs of unequal length, {fmt(lo, 0)}–{fmt(hi, 0)}"
+    return "output lengths not known to be equal"
 
 
 class _Floor(NamedTuple):
@@ -353,7 +362,8 @@ def _overlap(data: AuditData, f: RunFacts) -> Decision:
             "per-request times)"
             if bound.exact
             else f"not serial: about {fmt(bound.value, 2)} requests decoding at once on "
-            f"average (Σ decode ÷ wall from {bound.how}, approximate as output lengths differ, "
+            f"average (Σ decode ÷ wall from {bound.how}, approximate as output lengths may "
+            "differ, "
             f"but more than {fmt(margin, 0)}× one at a time)"
         )
         return Decision(
@@ -367,7 +377,7 @@ def _overlap(data: AuditData, f: RunFacts) -> Decision:
     reading = (
         "is consistent with one at a time but does not prove it"
         if bound.value <= 1 or bound.exact
-        else "is an approximation (outputs of unequal length) too near one at a time to "
+        else "is an approximation (output lengths may differ) too near one at a time to "
         "prove either"
     )
     return Decision(

@@ -58,7 +58,8 @@ def test_without_the_spread_the_estimate_decides_nothing(tmp_path):
     f = _audit(tmp_path, std_tpot_ms=None)
     assert f["outcome"] == "undecidable"
     assert f["numbers"]["decode_concurrency_exact"] is False
+    assert f["arithmetic"][0].endswith("(output lengths not known to be equal: an approximation)")
     assert (
-        "1.77 (completed × (len − 1) × mean TPOT) is an approximation (outputs of unequal "
-        "length) too near one at a time to prove either"
+        "1.77 (completed × (len − 1) × mean TPOT) is an approximation (output lengths may "
+        "differ) too near one at a time to prove either"
     ) in f["message"]
