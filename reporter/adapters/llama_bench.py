@@ -644,6 +644,18 @@ def _int(value: Any) -> int:
     return 0
 
 
+def _hardware_name(record: dict[str, Any]) -> str | None:
+    """The devices the test ran on: the GPU (else the CPU) llama-bench names, and which of
+    them `-dev` chose when not all ("ROCm0/ROCm1" against four): a hardware difference, not
+    an engine flag."""
+    gpu = record.get("gpu_info")
+    name = gpu if isinstance(gpu, str) and gpu else record.get("cpu_info")
+    devices = record.get("devices")
+    if isinstance(devices, str) and devices.strip() not in ("", "auto", "none"):
+        return f"{name} (devices {devices.strip()})" if name else f"devices {devices.strip()}"
+    return name if isinstance(name, str) else None
+
+
 def _is_scalar(value: Any) -> bool:
     return value is None or isinstance(value, str | int | float | bool)
 
@@ -734,8 +746,12 @@ def _test_run(
     quant = None
     if isinstance(model_type, str) and len(model_type.split(" ", 2)) == 3:
         quant = model_type.split(" ", 2)[2]
-    flags = [f"{k}={record[k]}" for k in (*SETTINGS[2:], *extra_flags) if record.get(k) is not None]
-    gpu = record.get("gpu_info")
+    # the devices -dev chose are the run's hardware (_hardware_name), not an engine flag
+    flags = [
+        f"{k}={record[k]}"
+        for k in (*SETTINGS[2:], *extra_flags)
+        if record.get(k) is not None and k != "devices"
+    ]
     run = new_run(
         run_id,
         path,
@@ -756,7 +772,7 @@ def _test_run(
             "quant": quant,
             "working_set_bytes": f.number("model_size"),
         },
-        hardware={"name": gpu if isinstance(gpu, str) and gpu else record.get("cpu_info")},
+        hardware={"name": _hardware_name(record)},
         workload={
             "concurrency": 1,
             "stop": "forced",

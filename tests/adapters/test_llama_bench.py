@@ -544,3 +544,27 @@ def test_csv_tables_inside_a_runners_log_are_read(tmp_path):
         n.startswith("llama-bench: 4 line(s) around the CSV tables left aside (lines 1–2, 6–7")
         for n in tables.inputs[0].notes
     )
+
+
+def test_the_devices_chosen_are_hardware_not_an_engine_flag(tmp_path):
+    # the same GPUs, two of four chosen with -dev, then all four: BR012 named the difference
+    # "engine flags"; it is the hardware the test ran on
+    head = (
+        "| model | params | backend | dev | test | t/s |\n"
+        "| --- | ---: | --- | --- | ---: | ---: |\n"
+    )
+    rows = (
+        "| qwen35moe 35B.A3B Q8_0 | 34.66 B | ROCm | ROCm0/ROCm1 | tg256 | 82.19 ± 1.16 |\n"
+        "| qwen35moe 35B.A3B Q8_0 | 34.66 B | ROCm | ROCm0/ROCm1/ROCm2/ROCm3 | tg256 | "
+        "87.51 ± 3.16 |\n"
+    )
+    path = tmp_path / "dev.md"
+    path.write_text(head + rows + "\nbuild: 0893f50f2 (8746)\n")
+    runs = api.load([path]).runs
+    assert list(runs["hardware_name"]) == [
+        "devices ROCm0/ROCm1",
+        "devices ROCm0/ROCm1/ROCm2/ROCm3",
+    ]
+    assert not any("devices=" in f for flags in runs["engine_flags"] for f in flags)
+    f = next(x for x in api.audit([path], select=["BR012"]).findings if x.subject == "audit")
+    assert "hardware" in f.message and "engine flags" not in f.message
