@@ -23,7 +23,7 @@ import pandas as pd
 
 from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
 from reporter.ingest.limits import depth_problem, find_newlines, too_deep
-from reporter.ingest.lines import Source, iter_lines, json_problem, loads_relaxed
+from reporter.ingest.lines import Source, iter_lines, json_problem, loads_relaxed, twice_keyed
 from reporter.runrecord import run_row
 from reporter.table import InputFile, Partial, normalize_requests
 from reporter.table import unique_ids as unique_ids  # the adapters' one name for it
@@ -98,12 +98,14 @@ def parse_value(path: str, number: int, raw: bytes) -> tuple[Any, Problem | None
     if depth is not None:
         return None, depth_problem(path, number, depth)
     try:
-        return orjson.loads(raw), None
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         try:
-            return _relaxed(raw), None
+            value = _relaxed(raw)
         except (ValueError, RecursionError):
             return None, json_problem(path, number, raw, exc)
+    twice = twice_keyed(path, number, raw, value)
+    return (None, twice) if twice is not None else (value, None)
 
 
 def json_lines(
@@ -153,6 +155,9 @@ def document(source: Source) -> Any:
             raise fail(
                 source.path, None, f"not valid JSON: {exc}", "a complete JSON document"
             ) from None
+    twice = twice_keyed(source.path, None, data, value, into_lists=True)
+    if twice is not None:
+        raise TraceError([twice])
     _DOC_CACHE[:] = [(source.data, value)]
     return value
 

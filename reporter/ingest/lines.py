@@ -179,6 +179,61 @@ def parse_line(path: str, number: int, line: bytes) -> tuple[Any, Problem | None
     if depth is not None:
         return None, depth_problem(path, number, depth)
     try:
-        return orjson.loads(line), None
+        record = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
         return None, json_problem(path, number, line, exc)
+    twice = twice_keyed(path, number, line, record)
+    return (None, twice) if twice is not None else (record, None)
+
+
+def twice_keyed(
+    path: str, number: int | None, line: bytes, record: Any, *, into_lists: bool = False
+) -> Problem | None:
+    """The problem of a line whose object holds a key twice (a parser keeps one of the two
+    values and drops the other unsaid), else None. Only a line with more `":` than the keys
+    read is looked at closely: a string holding `":` costs that look, nothing more."""
+    if not isinstance(record, dict | list):
+        return None
+    quoted = line.count(b'":')
+    # a flat record (a request line) answers at the first comparison
+    if quoted <= len(record) or quoted <= _keys(record, into_lists):
+        return None
+    twice = duplicate_key(line)
+    if twice is None:
+        return None
+    return Problem(path, number, f'the key "{twice}" appears twice in one object', "each key once")
+
+
+def _keys(record: dict[str, Any] | list[Any], into_lists: bool = False) -> int:
+    """The keys of a record and of the objects nested in it: through objects only, or
+    through lists too (`into_lists`, for a whole document). A key left uncounted only makes
+    the record looked at closely, never passed over."""
+    count, stack = 0, [record]
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, dict):
+            count += len(obj)
+            values: Any = obj.values()
+        else:
+            values = obj
+        stack.extend(
+            v for v in values if isinstance(v, dict) or (into_lists and isinstance(v, list))
+        )
+    return count
+
+
+def duplicate_key(line: bytes) -> str | None:
+    """The first key that one object of the JSON text holds twice, or None."""
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [k for k, _ in items]
+        if len(set(keys)) != len(keys) and not found:
+            found.append(next(k for i, k in enumerate(keys) if k in keys[:i]))
+        return dict(items)
+
+    try:
+        json.loads(line, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return None
+    return found[0] if found else None

@@ -473,3 +473,37 @@ def test_tool_durations_that_cannot_be_are_refused(tmp_path: Path) -> None:
         r"than the end-to-end latency \(\"e2e\" 1 s\); expected a time to first token at most",
         done.stderr,
     ), done.stderr
+
+
+def test_a_key_written_twice_is_refused_not_resolved_in_silence(tmp_path: Path) -> None:
+    # pyarrow refuses the line, the line-by-line reader kept the last value unsaid: a request
+    # whose t_end is 99999.0 and 1.3 at once is no request to audit
+    from reporter import api
+    from reporter.errors import TraceError
+    from tests.conftest import TRACES
+
+    lines = (TRACES / "case-b-forced.jsonl").read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith('{"kind":"request"'))
+    lines[at] = lines[at].replace('"t_end":', '"t_end":99999.0,"t_end":', 1)
+    path = tmp_path / "twice.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(TraceError) as err:
+        api.load([path])
+    assert str(err.value) == (
+        f'{path}:{at + 1}: the key "t_end" appears twice in one object; expected each key once'
+    )
+    lenient = api.load([path], lenient=True)
+    assert lenient.inputs[0].skipped == 1
+    # the same in another tool's JSON Lines; a string that holds '":' is no second key
+    sglang = tmp_path / "sglang.jsonl"
+    line = (
+        '{"backend": "sglang", "dataset_name": "random", "request_rate": 1.0, '
+        '"max_concurrency": 1, "duration": 10.0, "completed": 10, "completed": 9, '
+        '"total_input_tokens": 1000, "total_output_tokens": 640}'
+    )
+    sglang.write_text(line + "\n")
+    with pytest.raises(TraceError) as err:
+        api.load([sglang], "sglang")
+    assert 'the key "completed" appears twice in one object' in str(err.value)
+    sglang.write_text(line.replace('"completed": 9, ', '"tag": "a\\":b", ') + "\n")
+    assert len(api.load([sglang], "sglang").runs) == 1
