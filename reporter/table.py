@@ -210,8 +210,12 @@ UNFINISHED = ("error", "abort", "cancelled", "time_limit", "too_short")
 #: (stream chunks received, summed over requests), cancelled and time_limited (how many of
 #: the failed were cancelled by the client on purpose, or cut by the benchmark's time
 #: limit), too_short (how many were finished answers the client flagged as shorter than
-#: asked for). Latency percentiles the tool gives: `<metric>_p<q>_s` for TTFT, ITL, TPOT and
-#: e2e at p50, p90 and p99 (LATENCY_SUMMARY_KEYS), each absent where the tool does not give it.
+#: asked for), mean_prompt_tokens, std_tpot_s (the standard deviation of the requests'
+#: TPOTs), spec_drafts, spec_draft_tokens and spec_accepted_tokens (the server's draft
+#: counters over the run, as the tool took them), length_mismatches (how many requests wrote
+#: another length than the one asked of them). Latency percentiles the tool gives:
+#: `<metric>_p<q>_s` for TTFT, ITL, TPOT and e2e at p50, p90 and p99 (LATENCY_SUMMARY_KEYS),
+#: each absent where the tool does not give it.
 LATENCY_SUMMARY_KEYS = tuple(
     f"{metric}_p{q}_s" for metric in ("ttft", "itl", "tpot", "e2e") for q in (50, 90, 99)
 )
@@ -221,7 +225,8 @@ SUMMARY_KEYS = (
     "mean_reported_tps", "sum_reported_tps", "tool_aggregate_tps", "tool_peak_concurrency",
     "tool_peak_concurrency_trusted", "tool_concurrency", "mean_output_tokens",
     "min_output_tokens", "max_output_tokens", "chunks", "cancelled", "time_limited", "too_short",
-    *LATENCY_SUMMARY_KEYS,
+    "mean_prompt_tokens", "std_tpot_s", "spec_drafts", "spec_draft_tokens",
+    "spec_accepted_tokens", "length_mismatches", *LATENCY_SUMMARY_KEYS,
 )  # fmt: skip
 
 

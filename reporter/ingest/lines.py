@@ -195,8 +195,11 @@ def twice_keyed(
     if not isinstance(record, dict | list):
         return None
     quoted = line.count(b'":')
-    # a flat record (a request line) answers at the first comparison
-    if quoted <= len(record) or quoted <= _keys(record, into_lists):
+    # a flat object (a request line) answers at the first comparison; a list's length
+    # counts items, not keys, so a list is always counted through
+    if isinstance(record, dict) and quoted <= len(record):
+        return None
+    if quoted <= _keys(record, into_lists):
         return None
     twice = duplicate_key(line)
     if twice is None:
@@ -227,9 +230,11 @@ def duplicate_key(line: bytes) -> str | None:
     found: list[str] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [k for k, _ in items]
-        if len(set(keys)) != len(keys) and not found:
-            found.append(next(k for i, k in enumerate(keys) if k in keys[:i]))
+        seen: set[str] = set()
+        for key, _ in items:
+            if key in seen and not found:
+                found.append(key)
+            seen.add(key)
         return dict(items)
 
     try:

@@ -507,3 +507,14 @@ def test_a_key_written_twice_is_refused_not_resolved_in_silence(tmp_path: Path) 
     assert 'the key "completed" appears twice in one object' in str(err.value)
     sglang.write_text(line.replace('"completed": 9, ', '"tag": "a\\":b", ') + "\n")
     assert len(api.load([sglang], "sglang").runs) == 1
+
+
+def test_a_key_twice_in_a_list_of_objects_is_found(tmp_path: Path) -> None:
+    # a list's length counts items, not keys: ten empty objects must not hide the eleventh's
+    # key written twice
+    from reporter.ingest.lines import twice_keyed
+
+    doc = b"[" + b",".join([b"{}"] * 10) + b',{"a":1,"a":2}]'
+    problem = twice_keyed("doc.json", None, doc, json.loads(doc), into_lists=True)
+    assert problem is not None
+    assert problem.message == 'the key "a" appears twice in one object'

@@ -63,3 +63,27 @@ def test_without_the_spread_the_estimate_decides_nothing(tmp_path):
         "1.77 (completed × (len − 1) × mean TPOT) is an approximation (output lengths may "
         "differ) too near one at a time to prove either"
     ) in f["message"]
+
+
+def test_a_negative_spread_is_refused_not_made_a_bound(tmp_path):
+    # a standard deviation below zero would lift the TPOT floor above the mean (2.09 at once
+    # instead of 1.43): impossible data, refused like any other summary figure below zero.
+    # vLLM's own reader refuses "std_tpot_ms" -1; a native trace carries the figure as it is
+    from click.testing import CliRunner
+
+    from reporter.cli import main
+    from reporter.errors import TraceError
+
+    source = tmp_path / "result.json"
+    source.write_text(json.dumps(SUMMARY))
+    native = tmp_path / "native.jsonl"
+    assert CliRunner().invoke(main, ["convert", str(source), "--to", str(native)]).exit_code == 0
+    record = json.loads(native.read_text())
+    record["summary"]["std_tpot_s"] = -0.001
+    native.write_text(json.dumps(record) + "\n")
+    with pytest.raises(TraceError) as err:
+        api.audit([native])
+    assert str(err.value) == (
+        f"{native}:1: run 'vllm:infqps:c2': summary figure std_tpot_s is -0.001; expected a "
+        "number ≥ 0"
+    )
