@@ -81,7 +81,8 @@ VLLM_PER_POINT = {
 SESSION_GAP_H = 6.0
 
 
-def _scalar(value: Any) -> bool:
+def scalar(value: Any) -> bool:
+    """A JSON scalar (or null): a value a setting can be."""
     return value is None or isinstance(value, str | int | float | bool)
 
 
@@ -110,10 +111,10 @@ def tool_settings(row: Mapping[Any, Any]) -> list[tuple[str, str]]:
     keys = set(SETTING_EXTRA) & set(extra)
     # a converted file keeps the tool's name beside the run (source_format)
     if (extra.get("source_format") or row.get("format")) == "vllm":
-        keys |= {k for k, v in extra.items() if k not in VLLM_PER_POINT and _scalar(v)}
+        keys |= {k for k, v in extra.items() if k not in VLLM_PER_POINT and scalar(v)}
     # a random dataset's lengths are the run's prompt and output lengths, not a deployment's
     keys -= _OWN_FACTORS | RANDOM_LENGTH_KEYS
-    return [(k, str(extra[k])) for k in sorted(keys) if _scalar(extra[k]) and extra[k] is not None]
+    return [(k, str(extra[k])) for k in sorted(keys) if scalar(extra[k]) and extra[k] is not None]
 
 
 def _setting_text(value: Any) -> str:

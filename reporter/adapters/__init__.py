@@ -204,7 +204,7 @@ def _looks_like(source: Source) -> tuple[int | None, str, str] | None:
                 "--output-file (SGLang bench_serving)",
             )
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.lstrip().startswith("|") and {"PP", "TG", "B", "N_KV"} <= set(cells):
+        if llama_bench.is_batched_markdown_header(line):
             return (
                 number,
                 "this is llama-batched-bench's Markdown table",

@@ -108,6 +108,15 @@ def parse_value(path: str, number: int, raw: bytes) -> tuple[Any, Problem | None
     return (None, twice) if twice is not None else (value, None)
 
 
+def lengths_drawn(mean: float, stddev: float, how: str = "") -> str:
+    """The note for output lengths a tool asks of each request from a normal distribution:
+    there is no one requested length (GenAI-Perf's and LLMPerf's stddev > 0)."""
+    return (
+        f"output lengths asked per request from a normal of mean {mean:g} and stddev "
+        f"{stddev:g}{how}: no one requested length"
+    )
+
+
 def json_lines(
     source: Source, problems: Problems, *, keep: Callable[[bytes], bool] | None = None
 ) -> list[tuple[int, Any]]:

@@ -26,6 +26,7 @@ from reporter.adapters._common import (
     fail,
     finish,
     get,
+    lengths_drawn,
     line_of,
     new_run,
     obj,
@@ -412,10 +413,7 @@ def _requested_output(config: dict[str, Any], derived: list[str]) -> int | None:
     if mean is None or mean <= 0 or mean != int(mean):
         return None
     if stddev:
-        derived.append(
-            f"output lengths asked per request from a normal of mean {mean:g} and stddev "
-            f"{stddev:g}: no one requested length"
-        )
+        derived.append(lengths_drawn(mean, stddev))
         return None
     derived.append(f"requested output length from input_config output_tokens_mean {mean:g}")
     return int(mean)

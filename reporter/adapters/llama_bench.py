@@ -45,6 +45,7 @@ from reporter.adapters._common import (
     new_run,
     unique_ids,
 )
+from reporter.grouping import scalar
 from reporter.ingest.lines import Source, iter_lines
 from reporter.table import Partial
 from reporter.types import LEFT_OUT
@@ -214,7 +215,7 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
             k
             for _, r in tests
             for k, v in r.items()
-            if k not in SETTINGS and k not in _NOT_SETTINGS and _is_scalar(v)
+            if k not in SETTINGS and k not in _NOT_SETTINGS and scalar(v)
         }
     )
     varying = [k for k in (*SETTINGS, *others_known) if len({str(r.get(k)) for _, r in tests}) > 1]
@@ -408,6 +409,8 @@ def _markdown_header(source: Source) -> int | None:
 
 #: A device line of a llama.cpp backend (`ggml_vulkan: 0 = AMD Radeon …`, `Device 0: …`).
 _DEVICE = re.compile(r"^\s*(?:ggml_\w+:\s*\d+\s*=|Device\s+\d+:)\s*(.+?)(?:\s\(|,|$)")
+#: The trailer llama-bench prints after its table: `build: 0893f50f2 (8746)`.
+_TRAILER = re.compile(r"^build:\s*(\S+)\s*\((\d+)\)")
 #: A heading above a table in a runner's log: `### GPU 0 ONLY ###`, `# Vulkan`, `=== CPU ===`.
 _HEADING = re.compile(r"^\s*(?:#+\s*(?P<hash>.*?)\s*#*|={2,}\s*(?P<rule>.*?)\s*={2,})\s*$")
 
@@ -435,7 +438,7 @@ def _markdown_records(
     file_build: tuple[str, int] | None = None
     file_gpus: list[str] = []
     for line in lines:
-        trailer = re.match(r"^build:\s*(\S+)\s*\((\d+)\)", line.strip())
+        trailer = _TRAILER.match(line.strip())
         if trailer:
             file_build = (trailer.group(1), int(trailer.group(2)))
         device = _DEVICE.match(line)
@@ -468,7 +471,7 @@ def _markdown_records(
                 rows.append((i + 1, record, tables[-1]))
         else:
             header = None
-            trailer = re.match(r"^build:\s*(\S+)\s*\((\d+)\)", line.strip())
+            trailer = _TRAILER.match(line.strip())
             device = _DEVICE.match(line)
             titled = _HEADING.match(line)
             if trailer and tables and tables[-1]["build"] is None:
@@ -498,12 +501,17 @@ def _markdown_records(
     return out, others
 
 
+def is_batched_markdown_header(line: str) -> bool:
+    """The header of llama-batched-bench's Markdown table (| PP | TG | B | N_KV | …)."""
+    return line.lstrip().startswith("|") and {"PP", "TG", "B", "N_KV"} <= set(_cells(line))
+
+
 def _batched_tables(source: Source) -> list[tuple[int, int]]:
     """(header line, rows) of each llama-batched-bench Markdown table in a llama-bench log."""
     out: list[tuple[int, int]] = []
     lines = source.text().splitlines()
     for i, line in enumerate(lines):
-        if line.lstrip().startswith("|") and {"PP", "TG", "B", "N_KV"} <= set(_cells(line)):
+        if is_batched_markdown_header(line):
             rows = 0
             for later in lines[i + 2 :]:
                 if not later.lstrip().startswith("|"):
@@ -654,10 +662,6 @@ def _hardware_name(record: dict[str, Any]) -> str | None:
     if isinstance(devices, str) and devices.strip() not in ("", "auto", "none"):
         return f"{name} (devices {devices.strip()})" if name else f"devices {devices.strip()}"
     return name if isinstance(name, str) else None
-
-
-def _is_scalar(value: Any) -> bool:
-    return value is None or isinstance(value, str | int | float | bool)
 
 
 def _test_run(

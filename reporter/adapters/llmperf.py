@@ -37,6 +37,7 @@ from reporter.adapters._common import (
     document,
     fail,
     finish,
+    lengths_drawn,
     line_of,
     new_run,
     unique_ids,
@@ -288,10 +289,7 @@ def _summary_run(
         )
     asked, spread = _n(doc.get("mean_output_tokens")), _n(doc.get("stddev_output_tokens"))
     if asked is not None and spread:
-        derived.append(
-            f"output lengths asked per request from a normal of mean {asked:g} and stddev "
-            f"{spread:g} (LLMPerf's max_tokens): no one requested length"
-        )
+        derived.append(lengths_drawn(asked, spread, " (LLMPerf's max_tokens)"))
     return new_run(
         run_id,
         path,

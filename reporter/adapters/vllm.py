@@ -324,14 +324,10 @@ def _run(
             [str(record.get("model_id"))] + [f"{k}={v}" for k, v in params]
         )
     # `--metadata gpu=4xNVIDIA_L40S`: the hardware, as the file names it
-    hardware_key = next(
-        (k for k in _HARDWARE_KEYS if isinstance(record.get(k), str) and record[k].strip()), None
-    )
+    hardware_key = _first_named(record, _HARDWARE_KEYS)
     if hardware_key is not None:
         derived.append(f"hardware from the metadata {hardware_key}={record[hardware_key]!r}")
-    engine_key = next(
-        (k for k in _ENGINE_KEYS if isinstance(record.get(k), str) and record[k].strip()), None
-    )
+    engine_key = _first_named(record, _ENGINE_KEYS)
     engine_name = backend if backend in _ENGINES else None
     if engine_key is not None:
         named = record[engine_key].strip()
@@ -382,6 +378,11 @@ def _run(
         concurrency_derived=concurrency_derived,
     )
     return run, rows
+
+
+def _first_named(record: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    """The first of `keys` whose `--metadata` value is a non-empty string, or None."""
+    return next((k for k in keys if isinstance(record.get(k), str) and record[k].strip()), None)
 
 
 def _is_latency(key: str) -> bool:

@@ -462,9 +462,9 @@ def _ttfts(rep: dict[str, Any]) -> str:
 def _speculation(run: Any, flag: str) -> Verdict:
     drafts = features.counter_delta(run.get("extra"), features.SPEC_DRAFT_COUNTERS)
     if drafts is None:
-        counted = _tool_drafts(run)
+        counted = _tool_drafts(run, flag)
         if counted is not None:
-            return Verdict("speculative decoding", flag, *counted)
+            return counted
         extra = run.get("extra")
         accepted = number(extra.get("accept_length")) if isinstance(extra, dict) else None
         return Verdict(
@@ -504,7 +504,7 @@ def _speculation(run: Any, flag: str) -> Verdict:
     )
 
 
-def _tool_drafts(run: Any) -> tuple[str, str, list[str], dict[str, Any]] | None:
+def _tool_drafts(run: Any, flag: str) -> Verdict | None:
     """The drafts a benchmark tool counted over the run from the server's counters (vLLM's
     spec_decode_num_drafts, draft and accepted tokens)."""
     summary = run.get("summary")
@@ -522,8 +522,10 @@ def _tool_drafts(run: Any) -> tuple[str, str, list[str], dict[str, Any]] | None:
     )
     numbers = {"drafts": drafts}
     if drafts > 0:
-        return OBSERVED, f"the tool counted {fmt(drafts, 0)} drafts", [line], numbers
-    return NOT_OBSERVED, "the tool counted no drafts during the run", [line], numbers
+        why = f"the tool counted {fmt(drafts, 0)} drafts"
+        return Verdict("speculative decoding", flag, OBSERVED, why, [line], numbers)
+    why = "the tool counted no drafts during the run"
+    return Verdict("speculative decoding", flag, NOT_OBSERVED, why, [line], numbers)
 
 
 RULE = Rule(
