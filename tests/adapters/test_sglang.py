@@ -181,13 +181,21 @@ def test_server_info_shows_speculation_off_but_does_not_state_it(real):
     )
 
 
+#: A bench_serving line of the fewest fields, for tests that add the ones they are about.
+LINE = {
+    "backend": "sglang", "dataset_name": "random", "request_rate": 1.0,
+    "max_concurrency": 1, "duration": 10.0, "completed": 10, "total_input_tokens": 1000,
+    "total_output_tokens": 640,
+}  # fmt: skip
+#: The same with EAGLE speculation, as server_info and accept_length say it.
+SPECULATIVE = LINE | {
+    "accept_length": 2.4,
+    "server_info": {"speculative_algorithm": "EAGLE", "version": "0.5.5"},
+}
+
+
 def test_an_accept_length_shows_speculation_on(tmp_path):
-    line = {
-        "backend": "sglang", "dataset_name": "random", "request_rate": 1.0,
-        "max_concurrency": 1, "duration": 10.0, "completed": 10, "total_input_tokens": 1000,
-        "total_output_tokens": 640, "accept_length": 2.4,
-        "server_info": {"speculative_algorithm": "EAGLE", "version": "0.5.5"},
-    }  # fmt: skip
+    line = SPECULATIVE
     path = tmp_path / "sglang.jsonl"
     path.write_text(json.dumps(line) + "\n")
     r = run(load(path, "sglang"))
@@ -196,11 +204,7 @@ def test_an_accept_length_shows_speculation_on(tmp_path):
 
 
 def test_without_server_info_no_version_is_said_to_be_recorded(tmp_path):
-    line = {
-        "backend": "sglang", "dataset_name": "random", "request_rate": 1.0,
-        "max_concurrency": 1, "duration": 10.0, "completed": 10, "total_input_tokens": 1000,
-        "total_output_tokens": 640,
-    }  # fmt: skip
+    line = LINE
     path = tmp_path / "sglang.jsonl"
     path.write_text(json.dumps(line) + "\n" + json.dumps(line | {"server_info": None}) + "\n")
     runs = load(path, "sglang").runs

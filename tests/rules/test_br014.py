@@ -125,12 +125,9 @@ def test_an_accept_length_is_named_but_does_not_decide(tmp_path):
     # drafts are still unknown
     import json
 
-    line = {
-        "backend": "sglang", "dataset_name": "random", "request_rate": 1.0,
-        "max_concurrency": 1, "duration": 10.0, "completed": 10, "total_input_tokens": 1000,
-        "total_output_tokens": 640, "accept_length": 3.82,
-        "server_info": {"speculative_algorithm": "EAGLE", "version": "0.5.5"},
-    }  # fmt: skip
+    from tests.adapters.test_sglang import SPECULATIVE
+
+    line = SPECULATIVE | {"accept_length": 3.82}
     path = tmp_path / "sglang.jsonl"
     path.write_text(json.dumps(line) + "\n")
     (f,) = api.audit([path], fmt="sglang", select=["BR014"]).findings
