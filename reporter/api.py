@@ -116,14 +116,15 @@ def audit(
         raise UsageError(f"group_by {group_by!r}; expected one of {', '.join(GROUP_BY)}")
     chosen = rules.select(select, ignore)
     extra_claims = [claims.parse_claim_option(t, i + 1) for i, t in enumerate(claim_texts)]
-    from reporter.stream import audit as streamed
+    from reporter import parquet
 
+    one_parquet = len(paths) == 1 and parquet.is_parquet(paths[0])
     if stream is None:
-        stream = fmt == "auto" and streamed.should_stream(paths)
+        stream = fmt == "auto" and one_parquet and _streams_by_itself(paths[0])
     if stream:
-        from reporter import parquet
+        from reporter.stream import audit as streamed
 
-        if len(paths) != 1 or not parquet.is_parquet(paths[0]):
+        if not one_parquet:
             raise UsageError(
                 "a streamed audit reads one Parquet file or folder; expected "
                 "`benchreport convert FILE --to trace.parquet` first"
@@ -140,6 +141,14 @@ def audit(
 
         tables.logs = read_server_log(Path(log), tables)
     return audit_tables(tables, rules_chosen=chosen, config=config)
+
+
+def _streams_by_itself(path: PathLike) -> bool:
+    """Whether a Parquet input is large enough to stream (the streaming reader is imported
+    only for Parquet input: pyarrow.dataset takes 0.1 s to import)."""
+    from reporter.stream import audit as streamed
+
+    return streamed.should_stream([path])
 
 
 def analyse(tables: Tables, config: Config | None = None) -> AuditData:
