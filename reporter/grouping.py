@@ -14,6 +14,7 @@ the behaviour before sweeps across files), "run" (every run alone).
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -115,6 +116,20 @@ def tool_settings(row: Mapping[Any, Any]) -> list[tuple[str, str]]:
     # a random dataset's lengths are the run's prompt and output lengths, not a deployment's
     keys -= _OWN_FACTORS | RANDOM_LENGTH_KEYS
     return [(k, str(extra[k])) for k in sorted(keys) if scalar(extra[k]) and extra[k] is not None]
+
+
+def pacing(row: Mapping[Any, Any]) -> str:
+    """ "open loop" for a run whose requests were sent on a schedule: at a finite request rate,
+    or all at once (rate inf with no concurrency limit stated: a rate sweep's last point);
+    else "" (a closed loop at N, or not recorded). A sweep over N and one over the rate are
+    separate series."""
+    try:
+        rate = float(row.get("request_rate"))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return ""
+    stated = row.get("concurrency")
+    limited = stated is not None and stated == stated and not row.get("concurrency_derived")
+    return "open loop" if rate > 0 and (math.isfinite(rate) or not limited) else ""
 
 
 def _setting_text(value: Any) -> str:
@@ -228,7 +243,7 @@ def assign(
             reasons.setdefault(str(row["group"]), "named by the file")
     buckets: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for row in pending:
-        items = tuple(setting_items(row))
+        items = (*setting_items(row), ("pacing", pacing(row)))
         if group_by == "file":
             key: tuple[Any, ...] = (_file(row), items)
         elif group_by == "run":
@@ -296,6 +311,8 @@ def _reason(
     ]
     if measured:
         shared.append(measured)
+    if pacing(rows[0]):
+        shared.append("open loop (requests sent on a schedule, not as others complete)")
     where = "one file" if len(files) == 1 else f"{len(files)} files"
     if len(rows) == 1:  # nothing shared with another run
         text = f"1 run from {where}" + (" (" + "; ".join(shared) + ")" if shared else "")

@@ -326,3 +326,28 @@ def test_a_streamed_and_an_unstreamed_run_are_not_one_setting(tmp_path: Path) ->
         path.write_text(json.dumps(summary(streaming, ttft)))
         paths.append(path)
     assert len(api.audit(paths, fmt="genai-perf").groups) == 2
+
+
+def test_a_closed_loop_run_and_a_paced_run_are_not_one_sweep(tmp_path: Path) -> None:
+    # anud18's AIPerf runs: one model and prompt set, closed loops at N=2 and N=32 and Poisson
+    # sends at 1 req/s. The paced run is its own series, with tsho's last point of a vLLM rate
+    # sweep (rate inf, no max_concurrency: every request sent at once); the concurrency sweep
+    # keeps its slope
+    import json
+
+    points = {"c2.json": _vllm_point(2, 575, 216), "c32.json": _vllm_point(32, 575, 216)}
+    for name, rate in (("r1.json", 1.0), ("rinf.json", "inf")):
+        paced = _vllm_point(2, 575, 216) | {"request_rate": rate}
+        del paced["max_concurrency"]
+        points[name] = paced
+    for name, point in points.items():
+        (tmp_path / name).write_text(json.dumps(point))
+    verdict = api.audit([tmp_path / name for name in points])
+    members = sorted(sorted(_file_of(verdict, r) for r in g.runs) for g in verdict.groups)
+    assert members == [["c2.json", "c32.json"], ["r1.json", "rinf.json"]]
+    by_axis = {g.axis: g for g in verdict.groups}
+    assert set(by_axis) == {"concurrency", "rate"}
+    assert "open loop" in by_axis["rate"].why
+    assert "open loop" not in by_axis["concurrency"].why
+    assert by_axis["concurrency"].slope.startswith("aggregate")
+
