@@ -137,9 +137,19 @@ def _concurrency_slope(data: AuditData, runs: list[str], facts: dict[str, RunFac
             "log, slots) before quoting any concurrent figure",
             serial=True,
         )
+    message = f"aggregate grows {fmt(growth, 2)}× from N={n_min:g} to N={n_max:g} ({series} tok/s)"
+    peak = int(np.argmax(table.to_numpy()))
+    if peak < len(table) - 1 and last < float(table.iloc[peak]):
+        # growth from end to end hides a sweep that rose, then fell
+        top, n_top = float(table.iloc[peak]), float(table.index[peak])
+        message += (
+            f"; highest at N={n_top:g} ({fmt(top)} tok/s), and lower beyond it "
+            f"({fmt(last / top * 100, 0)}% of it at N={n_max:g})"
+        )
+        numbers["peak_concurrency"] = n_top
     return Decision(
         Outcome.PASSED,
-        f"aggregate grows {fmt(growth, 2)}× from N={n_min:g} to N={n_max:g} ({series} tok/s)",
+        message,
         arithmetic=arithmetic,
         numbers=numbers,
         refs=refs,

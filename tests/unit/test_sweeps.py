@@ -351,3 +351,23 @@ def test_a_closed_loop_run_and_a_paced_run_are_not_one_sweep(tmp_path: Path) -> 
     assert "open loop" not in by_axis["concurrency"].why
     assert by_axis["concurrency"].slope.startswith("aggregate")
 
+
+def test_a_sweep_that_rises_then_falls_names_its_peak(tmp_path: Path) -> None:
+    # akamaslabs' AIPerf sweep: 1,792.2 / 4,826.8 / 4,520.1 tok/s at N=16/128/768. It grows
+    # 2.52× end to end, but the aggregate is highest at N=128
+    import json
+
+    paths = []
+    for n, aggregate in ((16, 1792.2), (128, 4826.8), (768, 4520.1)):
+        point = _vllm_point(n, 575, 216)
+        point["duration"] = point["total_output_tokens"] / aggregate
+        path = tmp_path / f"c{n}.json"
+        path.write_text(json.dumps(point))
+        paths.append(path)
+    (slope,) = [f for f in api.audit(paths, select=["BR005"]).findings if f.code == "BR005"]
+    assert slope.outcome == "passed"
+    assert slope.message == (
+        "aggregate grows 2.52× from N=16 to N=768 (1,792.2 / 4,826.8 / 4,520.1 tok/s); highest "
+        "at N=128 (4,826.8 tok/s), and lower beyond it (94% of it at N=768)"
+    )
+    assert slope.numbers["peak_concurrency"] == 128
