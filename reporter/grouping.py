@@ -67,6 +67,13 @@ VLLM_PER_POINT = {
     "request_rate_inf",
     "source_format",
     "concurrency_derived",
+    # a multi-turn run's load and its counts (vLLM's multi-turn benchmark)
+    "multi_turn_concurrency",
+    "num_conversations",
+    "conversations_completed",
+    "conversations_failed",
+    "avg_turns_completed",
+    "avg_conversation_duration_ms",
     # names of the native record's own parts: a --metadata pair of that name repeats a run
     # field (model=...) and a converted file cannot keep it beside the record
     "model",

@@ -139,12 +139,21 @@ def _name(record: dict[str, Any]) -> str:
         rate_text = f"{rate:g}"
     else:  # not a rate: the run's field check words it
         rate_text = "?"
-    name = f"{record.get('label') or record.get('backend') or 'vllm'}:{rate_text}qps"
-    if record.get("max_concurrency"):
-        name += f":c{record['max_concurrency']}"
+    name = f"{record.get('label') or record.get('backend') or 'vllm'}:"
+    if rate is None and _is_count(record.get("multi_turn_concurrency")):
+        # a multi-turn run sends no request rate: its load is the conversations at once
+        name += f"multiturn:c{record['multi_turn_concurrency']}"
+    else:
+        name += f"{rate_text}qps"
+        if record.get("max_concurrency"):
+            name += f":c{record['max_concurrency']}"
     if record.get("run_number") is not None:
         name += f":run{record['run_number']}"
     return name
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 #: `--metadata` keys that name the hardware (vLLM writes every metadata pair at the top level).
@@ -173,6 +182,7 @@ def _run(
     num_prompts = f.integer("num_prompts")
     total_input = f.integer("total_input_tokens")
     max_concurrency = f.integer("max_concurrency", minimum=1)
+    multi_turn = f.integer("multi_turn_concurrency", minimum=1)
     peak = f.integer("max_concurrent_requests")
     rate_raw = record.get("request_rate")
     rate_inf = rate_raw == "inf" or (isinstance(rate_raw, float) and math.isinf(rate_raw))
@@ -218,6 +228,12 @@ def _run(
 
     concurrency: int | None = max_concurrency
     concurrency_derived = False
+    if concurrency is None and multi_turn is not None and rate_raw is None:
+        concurrency = multi_turn
+        derived.append(
+            f"concurrency = multi_turn_concurrency = {multi_turn}: that many conversations at "
+            "once, each sending its next turn when the answer to the last came (a closed loop)"
+        )
     if concurrency is None and rate_inf and num_prompts:
         concurrency, concurrency_derived = num_prompts, True
         derived.append(

@@ -332,3 +332,35 @@ def test_a_run_where_nothing_completed_has_no_latencies(tmp_path):
     assert by_code["BR015"].message == "no tokens decoded: no request completed"
     assert str(by_code["BR017"].outcome) == "not-applicable"
     assert "0.000 s" not in by_code["BR009"].message
+
+
+def test_a_multi_turn_run_is_a_closed_loop_of_its_conversations(tmp_path):
+    # big-yellow-duck's multi-turn runs: no request rate, `multi_turn_concurrency` 1, 2 and 8
+    # conversations at once. Before, each was "infqps" with no N ("concurrency not
+    # disclosed") and alone in its group
+    paths = []
+    for n, duration in ((1, 56.276253075), (2, 97.39), (8, 165.77)):
+        record = {
+            "date": "2026-09-04T20:33:17Z", "mode": "multi_turn", "backend": "openai-chat",
+            "model_id": "m", "num_conversations": n, "turns_per_conversation": 3,
+            "multi_turn_concurrency": n, "inter_turn_delay_ms": 0, "duration": duration,
+            "conversations_completed": n, "conversations_failed": 0, "avg_turns_completed": 8.0,
+            "avg_conversation_duration_ms": duration * 1000, "completed": 8 * n, "failed": 0,
+            "total_input_tokens": 2400 * 8 * n, "total_output_tokens": 512 * 8 * n,
+            "output_throughput": 512 * 8 * n / duration, "mean_ttft_ms": 797.3,
+            "median_ttft_ms": 769.1, "mean_tpot_ms": 12.2, "median_tpot_ms": 11.0,
+            "mean_e2el_ms": 7034.4 * n**0.5, "median_e2el_ms": 6441.1,
+        }  # fmt: skip
+        path = tmp_path / f"multiturn-concurrency{n}.json"
+        path.write_text(json.dumps(record))
+        paths.append(path)
+    verdict = api.audit(paths)
+    assert [(r.id, r.concurrency) for r in verdict.runs] == [
+        ("openai-chat:multiturn:c1", 1),
+        ("openai-chat:multiturn:c2", 2),
+        ("openai-chat:multiturn:c8", 8),
+    ]
+    (group,) = verdict.groups
+    assert group.axis == "concurrency" and len(group.runs) == 3
+    assert finding(verdict, "BR005", group.name)["outcome"] == "passed"
+    assert "concurrency" not in verdict.undisclosed
