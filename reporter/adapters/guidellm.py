@@ -214,7 +214,9 @@ def _benchmark(
     metrics = obj(bench.get("metrics"))
     time_limit = _time_limit(bench, args)
     timed_out = time_limit is not None and (
-        duration >= 0.99 * time_limit or _stopped_by(bench, ("max_seconds", "max_duration"))
+        duration >= 0.99 * time_limit
+        or _scheduled_for(bench) >= 0.99 * time_limit
+        or _stopped_by(bench, ("max_seconds", "max_duration"))
     )
     all_rows: list[dict[str, Any]] = []
     bodies: list[dict[str, Any] | None] = []
@@ -323,7 +325,7 @@ def _benchmark(
             )
             + "; their tokens are not in the aggregate"
         )
-    shortfall = _shortfall(bench, args, total)
+    shortfall = _shortfall(bench, args, total, time_limit if timed_out else None)
     if shortfall is not None:
         derived.append(shortfall)
     keep = inside
@@ -478,17 +480,34 @@ def _listed_constraint(constraints: Any, kind: str, key: str) -> Any:
     return None
 
 
+def _scheduled_for(bench: dict[str, Any]) -> float:
+    """How long the scheduler ran (0.2/0.3 `run_stats`; 0 when not recorded): the time limit
+    counts from its start, which may be seconds before the first request's (the benchmark's
+    own `duration`)."""
+    start = finite_number(get(bench, "run_stats", "start_time"))
+    end = finite_number(get(bench, "run_stats", "end_time"))
+    return end - start if start is not None and end is not None else 0.0
+
+
 def _stopped_by(bench: dict[str, Any], kinds: tuple[str, ...]) -> bool:
     """Whether the scheduler says one of these constraints ended the processing."""
     ended = get(bench, "scheduler_state", "end_processing_constraints")
     return isinstance(ended, dict) and any(k in ended for k in kinds)
 
 
-def _shortfall(bench: dict[str, Any], args: dict[str, Any], total: int | None) -> str | None:
-    """A file holding fewer requests than its own max_requests constraint asked for."""
+def _shortfall(
+    bench: dict[str, Any], args: dict[str, Any], total: int | None, time_limit: float | None
+) -> str | None:
+    """A file holding fewer requests than its own max_requests constraint asked for; when the
+    time limit ended the benchmark (`time_limit`), that is why."""
     wanted = _max_requests(bench, args)
     if wanted is None or total is None or total >= wanted:
         return None
+    if time_limit is not None:
+        return (
+            f"holds {total} request(s) of up to {wanted} (its max_requests constraint): its "
+            f"{time_limit:g} s time limit ended the benchmark first"
+        )
     return (
         f"holds {total} request(s) of the {wanted} its own max_requests constraint asked for "
         f"({wanted - total} missing: the benchmark stopped early or the file was cut)"
@@ -545,7 +564,9 @@ def _ms(value: float | None) -> float | None:
 
 
 def _spec_int(spec: str, key: str) -> int | None:
-    match = re.search(rf"\b{key}=(\d+)\b", spec)
+    """A whole number of GuideLLM's `--data` spec, in either form it takes and writes back:
+    `prompt_tokens=256,output_tokens=128` or JSON (`{"prompt_tokens": 256, ...}`)."""
+    match = re.search(rf"\b{key}=(\d+)\b", spec) or re.search(rf'"{key}"\s*:\s*(\d+)\b', spec)
     return int(match.group(1)) if match else None
 
 

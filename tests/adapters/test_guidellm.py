@@ -354,3 +354,29 @@ def test_request_bodies_written_as_python_dicts_read_as_the_json_ones(real, tmp_
     assert [r.stop for r in as_repr.runs] == [r.stop for r in as_json.runs] == ["forced"]
     findings = [(f.code, f.outcome, f.message) for f in as_json.findings]
     assert [(f.code, f.outcome, f.message) for f in as_repr.findings] == findings
+
+
+def test_a_time_limit_counted_from_the_scheduler_start_and_a_json_data_spec(real, tmp_path):
+    # jhurlocker's GuideLLM 0.3 YAML: `--data` written back as JSON, 60 s max_duration, and
+    # 15 of up to 100 requests. The benchmark's `duration` (57.27 s) starts at its first
+    # request, 2.7 s after the scheduler's (run_stats: 62.76 s): the time limit ended it,
+    # and no request is missing from the file
+    doc = json.loads(real(V02).read_text())
+    bench = doc["benchmarks"][0]
+    bench["request_loader"]["data"] = (
+        '{"type": "emulated", "prompt_tokens": 256, "output_tokens": 128}'
+    )
+    bench["args"]["max_number"] = 100
+    bench["duration"] = 27.0  # under 0.99 × the 30 s limit
+    stats = bench["run_stats"]
+    stats["end_time"] = stats["start_time"] + 30.2
+    path = tmp_path / "benchmarks.json"
+    path.write_text(json.dumps(doc))
+    r = run(load(path))
+    assert r["output_tokens_requested"] == 128
+    held = bench["request_totals"]["successful"] + bench["request_totals"]["incomplete"]
+    assert (
+        f"holds {held} request(s) of up to 100 (its max_requests constraint): its 30 s time "
+        "limit ended the benchmark first"
+    ) in r["derived"]
+    assert not any("missing" in d for d in r["derived"])
