@@ -306,6 +306,16 @@ def _sessions(rows: list[dict[str, Any]]) -> list[tuple[list[dict[str, Any]], st
     return out
 
 
+def _open_loop(rows: list[dict[str, Any]]) -> str:
+    """How an open-loop series sent its requests: at a rate, all at once, or both."""
+    at_once = {math.isinf(float(r["request_rate"])) for r in rows}
+    if at_once == {True}:
+        return "every request sent at once (request rate inf, no concurrency limit)"
+    if at_once == {False}:
+        return "open loop (requests sent at a request rate)"
+    return "open loop (requests sent at a request rate, or all at once)"
+
+
 def _reason(
     rows: list[dict[str, Any]], files: list[str], group_by: str, split: str, measured: str = ""
 ) -> str:
@@ -319,7 +329,7 @@ def _reason(
     if measured:
         shared.append(measured)
     if pacing(rows[0]):
-        shared.append("open loop (requests sent on a schedule, not as others complete)")
+        shared.append(_open_loop(rows))
     where = "one file" if len(files) == 1 else f"{len(files)} files"
     if len(rows) == 1:  # nothing shared with another run
         text = f"1 run from {where}" + (" (" + "; ".join(shared) + ")" if shared else "")
