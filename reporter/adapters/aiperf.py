@@ -558,6 +558,23 @@ def _read_siblings(
 # --------------------------------------------------------------------------- summary
 
 
+def _all_short_of_asked(stats: dict[str, Any], completed: float) -> str | None:
+    """Why the stop was natural, when every completed request wrote fewer tokens than the
+    length AIPerf asked of it (osl_mismatch_diff_pct below 0 for all of them: the model ended
+    each, not the cap); else None."""
+    longest = _scaled(stats, "osl_mismatch_diff_pct", "max")
+    counted = _scaled(stats, "osl_mismatch_diff_pct", "count")
+    if longest is None or not longest < 0 or not completed > 0 or counted != completed:
+        return None
+    median = _scaled(stats, "osl_mismatch_diff_pct", "p50")
+    typical = f", median {median:.1f}%" if median is not None else ""
+    return (
+        f"stop natural: every one of the {completed:g} completed requests wrote fewer tokens "
+        f"than the length asked of it (osl_mismatch_diff_pct at most {longest:.1f}%{typical}): "
+        "the model ended them, not the cap"
+    )
+
+
 def _scaled(stats: dict[str, Any], name: str, field: str) -> float | None:
     """A summary statistic in seconds (time units) or as written (tokens, counts)."""
     entry = stats.get(name)
@@ -784,7 +801,11 @@ def _summary_partial(
                 f"length (osl_mismatch_count {mismatches:g}), so they were capped, not stopped "
                 "by the model"
             )
-    if stop == "natural":
+    short_of_asked = _all_short_of_asked(stats, completed)
+    if stop != "forced" and short_of_asked is not None:
+        stop = "natural"
+        derived.append(short_of_asked)
+    elif stop == "natural":
         derived.append(
             f"stop natural: no ignore_eos among the request extras, and output "
             f"lengths vary ({lo:g}–{hi:g})"

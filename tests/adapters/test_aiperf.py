@@ -513,3 +513,32 @@ def test_a_summarys_rates_are_not_said_to_be_absent(real):
         "not-applicable",
         "no per-request reported rate (the tool's summary gives only statistics over all requests)",
     )
+
+
+@pytest.mark.parametrize("longest", [-1.5625, 0.0])
+def test_outputs_all_short_of_their_asked_length_are_a_natural_stop(tmp_path, real, longest):
+    # anud18's agent runs: AIPerf asked each request for its expected length, and every one of
+    # the 96 wrote less (osl_mismatch_diff_pct at most -1.6%, median -86.6%): the model ended
+    # them, not the cap, though the extras are not recorded. With one output at exactly its
+    # length (0.0%), that one may have been capped: undecided
+    doc = json.loads(real(SUMMARY).read_text())
+    del doc["input_config"]["endpoint"]["extra"]  # no ignore_eos either way
+    completed = doc["request_count"]["avg"] - doc.get("error_request_count", {}).get("avg", 0)
+    doc["osl_mismatch_diff_pct"] = {
+        "unit": "%", "avg": -78.3, "p50": -86.572265625, "min": -97.75, "max": longest,
+        "count": completed,
+    }  # fmt: skip
+    path = tmp_path / "profile_export_aiperf.json"
+    path.write_text(json.dumps(doc))
+    r = run(load(path))
+    said = (
+        f"stop natural: every one of the {completed:g} completed requests wrote fewer tokens than "
+        "the length asked of it (osl_mismatch_diff_pct at most -1.6%, median -86.6%): the model "
+        "ended them, not the cap"
+    )
+    if longest < 0:
+        assert r["stop"] == "natural" and said in r["derived"]
+    else:
+        assert r["stop"] == "unknown" and not any(
+            "osl_mismatch_diff_pct" in d for d in r["derived"]
+        )
