@@ -87,6 +87,11 @@ def _name(record: dict[str, Any]) -> str:
     return name
 
 
+def _is_chunk_timing(key: str) -> bool:
+    """A summary key the client times from the streamed chunks (TTFT, ITL, TPOT)."""
+    return any(m in key for m in ("ttft", "tpot", "itl"))
+
+
 def _run(
     record: dict[str, Any], line: int, run_id: str, path: str, problems: Problems
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
@@ -204,6 +209,15 @@ def _run(
         "mean_output_tokens": total_output / completed if completed else None,
         "chunks": n_chunks,
     }
+    if retokenized == 0 and total_output > 0 and not rows:
+        # the client timed the first chunk and the gaps between chunks; it received no text,
+        # so the zeros it wrote for them are no measurement (the end-to-end times are)
+        for key in [k for k in summary if k.endswith("_s") and _is_chunk_timing(k)]:
+            summary[key] = None
+        derived.append(
+            f"the client received no text (re-tokenized output 0 of the server's "
+            f"{total_output}): its TTFT, ITL and TPOT statistics, written as 0, are unknown"
+        )
     concurrency: int | None = max_concurrency
     concurrency_derived = False
     if concurrency is None and rate_inf and rows:

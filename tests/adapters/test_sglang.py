@@ -210,3 +210,26 @@ def test_without_server_info_no_version_is_said_to_be_recorded(tmp_path):
     runs = load(path, "sglang").runs
     for derived in runs["derived"]:
         assert "tool version not recorded, nor the server's (no server_info)" in derived
+
+
+def test_first_token_times_the_client_never_took_are_unknown(tmp_path):
+    # sglang issue 12389: 300 requests of 250,000-token prompts at N=16; the server counted
+    # 300,000 output tokens, the client re-tokenized none and wrote 0.0 for every TTFT and ITL
+    # statistic. BR008 had passed "prompt processing took at most 0.0% of the wall clock"
+    line = LINE | {
+        "request_rate": float("inf"), "max_concurrency": 16, "duration": 91.82,
+        "completed": 300, "total_input_tokens": 75_000_000, "total_output_tokens": 300_000,
+        "total_output_tokens_retokenized": 0, "mean_e2e_latency_ms": 4825.6,
+        "median_e2e_latency_ms": 4825.6, "mean_ttft_ms": 0.0, "median_ttft_ms": 0.0,
+        "p99_ttft_ms": 0.0, "mean_itl_ms": 0.0, "median_itl_ms": 0.0, "mean_tpot_ms": 0.0,
+        "median_tpot_ms": 0.0,
+    }  # fmt: skip
+    path = tmp_path / "bench.jsonl"
+    path.write_text(json.dumps(line) + "\n")  # request_rate Infinity, as SGLang writes it
+    summary = run(load(path))["summary"]
+    assert summary["sum_latency_s"] == pytest.approx(300 * 4.8256)
+    assert all(summary[k] is None for k in summary if any(m in k for m in ("ttft", "itl", "tpot")))
+    verdict = api.audit([path], select=["BR003", "BR008"])
+    assert {f.code: str(f.outcome) for f in verdict.findings} == {
+        "BR003": "undecidable", "BR008": "undecidable",
+    }  # fmt: skip
