@@ -85,6 +85,13 @@ VLLM_PER_POINT = {
     "group",
     "schema",
 }
+#: The keys SGLang's adapter keeps in `extra` itself (any other is a key bench_serving does
+#: not write, a fork's or a wrapper's: a setting).
+SGLANG_OWN = {
+    "tag", "backend", "dataset_name", "random_input_len", "random_output_len",
+    "random_range_ratio", "sharegpt_output_len", "fixed_output_len", "accept_length",
+    "request_rate", "total_output_tokens_retokenized", "per_request_lists", "source_format",
+}  # fmt: skip
 #: Runs further apart than this (by the date the tool wrote) are separate series.
 SESSION_GAP_H = 6.0
 
@@ -118,8 +125,11 @@ def tool_settings(row: Mapping[Any, Any]) -> list[tuple[str, str]]:
         return []
     keys = set(SETTING_EXTRA) & set(extra)
     # a converted file keeps the tool's name beside the run (source_format)
-    if (extra.get("source_format") or row.get("format")) == "vllm":
+    fmt = extra.get("source_format") or row.get("format")
+    if fmt == "vllm":
         keys |= {k for k, v in extra.items() if k not in VLLM_PER_POINT and scalar(v)}
+    elif fmt == "sglang":
+        keys |= {k for k, v in extra.items() if k not in SGLANG_OWN and scalar(v)}
     # a random dataset's lengths are the run's prompt and output lengths, not a deployment's
     keys -= _OWN_FACTORS | RANDOM_LENGTH_KEYS
     return [(k, str(extra[k])) for k in sorted(keys) if scalar(extra[k]) and extra[k] is not None]

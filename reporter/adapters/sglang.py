@@ -11,6 +11,7 @@ Newer versions add `server_info` (the server's arguments, version and speculativ
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +55,33 @@ FLAG_KEYS = (
 )
 #: Keys that make a file look like this format (to rank the "could not tell" candidates).
 DETECT_KEYS = (*DECISIVE, "dataset_name", "concurrency", "output_throughput")
+#: Keys bench_serving writes itself, beside its statistics (`_STAT_KEY`); any other scalar
+#: key of a line (a fork's, such as num_instances) is kept as one of the run's settings.
+KNOWN_KEYS = {
+    "backend", "dataset_name", "request_rate", "max_concurrency", "sharegpt_output_len",
+    "fixed_output_len", "random_input_len", "random_output_len", "random_range_ratio",
+    "duration", "completed", "concurrency", "accept_length", "tag", "server_info",
+    "max_concurrent_requests", "input_lens", "output_lens", "ttfts", "itls",
+    "generated_texts", "errors", "start_times", "latencies",
+}  # fmt: skip
+#: Statistics (mean_ttft_ms, p99_itl_ms, …), totals (total_output_tokens_retokenized) and
+#: rates (output_throughput, max_output_tokens_per_s, ttft_slo_attainment) that
+#: bench_serving and its forks write: measurements, never settings.
+_STAT_KEY = re.compile(
+    r"^((mean|median|std|min|max|p\d+(\.\d+)?)_\w+_(ms|s)|total_\w+|\w+_(throughput|per_s|attainment))$"
+)
+
+
+def settings_of(record: dict[str, Any]) -> dict[str, Any]:
+    """The line's scalar keys that bench_serving does not write itself (a fork's or a
+    wrapper's: the settings it ran under, which grouping compares)."""
+    return {
+        k: v
+        for k, v in record.items()
+        if k not in KNOWN_KEYS
+        and not _STAT_KEY.match(k)
+        and (v is None or isinstance(v, str | int | float | bool))
+    }
 
 
 def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
@@ -252,6 +280,7 @@ def _run(
             "accept_length",
         )
     }
+    extra.update(settings_of(record))
     extra["request_rate"] = "inf" if rate_inf else rate
     extra["total_output_tokens_retokenized"] = retokenized
     extra["per_request_lists"] = bool(rows) or None

@@ -233,3 +233,22 @@ def test_first_token_times_the_client_never_took_are_unknown(tmp_path):
     assert {f.code: str(f.outcome) for f in verdict.findings} == {
         "BR003": "undecidable", "BR008": "undecidable",
     }  # fmt: skip
+
+
+def test_keys_bench_serving_does_not_write_are_settings(tmp_path):
+    # SGLang-dLoRA's fork adds num_instances (absent on its first line, 2 on the others):
+    # the lines were "sharing every setting", and BR016 called the three repeats. A key
+    # bench_serving writes itself (a statistic, a total, a throughput) stays out of it
+    first = LINE | {
+        "architecture": "sglang", "p95_itl_ms": 3.0, "total_throughput": 90.0,
+        "total_output_tokens_retokenized": 640,
+    }  # fmt: skip
+    second = first | {"num_instances": 2, "instance_load_distribution": {"0": 50, "1": 50}}
+    third = second | {"duration": 11.0, "p95_itl_ms": 4.0, "total_throughput": 80.0}
+    path = tmp_path / "bench.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in (first, second, third)))
+    verdict = api.audit([path])
+    assert sorted(len(g.runs) for g in verdict.groups) == [1, 2]
+    (pair,) = [g for g in verdict.groups if len(g.runs) == 2]
+    assert "num_instances 2" in pair.why and "architecture sglang" in pair.why
+    assert "p95_itl_ms" not in pair.why and "total_throughput" not in pair.why
