@@ -448,7 +448,8 @@ def _markdown_records(
     rows: list[tuple[int, dict[str, Any], dict[str, Any]]] = []
     others: list[int] = []
     devices: list[str] = []
-    heading: str | None = None
+    # the headings above the current line, one per level (`#` count; a `=== rule ===` is 1)
+    headings: list[tuple[int, str]] = []
     header: list[str] | None = None
     i = 0
     while i < len(lines):
@@ -461,8 +462,9 @@ def _markdown_records(
         )
         if starts_table:
             header = _cells(line)
-            tables.append({"devices": devices, "heading": heading, "build": None})
-            devices, heading = [], None
+            path = tuple(text for _, text in headings)
+            tables.append({"devices": devices, "headings": path, "build": None})
+            devices = []
             i += 2
             continue
         if header is not None and line.lstrip().startswith("|"):
@@ -479,11 +481,17 @@ def _markdown_records(
             elif device:
                 devices.append(device.group(1).strip())
             elif titled and (titled.group("hash") or titled.group("rule")):
-                heading = titled.group("hash") or titled.group("rule")
+                level = len(line.lstrip()) - len(line.lstrip().lstrip("#")) or 1
+                headings = [(lv, text) for lv, text in headings if lv < level]
+                headings.append((level, titled.group("hash") or titled.group("rule")))
             if line.strip():
                 others.append(i + 1)
         i += 1
-    # a heading names a run's setting only where the tables' headings tell them apart
+    # headings name a run's setting only where they tell the tables apart: those above every
+    # table (the log's title, a "Raw Output" under each section) are left out
+    shared = set.intersection(*(set(t["headings"]) for t in tables)) if tables else set()
+    for table in tables:
+        table["heading"] = " / ".join(h for h in table["headings"] if h not in shared) or None
     labelled = len({t["heading"] for t in tables}) > 1
     out: list[tuple[int, Any]] = []
     for line_number, record, table in rows:

@@ -568,3 +568,34 @@ def test_the_devices_chosen_are_hardware_not_an_engine_flag(tmp_path):
     assert not any("devices=" in f for flags in runs["engine_flags"] for f in flags)
     f = next(x for x in api.audit([path], select=["BR012"]).findings if x.subject == "audit")
     assert "hardware" in f.message and "engine flags" not in f.message
+
+
+def test_the_sections_above_a_log_s_tables_tell_them_apart(tmp_path):
+    # a NUMA study's Markdown log: each command's table under "### Raw Output", in sections
+    # "## Command 1 - Generic CPU", "## NUMA Node 0", …, with every column alike. Only the
+    # last heading was read ("Raw Output" for all), and BR016 called the placements repeats
+    # 92.5% apart. The headings shared by every table are left out of the label
+    table = (
+        "| model | size | params | backend | threads | test | t/s |\n"
+        "| --- | ---: | ---: | --- | ---: | ---: | ---: |\n"
+        "| qwen2 7B Q4_K - Medium | 4.36 GiB | 7.62 B | CPU | 8 | tg128 | {rate} ± 0.00 |\n\n"
+        "build: b4c0549a4 (9352)\n"
+    )
+    sections = [("Baseline Tests", "Command 1 - Generic CPU", "1.71")]
+    sections += [
+        ("NUMA Node Sweep", f"NUMA Node {n}", rate) for n, rate in ((0, "1.21"), (3, "0.93"))
+    ]
+    text = "# Llama.cpp Benchmark Results\n\n"
+    for part, title, rate in sections:
+        text += f"# {part}\n\n## {title}\n\n### Raw Output\n\n```\n{table.format(rate=rate)}```\n\n"
+    path = tmp_path / "numa.md"
+    path.write_text(text)
+    labels = [e["label"] for e in api.load([path]).runs["extra"]]
+    assert labels == [
+        "Baseline Tests / Command 1 - Generic CPU",
+        "NUMA Node Sweep / NUMA Node 0",
+        "NUMA Node Sweep / NUMA Node 3",
+    ]
+    verdict = api.audit([path])
+    assert len(verdict.groups) == 3
+    assert not any("between repeats" in f.message for f in verdict.findings if f.code == "BR016")
