@@ -27,7 +27,7 @@ from __future__ import annotations
 import csv
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 
@@ -49,6 +49,7 @@ from reporter.grouping import scalar
 from reporter.ingest.lines import Source, iter_lines
 from reporter.table import Partial
 from reporter.types import LEFT_OUT
+from reporter.values import finite_number
 
 NAME = "llama-bench"
 WHAT = "llama-bench test"
@@ -221,10 +222,13 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     varying = [k for k in (*SETTINGS, *others_known) if len({str(r.get(k)) for _, r in tests}) > 1]
     ids = unique_ids([_name(r, varying) for _, r in tests])
     extra_flags = [k for k in varying if k not in SETTINGS]
+    sized = _sized_models(tests)
     runs: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
     for (line, record), run_id in zip(tests, ids, strict=True):
-        run, run_rows = _test_run(record, line, run_id, source.path, problems, extra_flags)
+        run, run_rows = _test_run(
+            record, line, run_id, source.path, problems, extra_flags, sized=sized
+        )
         if run is not None:
             runs.append(run)
             rows.extend(run_rows)
@@ -672,6 +676,35 @@ def _hardware_name(record: dict[str, Any]) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def _sized_models(tests: list[tuple[int, dict[str, Any]]]) -> dict[str, dict[float, str]]:
+    """{model type: {size: how it reads}} for the types that name files of more than one size
+    in these tests (a model and its re-conversion, of one architecture and quantization):
+    their size tells them apart, in GiB as llama-bench prints it, in bytes where that does
+    not."""
+    sizes: dict[str, set[float]] = {}
+    for _, r in tests:
+        size = finite_number(r.get("model_size"))
+        if isinstance(r.get("model_type"), str) and size is not None:
+            sizes.setdefault(r["model_type"], set()).add(size)
+    out: dict[str, dict[float, str]] = {}
+    for model_type, found in sizes.items():
+        if len(found) < 2:
+            continue
+        texts = {size: f"{size / 2**30:.2f} GiB" for size in found}
+        if len(set(texts.values())) < len(found):
+            texts = {size: f"{size:,.0f} bytes" for size in found}
+        out[model_type] = texts
+    return out
+
+
+def _model_name(model_type: Any, size: Any, sized: Mapping[str, Mapping[float, str]]) -> str | None:
+    """The model's name: its type, with its size where the file holds other sizes of it."""
+    if not isinstance(model_type, str):
+        return None
+    text = sized.get(model_type, {}).get(finite_number(size) or math.nan)
+    return f"{model_type}, {text}" if text else model_type
+
+
 def _test_run(
     record: dict[str, Any],
     line: int,
@@ -679,6 +712,8 @@ def _test_run(
     path: str,
     problems: Problems,
     extra_flags: Sequence[str] = (),
+    *,
+    sized: Mapping[str, Mapping[float, str]] | None = None,
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     f = Fields(record, line, problems, WHAT)
     n_prompt = f.integer("n_prompt", required=True)
@@ -778,7 +813,7 @@ def _test_run(
             "flags": flags,
         },
         model={
-            "name": model_type if isinstance(model_type, str) else None,
+            "name": _model_name(model_type, record.get("model_size"), sized or {}),
             "params_total": f.number("model_n_params"),
             "params_active": _active_params(model_type, derived),
             "quant": quant,

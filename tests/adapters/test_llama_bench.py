@@ -599,3 +599,23 @@ def test_the_sections_above_a_log_s_tables_tell_them_apart(tmp_path):
     verdict = api.audit([path])
     assert len(verdict.groups) == 3
     assert not any("between repeats" in f.message for f in verdict.findings if f.code == "BR016")
+
+
+def test_two_files_of_one_model_type_are_told_apart_by_their_size(tmp_path):
+    # a gemma 4 E2B and its re-conversion, both "gemma4 E2B Q4_0", 2.44 and 2.43 GiB, in one
+    # log: two models, not repeats of one (BR016 had passed them as 4 repeats 1.4% apart)
+    row = "| gemma4 E2B Q4_0 | {size} GiB | 4.65 B | CPU | 8 | tg128 | {rate} ± 0.10 |\n"
+    text = (
+        "| model | size | params | backend | threads | test | t/s |\n"
+        "| --- | ---: | ---: | --- | ---: | ---: | ---: |\n"
+        + row.format(size="2.44", rate="24.15")
+        + row.format(size="2.43", rate="24.10")
+        + row.format(size="2.44", rate="24.20")
+        + "\nbuild: fc07d781e (11243)\n"
+    )
+    path = tmp_path / "two-passes.md"
+    path.write_text(text)
+    assert list(api.load([path]).runs["model_name"]) == [
+        "gemma4 E2B Q4_0, 2.44 GiB", "gemma4 E2B Q4_0, 2.43 GiB", "gemma4 E2B Q4_0, 2.44 GiB",
+    ]  # fmt: skip
+    assert sorted(len(g.runs) for g in api.audit([path]).groups) == [1, 2]
