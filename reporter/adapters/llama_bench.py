@@ -120,6 +120,9 @@ _NOT_SETTINGS = {
 }  # fmt: skip
 #: Keys that make a file look like this format (to rank the "could not tell" candidates).
 DETECT_KEYS = (*DECISIVE, *BATCHED, "n_depth", "samples_ns", "model_type")
+#: Column names of measurements (a statistic, or a time), never settings: a fork's
+#: avg_ttft_ms and stddev_itl_ms beside llama-bench's own avg_ns and stddev_ts.
+_MEASURED = re.compile(r"^(avg|stddev|mean|median|min|max|p\d+)_|_(ns|us|ms|ts)$")
 
 
 def _is_test(r: Any) -> bool:
@@ -210,13 +213,21 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     for line, r in records:
         if not isinstance(r, dict):
             problems.add(line, f"the record is a JSON {type(r).__name__}", f"an object ({WHAT})")
-    # columns beyond the known settings (a fork's mla, a newer build's ot) are settings too
+    for _, r in tests:
+        # flash_attn is a boolean in older JSON, 0 or 1 in CSV and newer JSON: one setting
+        if isinstance(r.get("flash_attn"), bool):
+            r["flash_attn"] = int(r["flash_attn"])
+    # columns beyond the known settings (a fork's mla, a newer build's ot) are settings too,
+    # unless their names say they are measurements (a fork's avg_ttft_ms, stddev_itl_ms)
     others_known = sorted(
         {
             k
             for _, r in tests
             for k, v in r.items()
-            if k not in SETTINGS and k not in _NOT_SETTINGS and scalar(v)
+            if k not in SETTINGS
+            and k not in _NOT_SETTINGS
+            and not _MEASURED.search(k)
+            and scalar(v)
         }
     )
     varying = [k for k in (*SETTINGS, *others_known) if len({str(r.get(k)) for _, r in tests}) > 1]

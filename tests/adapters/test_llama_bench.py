@@ -619,3 +619,27 @@ def test_two_files_of_one_model_type_are_told_apart_by_their_size(tmp_path):
         "gemma4 E2B Q4_0, 2.44 GiB", "gemma4 E2B Q4_0, 2.43 GiB", "gemma4 E2B Q4_0, 2.44 GiB",
     ]  # fmt: skip
     assert sorted(len(g.runs) for g in api.audit([path]).groups) == [1, 2]
+
+
+def test_a_forks_measurement_columns_are_no_settings_and_flash_attn_reads_alike(tmp_path):
+    # a llama-bench fork (b6321) adds avg_ttft_ms, avg_e2e_ms, stddev_itl_ms, … columns: they
+    # were "engine flags" (avg_e2e_ms=6313.008195), so no two runs shared a setting. Its JSON
+    # writes flash_attn false where its CSV writes 0: one setting
+    test = {
+        "build_commit": "69f7e7116", "build_number": 6321, "cpu_info": "OpenBLAS, CPU",
+        "gpu_info": "", "backends": "BLAS", "model_type": "granite 3B IQ4_XS - 4.25 bpw",
+        "model_size": 1395281392, "model_n_params": 2533539840, "n_batch": 2048,
+        "n_threads": 8, "flash_attn": False, "n_prompt": 0, "n_gen": 128, "n_depth": 0,
+        "avg_ns": 5510000000, "stddev_ns": 30000000, "avg_ts": 23.23, "stddev_ts": 0.1,
+        "avg_ttft_ms": 43.1, "stddev_ttft_ms": 1.2, "avg_e2e_ms": 5510.0, "avg_itl_ms": 43.0,
+    }  # fmt: skip
+    (tmp_path / "a.json").write_text(json.dumps([test]))
+    other = test | {"flash_attn": 0, "avg_ts": 22.80, "avg_ttft_ms": 44.0, "avg_e2e_ms": 5614.0}
+    header = list(other)
+    (tmp_path / "b.csv").write_text(
+        ",".join(header) + "\n" + ",".join(f'"{other[k]}"' for k in header) + "\n"
+    )
+    verdict = api.audit([tmp_path / "a.json", tmp_path / "b.csv"])
+    (group,) = verdict.groups
+    assert len(group.runs) == 2
+    assert "avg_" not in group.why and "flash_attn=0" in group.why
