@@ -13,7 +13,8 @@ fail on noise alone.
 Per group (a sweep: runs sharing every setting), the number of runs at each load point: the
 same concurrency, the same request rate (open loop) and the same number of prompts. Runs that
 differ in any of them are points of a sweep, not repeats of one point. With at least
-two runs at some level the spread `max ÷ min − 1` of their aggregates is shown, and the
+two runs at some level the spread `max ÷ min − 1` of their aggregates (of their prompt
+rates, for prompt-processing tests that write no output tokens) is shown, and the
 finding fires when it exceeds `repeat_spread` (25%: the repeats disagree by more than any
 figure of them can be trusted to); with one run
 at every level the finding fires (informational), unless every run repeats its test itself
@@ -25,7 +26,7 @@ METHOD.md §7: 140.55 vs 133.27 tok/s, 5.5% apart; the decode rate alone, 143.01
 1.6% apart.
 
 ## When it cannot decide
-Runs without a wall clock have no aggregate to compare between repeats.
+Runs without a wall clock have no aggregate (nor prompt rate) to compare between repeats.
 
 ## What to do
 Repeat each point at least twice (three times for published figures) and quote the spread.
@@ -129,6 +130,7 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
             "rate": [facts[r].rate for r in runs],
             "prompts": [_prompts(data, r) for r in runs],
             "agg": [float(data.figures(r)["aggregate_tps"]) for r in runs],
+            "prompt": [float(data.figures(r)["prompt_tps"]) for r in runs],
         }
     )
     frame["point"] = [
@@ -151,21 +153,24 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
     spreads = []
     lines = []
     for point, sub in frame.groupby("point", sort=False):
-        values = sub["agg"].dropna()
+        # repeats of a prompt-processing test (no output tokens) compare their prompt rates
+        values, unit = sub["agg"].dropna(), "tok/s"
+        if len(values) < 2:
+            values, unit = sub["prompt"].dropna(), "prompt tok/s"
         if len(values) < 2 or values.min() <= 0:
             continue
         spread = float(values.max() / values.min() - 1)
         spreads.append(spread)
         lines.append(
             f"{point}: {len(values)} repeats, {fmt(values.min())}–{fmt(values.max())} "
-            f"tok/s, spread {fmt(spread * 100, 1)}%"
+            f"{unit}, spread {fmt(spread * 100, 1)}%"
         )
     if not spreads:
         return RULE.finding(
             group,
             Outcome.UNDECIDABLE,
-            "repeated runs, but no two repeats of a point have an output rate to compare (a "
-            "wall clock and output tokens)",
+            "repeated runs, but no two repeats of a point have a rate to compare (a wall "
+            "clock and output or prompt tokens)",
         )
     worst = max(spreads)
     limit = data.config[REPEAT_SPREAD]
