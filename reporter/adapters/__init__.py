@@ -111,41 +111,53 @@ MAX_LEADING_LOG_LINES = 20
 
 
 def without_leading_log(source: Source) -> tuple[Source, str | None]:
-    """JSON Lines preceded by a few non-JSON lines: the same file with those lines blanked
-    (line numbers stay true, the digest stays the file's), and a note saying which lines
-    were skipped; the file itself, and None, otherwise."""
+    """JSON Lines, or one JSON array, preceded by a few non-JSON lines (a tool's output
+    captured with its stderr): the same file with those lines blanked (line numbers stay
+    true, the digest stays the file's), and a note saying which lines were skipped; the file
+    itself, and None, otherwise."""
     data = source.data
     if data.lstrip(b"\xef\xbb\xbf").lstrip()[:1] in (b"{", b"[", b""):
         return source, None
     skipped: list[int] = []
     first_json = None
+    array = False
     for number, line in iter_lines(data):
         if line.startswith(b"{"):
             record, problem = parse_value(source.path, number, line)
             if problem is None and isinstance(record, dict):
                 first_json = number
             break
+        if line == b"[" or line.startswith((b"[{", b"[ {")):
+            first_json, array = number, True
+            break
         skipped.append(number)
         if len(skipped) > MAX_LEADING_LOG_LINES:
             return source, None
     if first_json is None or not skipped:
         return source, None
-    # the lines after the first JSON one must be JSON too (a log with JSON interleaved, as
-    # llama-batched-bench writes, is its adapter's business)
-    for number, line in iter_lines(data):
-        if number > first_json + 50:
-            break
-        if number > first_json and not line.startswith(b"{"):
-            return source, None
     cut = 0
     for _ in range(first_json - 1):
         cut = data.index(b"\n", cut) + 1
+    if array:
+        # the rest of the file must be that one array (it is read as a whole document)
+        value, problem = parse_value(source.path, first_json, data[cut:].strip())
+        if problem is not None or not isinstance(value, list):
+            return source, None
+    else:
+        # the lines after the first JSON one must be JSON too (a log with JSON interleaved,
+        # as llama-batched-bench writes, is its adapter's business)
+        for number, line in iter_lines(data):
+            if number > first_json + 50:
+                break
+            if number > first_json and not line.startswith(b"{"):
+                return source, None
     blanked = b"\n" * (first_json - 1) + data[cut:]
     digest: Future[str] = Future()
     digest.set_result(source.sha256)
     lines = f"line {skipped[0]}" if len(skipped) == 1 else f"lines {skipped[0]}–{skipped[-1]}"
+    what = "the JSON array" if array else "the JSON Lines"
     note = (
-        f"{len(skipped)} line(s) of log output before the JSON Lines skipped ({lines}); "
+        f"{len(skipped)} line(s) of log output before {what} skipped ({lines}); "
         f"the records start at line {first_json}"
     )
     return Source(source.path, blanked, digest), note

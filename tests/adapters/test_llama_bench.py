@@ -260,6 +260,32 @@ def test_json_lines_after_stderr_lines(real):
     assert tables.inputs[0].sha256 == hashlib.sha256(real(QUICK).read_bytes()).hexdigest()
 
 
+def test_a_json_array_after_stderr_lines(tmp_path):
+    # llama-bench -o json on a phone, captured with its stderr: backend lines, then the array.
+    # JSON Lines after such lines were read; the array was refused as "neither JSON, JSON
+    # Lines nor CSV"
+    test = {
+        "build_commit": "a1b2c3d", "build_number": 11469, "cpu_info": "", "gpu_info": "HTP0",
+        "backends": "HTP", "model_type": "qwen3 0.6B Q4_0", "n_prompt": 0, "n_gen": 256,
+        "n_depth": 0, "avg_ns": 3316000000, "stddev_ns": 14000000, "avg_ts": 77.2,
+        "stddev_ts": 0.36,
+    }  # fmt: skip
+    log = "ggml-hex: Loading driver libcdsprpc.so\n\nggml-hex: device 0: HTP0\n"
+    path = tmp_path / "bench.log"
+    path.write_text(log + json.dumps([test], indent=2) + "\n")
+    tables = load(path)
+    assert tables.inputs[0].notes[0] == (
+        "2 line(s) of log output before the JSON array skipped (lines 1–3); the records start "
+        "at line 4"
+    )
+    assert list(tables.runs["source_line"]) == [5]
+    assert round(stats_of(tables).iloc[0]["aggregate_tps"], 1) == 77.2
+    # anything after the array: not one JSON document, refused as before
+    path.write_text(log + json.dumps([test]) + "\nllama_perf: done\n")
+    with pytest.raises(TraceError):
+        load(path)
+
+
 def test_run_ids_with_varying_settings_can_be_named_in_a_claim():
     verdict = api.audit(
         [HERE / "llama-bench-markdown-cuda.log"],
