@@ -109,13 +109,38 @@ def _yaml_document(source: Source) -> tuple[Any, dict[tuple[Any, ...], int]]:
         raise fail(
             source.path, None, f"a value cannot be read: {exc}", "a GuideLLM benchmarks.yaml report"
         ) from None
-    starts = [
-        m.start() for m in re.finditer(rb"(?m)^\s*(- )?type_: generative_benchmark", source.data)
-    ]
+    count = (
+        len(doc["benchmarks"])
+        if isinstance(doc, dict) and isinstance(doc.get("benchmarks"), list)
+        else 0
+    )
+    starts = _yaml_items(source.data, b"benchmarks", count)
+    if starts is None:  # not the layout GuideLLM writes: each benchmark's type_ line
+        starts = [
+            m.start()
+            for m in re.finditer(rb"(?m)^\s*(- )?type_: generative_benchmark", source.data)
+        ]
     lines: dict[tuple[Any, ...], int] = {(): 1}
     for i, start in enumerate(starts):
         lines[("benchmarks", i)] = source.data.count(b"\n", 0, start) + 1
     return doc, lines
+
+
+def _yaml_items(data: bytes, key: bytes, count: int) -> list[int] | None:
+    """Where each item of the top-level YAML list `key` starts (its `- ` line), as GuideLLM
+    writes it (`key:` at the margin, its items each at one indentation); None when the text
+    does not hold exactly `count` of them so."""
+    top = re.search(rb"(?m)^" + re.escape(key) + rb":[ \t]*\r?$", data)
+    if top is None:
+        return None
+    end = re.compile(rb"(?m)^[^\s#-]").search(data, top.end())
+    block = slice(top.end(), end.start() if end else len(data))
+    first = re.compile(rb"(?m)^([ \t]*)- ").search(data, block.start, block.stop)
+    if first is None:
+        return None
+    item = re.compile(rb"(?m)^" + re.escape(first.group(1)) + rb"- ")
+    starts = [m.start() for m in item.finditer(data, block.start, block.stop)]
+    return starts if len(starts) == count else None
 
 
 def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:

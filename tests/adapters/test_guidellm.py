@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import yaml
 
 from reporter import api
 from reporter.errors import TraceError
@@ -380,3 +381,17 @@ def test_a_time_limit_counted_from_the_scheduler_start_and_a_json_data_spec(real
         "limit ended the benchmark first"
     ) in r["derived"]
     assert not any("missing" in d for d in r["derived"])
+
+
+def test_a_yaml_report_with_sorted_keys_points_at_each_benchmark_s_start(real, tmp_path):
+    # jhurlocker's GuideLLM 0.3 YAML sorts each benchmark's keys: `type_` is its last line,
+    # and every finding and request pointed there (line 1974) instead of where the benchmark
+    # starts (its `- args:` line)
+    doc = yaml.safe_load(real(YAML).read_text())
+    text = yaml.safe_dump(doc, sort_keys=True)
+    path = tmp_path / "benchmarks.yaml"
+    path.write_text(text)
+    starts = [n for n, line in enumerate(text.splitlines(), start=1) if line.startswith("- ")]
+    assert len(starts) == len(doc["benchmarks"])
+    runs = load(path).runs
+    assert list(runs["source_line"]) == starts
