@@ -139,8 +139,9 @@ def _concurrency_slope(data: AuditData, runs: list[str], facts: dict[str, RunFac
         )
     message = f"aggregate grows {fmt(growth, 2)}× from N={n_min:g} to N={n_max:g} ({series} tok/s)"
     peak = int(np.argmax(table.to_numpy()))
-    if peak < len(table) - 1 and last < float(table.iloc[peak]):
-        # growth from end to end hides a sweep that rose, then fell
+    if peak < len(table) - 1 and last < 0.995 * float(table.iloc[peak]):
+        # growth from end to end hides a sweep that rose, then fell (a last point within
+        # half a percent of the highest is no fall: it would read "100% of it")
         top, n_top = float(table.iloc[peak]), float(table.index[peak])
         message += (
             f"; highest at N={n_top:g} ({fmt(top)} tok/s), and lower beyond it "
