@@ -91,7 +91,8 @@ def environment() -> jinja2.Environment:
 
 @dataclass(frozen=True)
 class CodeLine:
-    """The fired findings of one rule, as one line: the first message, the subjects."""
+    """The fired findings of one rule at one severity, as one line: the subjects, and the
+    message (the first subject's, named in `example`, where their messages differ)."""
 
     code: str
     name: str
@@ -100,13 +101,18 @@ class CodeLine:
     subjects: list[str]
     more: int
     message: str
+    #: The subject whose message is quoted, when the subjects' messages differ ("" if alike).
+    example: str = ""
 
 
 def by_code(findings: list[FindingView]) -> list[CodeLine]:
-    """Fired findings grouped by rule, in the order of their first (worst) finding."""
-    groups: dict[str, list[FindingView]] = {}
+    """Fired findings of one rule at one severity on one line, with their subjects, in the
+    order of their first (worst) finding. Where their messages differ, the line quotes the
+    first and names its subject (`example`): one run's figures are never printed as
+    another's, nor one severity as another's."""
+    groups: dict[tuple[str, str], list[FindingView]] = {}
     for f in findings:
-        groups.setdefault(f.code, []).append(f)
+        groups.setdefault((f.code, f.severity), []).append(f)
     return [
         CodeLine(
             code=fs[0].code,
@@ -116,6 +122,7 @@ def by_code(findings: list[FindingView]) -> list[CodeLine]:
             subjects=[f.subject for f in fs[:SUBJECTS]],
             more=max(0, len(fs) - SUBJECTS),
             message=fs[0].message,
+            example=fs[0].subject if len({f.message for f in fs}) > 1 else "",
         )
         for fs in groups.values()
     ]

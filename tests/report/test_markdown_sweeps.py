@@ -74,3 +74,17 @@ def test_a_run_alone_is_no_sweep_and_many_sweeps_are_counted(tmp_path: Path) -> 
     listed = _sweep_lines(markdown)
     assert len(listed) == TOP_SWEEPS + 1
     assert listed[-1] == "- … and 2 more in the HTML report"
+
+
+def test_a_rules_findings_share_a_line_only_at_one_severity_and_each_message_is_named() -> None:
+    # case A: BR001 fires as an error on the a-350 claim and as info on a-retest-n2; one line
+    # had printed the claim's error and message for both, and BR003's 5.48 s step for
+    # a-retest-n4 (whose step is 5.62 s)
+    markdown = render_markdown(api.audit([str(ROOT / "traces" / "case-a-ladder.jsonl")]))
+    lines = [line for line in markdown.splitlines() if line.startswith("- **BR0")]
+    br001 = [line for line in lines if line.startswith("- **BR001**")]
+    assert br001[0].startswith("- **BR001** summed-self-reported-rates (error) \\[a-350\\]: ")
+    assert br001[1].startswith("- **BR001** summed-self-reported-rates (info) \\[a-retest-n2\\]: ")
+    (br003,) = [line for line in lines if line.startswith("- **BR003**")]
+    assert "\\[a-retest-n2, a-retest-n4\\]; at a-retest-n2: " in br003
+    assert "5.48 s" in br003
