@@ -335,7 +335,10 @@ def _equation(k: ClaimCheck, data: AuditData) -> str:
     unit = " tok/s" if k.metric in ("aggregate_tps", "stream_tps") else "×"
     digits = 2 if unit == "×" else claim_digits(k)
     left = ""
-    if k.metric == "aggregate_tps" and len(k.runs) == 1 and k.runs[0] in data.stats.index:
+    one_run = k.metric == "aggregate_tps" and len(k.runs) == 1 and k.runs[0] in data.stats.index
+    # a prompt-processing run (no output tokens) is judged by its prompt rate, which the
+    # claim's own arithmetic states ("512 prompt tokens ÷ 0.1089 s")
+    if one_run and finite(data.figures(k.runs[0])["output_tokens"]):
         rows = data.requests_of(k.runs[0])
         rows = rows[rows["ok"]]
         s = data.figures(k.runs[0])

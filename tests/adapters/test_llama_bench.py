@@ -668,3 +668,15 @@ def test_a_forks_measurement_columns_are_no_settings_and_flash_attn_reads_alike(
     (group,) = verdict.groups
     assert len(group.runs) == 2
     assert "avg_" not in group.why and "flash_attn=0" in group.why
+
+
+def test_a_prompt_processing_claims_equation_counts_prompt_tokens(real):
+    # lhl's pp512 test writes no output tokens: the Markdown, the HTML and the JSON printed
+    # "0 tokens ÷ 0.11 s = 4,703.3 tok/s" where the terminal said 512 prompt tokens
+    path = real(QUICK)
+    verdict = api.audit([path], claim_texts=["aggregate=5007.64 tok/s N=1 run=pp512"])
+    (claim,) = verdict.claims
+    assert claim.equation == (
+        "run pp512 (prompt processing): 512 prompt tokens ÷ 0.1022 s = 5,007.6 tok/s; "
+        "claimed 5,007.64 = 1.00×"
+    )
