@@ -248,7 +248,10 @@ def evaluate(
 ) -> list[ClaimCheck]:
     """Recompute every claim the honest way (the verdict on each is taken later)."""
     out = []
-    for _, claim in tables.claims.iterrows():
+    for _, row in tables.claims.iterrows():
+        # a field one claim leaves out is NaN where another claim of the table gives it
+        # (run= on one --claim only): None, as if the table held that claim alone
+        claim = row.astype(object).where(row.notna(), None)
         check = ClaimCheck(
             claim=str(claim["claim"] or f"claim@{claim['source_line']}"),
             metric=str(claim["metric"]),

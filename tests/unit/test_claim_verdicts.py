@@ -48,3 +48,16 @@ def test_understated_ranks_above_supported_and_below_any_doubt_or_accusation() -
         VerdictKind.INFLATED,
     ):
         assert worst([VerdictKind.UNDERSTATED, other]) is other
+
+
+def test_a_claim_without_run_is_judged_beside_one_that_names_a_run() -> None:
+    # with an earlier --claim naming run=, a later one that names none was refused with
+    # "names run 'nan', which is not in the trace": the field it left out was NaN
+    verdict = api.audit(
+        [HONEST],
+        claim_texts=["aggregate=514 tok/s N=8 run=honest-n8-r0", "aggregate=514 tok/s N=8"],
+    )
+    by_name = {c.check.claim: c for c in verdict.claims}
+    assert by_name["cli-2"].check.problem is None
+    assert str(by_name["cli-2"].verdict) == "supported"
+    assert by_name["cli-1"].check.runs == ["honest-n8-r0"]
