@@ -287,6 +287,8 @@ def evaluate(
                     check.per_request = per_request_rates(tables, stats, runs)
                     check.windows = _windows(tables, stats, runs)
                     check.mixed = _mixed_rates(tables, stats, runs)
+                    if several_groups["group"].nunique() == 1:
+                        check.alike = _alike(stats, runs)
                 elif check.metric == "stream_tps":
                     _stream(check, stats, runs)
                 elif check.metric == "scaling":
@@ -434,6 +436,27 @@ def per_request_rates(tables: Tables, stats: pd.DataFrame, runs: list[str]) -> l
                     1 / tpot,
                     f"one stream's decode rate, 1 ÷ mean TPOT = {fmt(1 / tpot)}",
                     f"per request, 1 ÷ mean TPOT {fmt(tpot * 1000, 2)} ms = {fmt(1 / tpot)} tok/s",
+                )
+            )
+    return out
+
+
+def _alike(stats: pd.DataFrame, runs: list[str]) -> list[Reading]:
+    """Each run's aggregate, where a claim that names no run matches several runs of one
+    group: the files record them alike, so the claim may be any one of them."""
+    if len(runs) < 2:
+        return []
+    out = []
+    for run_id in runs:
+        tokens, wall = (number_or_nan(stats.at[run_id, c]) for c in ("output_tokens", "wall_s"))
+        rate = number_or_nan(stats.at[run_id, "aggregate_tps"])
+        if rate > 0:
+            out.append(
+                Reading(
+                    rate,
+                    f"run {run_id}, one of the {len(runs)} runs the files record alike",
+                    f"run {run_id}: {fmt(tokens, 0)} tokens ÷ {fmt(wall, 2)} s = "
+                    f"{fmt(rate, rate_digits(rate))} tok/s",
                 )
             )
     return out

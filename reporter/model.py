@@ -53,6 +53,9 @@ class ClaimCheck:
     #: A mixed-phase rate of the same test (llama-bench pp+tg: prompt and generated tokens
     #: over the test's time): a claim above the output rate that matches it is incomparable.
     mixed: list[Reading] = field(default_factory=list)
+    #: Each run's own aggregate, when the claim names none and several runs that the files
+    #: record alike match it: a claim above their median that matches one reproduces that run.
+    alike: list[Reading] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -395,6 +395,15 @@ def _claim_verdict(
                 f"{c.value:,g} tok/s is {mixed.what}: {mixed.arithmetic}; the generated "
                 f"tokens alone come at {recomputed} tok/s",
             )
+        alike = matching(c.alike, c.value, tol)
+        if alike is not None:
+            return ClaimSummary(
+                c,
+                VerdictKind.SUPPORTED,
+                f"reproduces {alike.what} ({fmt(alike.value, digits)} tok/s); their median is "
+                f"{recomputed} tok/s (the claim is {c.factor:.2f}× that): name the run with "
+                "run=, or quote the median and the spread",
+            )
         window = matching(c.windows, c.value, tol)
         if window is None:
             return ClaimSummary(

@@ -84,7 +84,21 @@ def check(data: AuditData) -> list[Finding]:
         ]
         refs = [x for x in [c.ref] if x] + [x for r in c.runs for x in run_ref(data, r)]
         window = matching(c.windows, c.value, tol) if c.factor > 1 + tol else None
-        if window is not None:
+        alike = matching(c.alike, c.value, tol) if c.factor > 1 + tol else None
+        if alike is not None:
+            findings.append(
+                RULE.finding(
+                    c.claim,
+                    Outcome.PASSED,
+                    f"claimed {fmt(c.value, digits)}{unit} reproduces {alike.what}; their "
+                    f"median is {fmt(c.recomputed, digits)}{unit} (the claim is "
+                    f"{fmt(c.factor, 2)}× that)",
+                    arithmetic=[*arithmetic, alike.arithmetic],
+                    numbers=numbers | {"run_aggregate": alike.value},
+                    refs=refs,
+                )
+            )
+        elif window is not None:
             findings.append(
                 RULE.finding(
                     c.claim,

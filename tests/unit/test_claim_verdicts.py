@@ -61,3 +61,30 @@ def test_a_claim_without_run_is_judged_beside_one_that_names_a_run() -> None:
     assert by_name["cli-2"].check.problem is None
     assert str(by_name["cli-2"].verdict) == "supported"
     assert by_name["cli-1"].check.runs == ["honest-n8-r0"]
+
+
+def test_a_claim_that_is_one_of_runs_recorded_alike_is_not_inflated(tmp_path) -> None:
+    # simon-mo's R1 benchmark: two vLLM-format files (a vLLM and an SGLang server, which the
+    # files do not record), 96.62 and 70.84 tok/s. The README's 96.62 was "inflated, 1.15×
+    # the recomputed 83.7" (their median); it is one of the runs
+    import json
+
+    for name, duration in (("vllm.json", 51.75), ("sgl.json", 70.58)):
+        record = {
+            "date": "20250201-120000", "backend": "vllm", "model_id": "llama-8b",
+            "num_prompts": 50, "request_rate": 10.0, "duration": duration, "completed": 50,
+            "total_input_tokens": 1_600_000, "total_output_tokens": 5000,
+            "output_throughput": 5000 / duration, "mean_ttft_ms": 20000.0,
+            "median_ttft_ms": 20000.0, "mean_tpot_ms": 30.0, "median_tpot_ms": 30.0,
+        }  # fmt: skip
+        (tmp_path / name).write_text(json.dumps(record))
+    files = [tmp_path / "vllm.json", tmp_path / "sgl.json"]
+    verdict = api.audit(files, claim_texts=["aggregate=96.62 tok/s"])
+    (claim,) = verdict.claims
+    assert str(claim.verdict) == "supported"
+    assert claim.reason.startswith("reproduces run vllm.json:vllm:10qps, one of the 2 runs")
+    (above,) = [f for f in verdict.findings if f.code == "BR002"]
+    assert str(above.outcome) == "passed"
+    # a figure none of them reaches is still above what the trace measures
+    verdict = api.audit(files, claim_texts=["aggregate=120 tok/s"])
+    assert str(verdict.claims[0].verdict) == "inflated"
