@@ -344,7 +344,14 @@ def _run(
     if hardware_key is not None:
         derived.append(f"hardware from the metadata {hardware_key}={record[hardware_key]!r}")
     engine_key = _first_named(record, _ENGINE_KEYS)
-    engine_name = backend if backend in _ENGINES else None
+    # the client's backend is the request format it spoke (vllm, sglang and openai all send
+    # OpenAI completions), not the server it reached: the engine is what metadata names
+    engine_name = None
+    if engine_key is None and backend in _ENGINES:
+        derived.append(
+            f"engine not recorded: the client backend {backend!r} names the request format, "
+            "which other servers speak too"
+        )
     if engine_key is not None:
         named = record[engine_key].strip()
         engine_name = _ENGINE_ALIASES.get(named.lower(), named)

@@ -288,13 +288,15 @@ def test_single_request_with_a_long_prompt(real):
 
 def test_the_hardware_named_in_the_metadata_is_the_runs(real):
     # `--metadata gpu=4xNVIDIA_L40S` on every line: the hardware is disclosed, not "not
-    # disclosed: hardware"; the engine's version is not in the file, and that is said
+    # disclosed: hardware"; the engine is not in the file (its client backend "vllm" is the
+    # request format, which other servers speak too), nor its version, and that is said
     verdict = api.audit(
         [real("vllm/nerdalert-automation-llama32-3b-l40s-mixed-deployments-rate-sweep.jsonl")]
     )
     assert {r.hardware for r in verdict.runs} == {"4xNVIDIA_L40S"}
     assert not any(u.startswith("hardware") for u in verdict.undisclosed)
-    assert "engine version: all runs" in verdict.undisclosed  # vLLM names no version
+    assert "engine and version: all runs" in verdict.undisclosed
+    assert {r.engine for r in verdict.runs} == {None}
 
 
 def test_an_acceptance_rate_shows_speculation_on_but_does_not_state_it(tmp_path):
