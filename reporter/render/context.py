@@ -311,6 +311,9 @@ def sweep_view(verdict: Verdict, group: GroupSummary) -> SweepView:
     if group.axis == "rate":
         rates = sorted(r.request_rate for r in members if r.request_rate is not None)
         load = f"{_span(rates)} req/s" if rates else ""
+        # a rate sweep's last point may send every request at once (rate inf): no rate
+        if any(r.request_rate is None and r.load != "rate" for r in members):
+            load += " and all at once" if load else "all at once"
     else:
         ns = sorted(n for r in members if (n := r.concurrency) is not None and not math.isnan(n))
         load = f"N={_span(ns)}" if ns else ""

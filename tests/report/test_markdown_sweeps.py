@@ -88,3 +88,40 @@ def test_a_rules_findings_share_a_line_only_at_one_severity_and_each_message_is_
     (br003,) = [line for line in lines if line.startswith("- **BR003**")]
     assert "\\[a-retest-n2, a-retest-n4\\]; at a-retest-n2: " in br003
     assert "5.48 s" in br003
+
+
+def _vllm_points(tmp_path: Path, points: dict[str, tuple[int | None, float | str]]) -> list[Path]:
+    import json
+
+    paths = []
+    for name, (n, rate) in points.items():
+        record = {
+            "date": "20250601-120000", "backend": "vllm", "model_id": "m", "num_prompts": 64,
+            "request_rate": rate, "duration": 20.0 / (n or 8) ** 0.5, "completed": 64,
+            "total_input_tokens": 64 * 500, "total_output_tokens": 64 * 200,
+            "output_throughput": 1.0, "mean_ttft_ms": 50.0, "median_ttft_ms": 50.0,
+            "mean_tpot_ms": 10.0, "median_tpot_ms": 10.0,
+        } | ({"max_concurrency": n} if n else {})  # fmt: skip
+        path = tmp_path / name
+        path.write_text(json.dumps(record))
+        paths.append(path)
+    return paths
+
+
+def test_a_rate_sweep_ending_at_inf_says_so_and_the_ideal_is_from_the_first_n(
+    tmp_path: Path,
+) -> None:
+    # nerdalert's rate sweeps end with every request sent at once: "3 runs at 10–30 req/s"
+    # left that run out. And a sweep from N=16: ideal scaling multiplies its figure by N ÷ 16
+    paced = _vllm_points(tmp_path, {"r1.json": (None, 1.0), "r4.json": (None, 4.0)})
+    paced += _vllm_points(tmp_path, {"rinf.json": (None, "inf")})
+    markdown = render_markdown(api.audit(paced))
+    assert any(
+        "3 runs at 1–4 req/s and all at once" in line
+        for line in _sweep_lines(markdown)
+    ), _sweep_lines(markdown)
+    from reporter.render.charts import scaling_charts
+
+    closed = _vllm_points(tmp_path, {"c16.json": (16, "inf"), "c64.json": (64, "inf")})
+    (chart,) = scaling_charts(api.audit(closed), [])
+    assert "Ideal scaling multiplies the N=16 figure by N ÷ 16;" in chart.caption
