@@ -602,7 +602,8 @@ def rule_pages(codes: Iterable[str], docs: Iterable[RuleDoc]) -> list[RulePage]:
 
 
 def _headline(verdict: Verdict) -> str:
-    """The one sentence under the verdict: the worst claim's or run's reason."""
+    """The one sentence under the verdict: the worst claim's or run's reason ("" when none
+    gives one)."""
     for c in verdict.claims:
         if c.verdict is verdict.verdict:
             return shown(f"Claim {c.check.claim}: {c.reason}", MAX_MESSAGE)
@@ -611,7 +612,7 @@ def _headline(verdict: Verdict) -> str:
             return shown(f"Run {r.id}: {r.reasons[0]}", MAX_MESSAGE)
     if not verdict.runs and not verdict.claims:
         return "The trace holds no run and no claim."
-    return VERDICT_MEANING[verdict.verdict].capitalize() + "."
+    return ""  # no claim or run says more than the verdict's own meaning, printed beside it
 
 
 def _title(verdict: Verdict) -> str:

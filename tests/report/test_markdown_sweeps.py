@@ -116,12 +116,25 @@ def test_a_rate_sweep_ending_at_inf_says_so_and_the_ideal_is_from_the_first_n(
     paced = _vllm_points(tmp_path, {"r1.json": (None, 1.0), "r4.json": (None, 4.0)})
     paced += _vllm_points(tmp_path, {"rinf.json": (None, "inf")})
     markdown = render_markdown(api.audit(paced))
-    assert any(
-        "3 runs at 1–4 req/s and all at once" in line
-        for line in _sweep_lines(markdown)
-    ), _sweep_lines(markdown)
+    assert any("3 runs at 1–4 req/s and all at once" in line for line in _sweep_lines(markdown)), (
+        _sweep_lines(markdown)
+    )
     from reporter.render.charts import scaling_charts
 
     closed = _vllm_points(tmp_path, {"c16.json": (16, "inf"), "c64.json": (64, "inf")})
     (chart,) = scaling_charts(api.audit(closed), [])
     assert "Ideal scaling multiplies the N=16 figure by N ÷ 16;" in chart.caption
+
+
+def test_a_supported_report_says_its_verdict_once_and_counts_findings_from_rules() -> None:
+    # with no claim and no run giving a reason, the headline repeated the verdict's meaning:
+    # "… ÷ wall clock. The figures hold when recomputed as total output tokens ÷ wall clock."
+    from reporter.render.html import render_html
+
+    verdict = api.audit([str(ROOT / "traces" / "case-b-natural-stop.jsonl")])
+    markdown = render_markdown(verdict)
+    assert markdown.lower().count("the figures hold when recomputed") == 1
+    page = render_html(verdict)
+    assert page.lower().count("the figures hold when recomputed") == 1
+    # the counts are of findings (one rule finds once per run), from the rules
+    assert f"from {len(verdict.rules)} rules." in page
