@@ -316,6 +316,10 @@ def _sessions(rows: list[dict[str, Any]]) -> list[tuple[list[dict[str, Any]], st
     return out
 
 
+def _joined(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
 def _open_loop(rows: list[dict[str, Any]]) -> str:
     """How an open-loop series sent its requests: at a rate, all at once, or both."""
     at_once = {math.isinf(float(r["request_rate"])) for r in rows}
@@ -348,6 +352,20 @@ def _reason(
         if shared:
             text += " (" + "; ".join(shared) + ")"
         text += ", differing only in load or repeat"
+    unnamed = [
+        label
+        for key, label in (
+            ("model_name", "model"),
+            ("engine_name", "engine"),
+            ("hardware_name", "hardware"),
+        )
+        if all(r.get(key) is None or r.get(key) != r.get(key) or r.get(key) == "" for r in rows)
+    ]
+    if len(rows) > 1 and unnamed:
+        # "every setting" is every one the files record: say which they do not
+        text += f"; {'the files record' if len(files) > 1 else 'the file records'} no " + (
+            _joined(unnamed)
+        )
     if group_by == "file":
         text += "; --group-by file: runs of other files kept apart"
     if split:

@@ -376,3 +376,19 @@ def test_a_sweep_that_rises_then_falls_names_its_peak(tmp_path: Path) -> None:
     (flat,) = [f for f in api.audit(paths, select=["BR005"]).findings if f.code == "BR005"]
     assert flat.message.startswith("aggregate grows 2.68× from N=16 to N=768")
     assert "highest" not in flat.message
+
+
+def test_runs_whose_files_record_no_model_say_so_beside_every_setting(real: Any) -> None:
+    # databloom's two AIPerf records files (a Llama 3.2 3B and a Qwen3.5 4B, named only by
+    # their folders) record no model, engine or hardware: "sharing every setting" is every
+    # setting they record, and the reason says which they do not
+    verdict = api.audit(
+        [
+            real(
+                "aiperf/databloom-aiperf-llama32-3b-gguf-c1-dualhost-half-timeouts-profile_export.jsonl"
+            ),
+            real("aiperf/databloom-aiperf-qwen35-4b-gguf-c1-all-timeouts-profile_export.jsonl"),
+        ]
+    )
+    (group,) = verdict.groups
+    assert group.why.endswith("; the files record no model, engine or hardware")
