@@ -223,9 +223,19 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             f"{fmt(float(cut['output_tokens'].min()), 0)} of {fmt(requested or 0, 0)} "
             "tokens)"
         )
-    which = "failed" if not sum(causes.values()) else "unfinished"
+    # LLMPerf's too-short answers finished: "unfinished" only where none of them is among
+    # the requests left out, "flagged" where they all are
+    flagged = causes.get(DELIBERATE["too_short"], 0)
+    if not sum(causes.values()):
+        which = "failed requests"
+    elif not flagged:
+        which = "unfinished requests"
+    elif flagged == len(ended):
+        which = "flagged requests"
+    else:
+        which = "the requests"
     counting = "the aggregate counts only successful requests' tokens" + (
-        f" ({fmt(lost, 0)} tokens of {which} requests left out)" if lost else ""
+        f" ({fmt(lost, 0)} tokens of {which} left out)" if lost else ""
     )
     if bad:
         severity = Severity.ERROR if bad > data.config[FAILED_SHARE] * n else Severity.WARNING
