@@ -115,7 +115,7 @@ _FLOAT_FIELDS = {"avg_ts", "stddev_ts", "defrag_thold"}
 _NOT_SETTINGS = {
     "build_commit", "build_number", "cpu_info", "gpu_info", "model_size", "model_n_params",
     "n_prompt", "n_gen", "n_depth", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts",
-    "samples_ns", "samples_ts", "label", "test_label",
+    "samples_ns", "samples_ts", "label", "test_label", "device_driver",
     "test",  # ik_llama.cpp's JSON names each test ("pp512"), which n_prompt and n_gen say
 }  # fmt: skip
 #: Keys that make a file look like this format (to rank the "could not tell" candidates).
@@ -424,6 +424,9 @@ def _markdown_header(source: Source) -> int | None:
 
 #: A device line of a llama.cpp backend (`ggml_vulkan: 0 = AMD Radeon …`, `Device 0: …`).
 _DEVICE = re.compile(r"^\s*(?:ggml_\w+:\s*\d+\s*=|Device\s+\d+:)\s*(.+?)(?:\s\(|,|$)")
+#: The driver a Vulkan device line names after the device, before its properties:
+#: `= Radeon 8060S Graphics (RADV GFX1151) (radv) | uma: 1` or `(AMD open-source driver) |`.
+_DRIVER = re.compile(r"^\s*ggml_\w+:\s*\d+\s*=\s*[^(|]+?\s((?:\([^()|]*\)\s*)+)\|")
 #: The trailer llama-bench prints after its table: `build: 0893f50f2 (8746)`.
 _TRAILER = re.compile(r"^build:\s*(\S+)\s*\((\d+)\)")
 #: A heading above a table in a runner's log: `### GPU 0 ONLY ###`, `# Vulkan`, `=== CPU ===`.
@@ -452,6 +455,7 @@ def _markdown_records(
     lines = source.text().splitlines()
     file_build: tuple[str, int] | None = None
     file_gpus: list[str] = []
+    file_drivers: list[str] = []
     for line in lines:
         trailer = _TRAILER.match(line.strip())
         if trailer:
@@ -459,10 +463,14 @@ def _markdown_records(
         device = _DEVICE.match(line)
         if device and device.group(1).strip() not in file_gpus:
             file_gpus.append(device.group(1).strip())
+        driver = _DRIVER.match(line)
+        if driver and " ".join(driver.group(1).split()) not in file_drivers:
+            file_drivers.append(" ".join(driver.group(1).split()))
     tables: list[dict[str, Any]] = []  # per table: its devices, heading and build
     rows: list[tuple[int, dict[str, Any], dict[str, Any]]] = []
     others: list[int] = []
     devices: list[str] = []
+    drivers: list[str] = []
     # the headings above the current line, one per level (`#` count; a `=== rule ===` is 1)
     headings: list[tuple[int, str]] = []
     header: list[str] | None = None
@@ -478,8 +486,8 @@ def _markdown_records(
         if starts_table:
             header = _cells(line)
             path = tuple(text for _, text in headings)
-            tables.append({"devices": devices, "headings": path, "build": None})
-            devices = []
+            tables.append({"devices": devices, "drivers": drivers, "headings": path, "build": None})
+            devices, drivers = [], []
             i += 2
             continue
         if header is not None and line.lstrip().startswith("|"):
@@ -495,6 +503,9 @@ def _markdown_records(
                 tables[-1]["build"] = (trailer.group(1), int(trailer.group(2)))
             elif device:
                 devices.append(device.group(1).strip())
+                driver = _DRIVER.match(line)
+                if driver and " ".join(driver.group(1).split()) not in drivers:
+                    drivers.append(" ".join(driver.group(1).split()))
             elif titled and (titled.group("hash") or titled.group("rule")):
                 level = len(line.lstrip()) - len(line.lstrip().lstrip("#")) or 1
                 headings = [(lv, text) for lv, text in headings if lv < level]
@@ -516,6 +527,8 @@ def _markdown_records(
                 "build_commit": commit,
                 "build_number": build,
                 "gpu_info": _hardware(table["devices"]) or ", ".join(file_gpus) or None,
+                # the driver the device line names (AMDVLK or RADV for one Vulkan GPU)
+                "device_driver": ", ".join(table["drivers"] or file_drivers) or None,
             }
         )
         if labelled and table["heading"]:
@@ -810,6 +823,8 @@ def _test_run(
         for k in (*SETTINGS[2:], *extra_flags)
         if record.get(k) is not None and k != "devices"
     ]
+    if isinstance(record.get("device_driver"), str):
+        flags.append(f"driver={record['device_driver']}")
     run = new_run(
         run_id,
         path,

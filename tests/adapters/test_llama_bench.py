@@ -680,3 +680,34 @@ def test_a_prompt_processing_claims_equation_counts_prompt_tokens(real):
         "run pp512 (prompt processing): 512 prompt tokens ÷ 0.1022 s = 5,007.6 tok/s; "
         "claimed 5,007.64 = 1.00×"
     )
+
+
+def test_two_vulkan_drivers_of_one_gpu_are_two_settings(tmp_path):
+    # kyuz0's Strix Halo logs: one GPU under AMDVLK ("(AMD open-source driver)") and under
+    # RADV ("(RADV GFX1151) (radv)"), as their device lines say; every column alike. They
+    # were "sharing every setting" and BR016 read the 35% gap as a repeat's spread
+    line = "ggml_vulkan: 0 = Radeon 8060S Graphics {driver} | uma: 1 | fp16: 1 | warp size: 64\n"
+    table = (
+        "| model | size | params | backend | ngl | test | t/s |\n"
+        "| --- | ---: | ---: | --- | --: | ---: | ---: |\n"
+        "| gemma3 12B Q8_0 | 13.40 GiB | 11.77 B | Vulkan | 99 | pp512 | {rate} ± 1.33 |\n"
+        "\nbuild: 0253fb21f (9187)\n"
+    )
+    paths = []
+    for name, driver, rate in (
+        ("amdvlk.log", "(AMD open-source driver)", "679.86"),
+        ("radv.log", "(RADV GFX1151) (radv)", "504.31"),
+    ):
+        path = tmp_path / name
+        path.write_text(
+            "ggml_vulkan: Found 1 Vulkan devices:\n"
+            + line.format(driver=driver)
+            + table.format(rate=rate)
+        )
+        paths.append(path)
+    runs = api.load(paths).runs
+    assert [f[-1] for f in runs["engine_flags"]] == [
+        "driver=(AMD open-source driver)", "driver=(RADV GFX1151) (radv)",
+    ]  # fmt: skip
+    assert list(runs["hardware_name"]) == ["Radeon 8060S Graphics"] * 2
+    assert len(api.audit(paths).groups) == 2
