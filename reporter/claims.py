@@ -448,15 +448,13 @@ def _alike(stats: pd.DataFrame, runs: list[str]) -> list[Reading]:
         return []
     out = []
     for run_id in runs:
-        tokens, wall = (number_or_nan(stats.at[run_id, c]) for c in ("output_tokens", "wall_s"))
-        rate = number_or_nan(stats.at[run_id, "aggregate_tps"])
-        if rate > 0:
+        if _prompt_test(stats, run_id):
+            continue  # an output aggregate only: a prompt test's claim is about prefill
+        rate, line = _run_rate(stats, run_id)
+        if rate > 0 and line is not None:
             out.append(
                 Reading(
-                    rate,
-                    f"run {run_id}, one of the {len(runs)} runs the files record alike",
-                    f"run {run_id}: {fmt(tokens, 0)} tokens ÷ {fmt(wall, 2)} s = "
-                    f"{fmt(rate, rate_digits(rate))} tok/s",
+                    rate, f"run {run_id}, one of the {len(runs)} runs the files record alike", line
                 )
             )
     return out
