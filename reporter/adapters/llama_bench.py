@@ -433,6 +433,12 @@ _TRAILER = re.compile(r"^build:\s*(\S+)\s*\((\d+)\)")
 _HEADING = re.compile(r"^\s*(?:#+\s*(?P<hash>.*?)\s*#*|={2,}\s*(?P<rule>.*?)\s*={2,})\s*$")
 
 
+def _driver(line: str) -> str | None:
+    """The driver a Vulkan device line names, its spaces folded: `(RADV GFX1151) (radv)`."""
+    match = _DRIVER.match(line)
+    return " ".join(match.group(1).split()) if match else None
+
+
 def _hardware(devices: list[str]) -> str | None:
     """The devices one llama-bench run listed, as one name: `2× AMD Radeon RX 7900 XTX`."""
     counts: dict[str, int] = {}
@@ -463,10 +469,10 @@ def _markdown_records(
         device = _DEVICE.match(line)
         if device and device.group(1).strip() not in file_gpus:
             file_gpus.append(device.group(1).strip())
-        driver = _DRIVER.match(line)
-        if driver and " ".join(driver.group(1).split()) not in file_drivers:
-            file_drivers.append(" ".join(driver.group(1).split()))
-    tables: list[dict[str, Any]] = []  # per table: its devices, heading and build
+        driver = _driver(line)
+        if driver and driver not in file_drivers:
+            file_drivers.append(driver)
+    tables: list[dict[str, Any]] = []  # per table: its devices, drivers, headings and build
     rows: list[tuple[int, dict[str, Any], dict[str, Any]]] = []
     others: list[int] = []
     devices: list[str] = []
@@ -503,9 +509,9 @@ def _markdown_records(
                 tables[-1]["build"] = (trailer.group(1), int(trailer.group(2)))
             elif device:
                 devices.append(device.group(1).strip())
-                driver = _DRIVER.match(line)
-                if driver and " ".join(driver.group(1).split()) not in drivers:
-                    drivers.append(" ".join(driver.group(1).split()))
+                driver = _driver(line)
+                if driver and driver not in drivers:
+                    drivers.append(driver)
             elif titled and (titled.group("hash") or titled.group("rule")):
                 level = len(line.lstrip()) - len(line.lstrip().lstrip("#")) or 1
                 headings = [(lv, text) for lv, text in headings if lv < level]
