@@ -178,7 +178,7 @@ def _line(value: Any) -> int:
 
 def write(tables: Tables, path: str) -> int:
     """Write the native trace of these tables as Parquet; returns the number of rows."""
-    import pyarrow.parquet as pq  # here: 0.1 s to import, and only writing needs it
+    import pyarrow.parquet as pq  # here: only writing needs it (see api._streams_by_itself)
 
     from reporter.convert import records, run_record
 
@@ -233,7 +233,7 @@ def files_of(path: PathLike) -> list[Path]:
 def dataset(path: PathLike, *, pre_buffer: bool = True) -> ds.Dataset:
     """The Parquet file or folder as one pyarrow dataset (read a row group at a time);
     without `pre_buffer`, column chunks are read as they are decoded (less memory held)."""
-    import pyarrow.dataset as ds  # here: 0.1 s to import, and only Parquet input needs it
+    import pyarrow.dataset as ds  # here: only Parquet input needs it (see api._streams_by_itself)
 
     options = ds.ParquetFragmentScanOptions(pre_buffer=pre_buffer)
     file_format = ds.ParquetFileFormat(default_fragment_scan_options=options)
