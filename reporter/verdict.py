@@ -336,12 +336,12 @@ def _equation(k: ClaimCheck, data: AuditData) -> str:
     digits = 2 if unit == "×" else claim_digits(k)
     left = ""
     one_run = k.metric == "aggregate_tps" and len(k.runs) == 1 and k.runs[0] in data.stats.index
+    s = data.figures(k.runs[0]) if one_run else None
     # a prompt-processing run (no output tokens) is judged by its prompt rate, which the
     # claim's own arithmetic states ("512 prompt tokens ÷ 0.1089 s")
-    if one_run and finite(data.figures(k.runs[0])["output_tokens"]):
+    if s is not None and finite(s["output_tokens"]):
         rows = data.requests_of(k.runs[0])
         rows = rows[rows["ok"]]
-        s = data.figures(k.runs[0])
         lengths = rows["output_tokens"].dropna().unique()
         wall = fmt(finite(s["wall_s"]), 2)
         if len(rows) and len(lengths) == 1:
