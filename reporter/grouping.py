@@ -85,11 +85,15 @@ VLLM_PER_POINT = {
     "group",
     "schema",
 }
-#: The keys SGLang's adapter keeps in `extra` itself (any other is a key bench_serving does
-#: not write, a fork's or a wrapper's: a setting).
-SGLANG_OWN = {
+#: The keys of an SGLang line that its adapter keeps in `extra` as they are.
+SGLANG_RECORD_KEYS = (
     "tag", "backend", "dataset_name", "random_input_len", "random_output_len",
     "random_range_ratio", "sharegpt_output_len", "fixed_output_len", "accept_length",
+)  # fmt: skip
+#: Every key SGLang's adapter writes in `extra` itself (any other is a key bench_serving
+#: does not write, a fork's or a wrapper's: a setting).
+SGLANG_OWN = {
+    *SGLANG_RECORD_KEYS,
     "request_rate", "total_output_tokens_retokenized", "per_request_lists", "source_format",
 }  # fmt: skip
 #: Runs further apart than this (by the date the tool wrote) are separate series.

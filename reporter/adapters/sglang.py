@@ -23,6 +23,7 @@ from reporter.adapters._common import (
     new_run,
     runs_of_records,
 )
+from reporter.grouping import SGLANG_RECORD_KEYS
 from reporter.ingest.lines import Source
 from reporter.table import Partial
 
@@ -266,20 +267,7 @@ def _run(
             f"max_concurrent_requests {peak}: the tool's own peak, by a method the file "
             "does not name (vLLM's, which SGLang copied, counted 1-second buckets)"
         )
-    extra = {
-        k: record.get(k)
-        for k in (
-            "tag",
-            "backend",
-            "dataset_name",
-            "random_input_len",
-            "random_output_len",
-            "random_range_ratio",
-            "sharegpt_output_len",
-            "fixed_output_len",
-            "accept_length",
-        )
-    }
+    extra = {k: record.get(k) for k in SGLANG_RECORD_KEYS}
     extra.update(settings_of(record))
     extra["request_rate"] = "inf" if rate_inf else rate
     extra["total_output_tokens_retokenized"] = retokenized
