@@ -114,6 +114,7 @@ def test_the_units_llama_bench_and_others_print_are_read(text: str) -> None:
     assert parse_claim_option(text, 1)["value"] == 195.65
 
 
+@pytest.mark.slow
 def test_a_claim_with_a_byte_that_is_not_utf8_is_refused() -> None:
     # a non-UTF-8 byte of argv reaches Python as a lone surrogate (\udcff for 0xff); it used to
     # end in an internal error when the claims table was built

@@ -402,6 +402,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @given(record=st.dictionaries(st.text("xyz", min_size=1, max_size=2), json_values, min_size=1))
 def test_the_depth_of_pyarrow_types_is_the_depth_of_the_json(record: dict[str, object]) -> None:
     """What lets the fast reader skip counting brackets: the type pyarrow infers for a line

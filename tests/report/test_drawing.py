@@ -132,7 +132,12 @@ def test_the_report_process_imports_no_chart_code_when_the_helpers_make_every_ch
 
 @pytest.mark.parametrize(
     ("options", "started"),
-    [([], True), (["--pdf", "r.pdf"], True), (["--no-html"], False), (["--json", "v.json"], False)],
+    [
+        ([], True),
+        pytest.param(["--pdf", "r.pdf"], True, marks=pytest.mark.slow),
+        (["--no-html"], False),
+        pytest.param(["--json", "v.json"], False, marks=pytest.mark.slow),
+    ],
 )
 def test_the_cli_starts_the_helpers_before_pandas_only_for_a_report(
     tmp_path: Path, options: list[str], started: bool
@@ -162,6 +167,7 @@ def test_the_cli_starts_the_helpers_before_pandas_only_for_a_report(
         assert done.returncode in (0, 1)
 
 
+@pytest.mark.slow
 def test_a_helper_that_dies_leaves_its_charts_to_the_report_process(
     fixture_verdicts: Callable[[str], Verdict],
     helpers: None,

@@ -75,6 +75,7 @@ def faces() -> dict[str, Path]:
     return found
 
 
+@pytest.mark.slow
 def test_the_subsets_are_made_once_with_the_characters_both_faces_hold(
     faces: dict[str, Path], tmp_path: Path
 ) -> None:

@@ -34,6 +34,7 @@ def test_shown_cuts_before_it_escapes(monkeypatch: pytest.MonkeyPatch) -> None:
     assert text == "<U+202E>" * (MAX_SHOWN - 1) + "… (1,048,576 characters)"
 
 
+@pytest.mark.slow
 def test_a_one_mib_run_id_renders_quickly(tmp_path: Path) -> None:
     run = {"kind": "run", "schema": "benchreport/1", "id": HUGE,
            "workload": {"concurrency": 2, "output_tokens": 4, "stop": "forced"}}  # fmt: skip

@@ -61,6 +61,7 @@ def test_ids_are_unique_across_the_inline_svgs(ladder_html: str) -> None:
     assert clips, "the charts' clip paths carry the chart's name"
 
 
+@pytest.mark.slow
 def test_same_input_same_bytes(
     fixture_verdicts: Callable[[str], Verdict], ladder_html: str, real_chart_drawing: None
 ) -> None:

@@ -77,6 +77,7 @@ rates = st.floats(min_value=5.0, max_value=500.0)
 prefills = st.floats(min_value=0.001, max_value=2.0)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(n=sizes, out=outs, rate=rates, prefill=prefills)
 def test_a_strictly_serial_schedule_always_fires_br003(tmp_path, n, out, rate, prefill):
@@ -112,6 +113,7 @@ def test_fully_overlapped_equal_requests_never_fire_br003_or_br005(
     assert "BR005" not in codes
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(out=outs, rate=rates, prefill=prefills, repeats=st.integers(min_value=1, max_value=5))
 def test_a_single_n1_run_raises_no_concurrency_alarm(tmp_path, out, rate, prefill, repeats):
@@ -191,6 +193,7 @@ def test_the_reader_on_arbitrary_json_only_raises_trace_errors(tmp_path, records
             assert str(p).startswith(f"{path}:")
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(n=sizes, out=outs, rate=rates, prefill=prefills)
 def test_total_over_wall_never_exceeds_the_sum_of_decode_rates(tmp_path, n, out, rate, prefill):

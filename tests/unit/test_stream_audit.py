@@ -109,6 +109,7 @@ def test_bad_row_refused_at_its_line_as_in_memory(ladder):
     assert "case-a-ladder.jsonl:4: " in streaming
 
 
+@pytest.mark.slow
 def test_duplicate_refused_as_in_memory_and_dropped_with_lenient(ladder):
     def twice(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         again = dict(next(r for r in rows if r["source_line"] == 4))
@@ -124,6 +125,7 @@ def test_duplicate_refused_as_in_memory_and_dropped_with_lenient(ladder):
     assert without_notes(streaming_v) == without_notes(whole_v)
 
 
+@pytest.mark.slow
 def test_folder_of_parquet_streams(ladder, tmp_path):
     table = pq.read_table(ladder)
     folder = tmp_path / "parts"
@@ -134,6 +136,7 @@ def test_folder_of_parquet_streams(ladder, tmp_path):
     assert without_notes(streaming) == without_notes(whole)
 
 
+@pytest.mark.slow
 def test_chosen_by_itself_above_the_threshold(ladder, monkeypatch):
     assert "streamed" not in " ".join(api.audit([ladder]).to_dict()["inputs"][0]["notes"])
     monkeypatch.setattr(streamed, "STREAM_ABOVE_ROWS", 5)

@@ -61,6 +61,7 @@ def test_union_length_is_the_same_by_loop_and_by_group_by(
         pd.testing.assert_series_equal(looped, grouped, check_exact=True)
 
 
+@pytest.mark.slow
 def test_drawing_order_is_the_sort_by_send_first_end_line() -> None:
     rng = np.random.default_rng(3)
     for _ in range(300):
