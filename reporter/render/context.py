@@ -97,7 +97,10 @@ class DocBlock:
 class RulePage:
     code: str
     name: str
-    severity: str
+    #: The severities its findings fired at in this report, worst first (a rule's default
+    #: severity is not the one every finding carries: BR001 is an error with a claim, an
+    #: info without).
+    severities: list[str]
     summary: str
     blocks: list[DocBlock]
 
@@ -585,16 +588,20 @@ def doc_blocks(doc: str) -> tuple[str, list[DocBlock]]:
     return summary, blocks
 
 
-def rule_pages(codes: Iterable[str], docs: Iterable[RuleDoc]) -> list[RulePage]:
-    """The pages of the rules named by `codes`, from the docs the verdict carries."""
+def rule_pages(fired: Iterable[Finding], docs: Iterable[RuleDoc]) -> list[RulePage]:
+    """The pages of the rules of the `fired` findings, from the docs the verdict carries."""
     by_code = {d.code: d for d in docs}
+    severities: dict[str, set[Severity]] = {}
+    for f in fired:
+        severities.setdefault(f.code, set()).add(f.severity)
     pages = []
-    for code in sorted(set(codes)):
+    for code in sorted(severities):
         rule = by_code.get(code)
         if rule is None:
             continue
         summary, blocks = doc_blocks(rule.doc or rule.summary)
-        pages.append(RulePage(rule.code, rule.name, str(rule.severity), summary, blocks))
+        worst_first = [str(s) for s in sorted(severities[code], key=int, reverse=True)]
+        pages.append(RulePage(rule.code, rule.name, worst_first, summary, blocks))
     return pages
 
 
@@ -636,7 +643,7 @@ def build_context(
 ) -> ReportContext:
     """The report's content; `charts=False` skips drawing (the Markdown summary has none)."""
     fired = _fired_sorted(verdict.findings)
-    pages = rule_pages((f.code for f in fired), verdict.rule_docs)
+    pages = rule_pages(fired, verdict.rule_docs)
     page_codes = {p.code for p in pages}
     links = _Links(verdict)
     groups = []

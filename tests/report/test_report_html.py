@@ -220,3 +220,22 @@ def test_what_the_trace_did_not_disclose_is_listed(
     page = render_html(fixture_verdicts("hostile.jsonl"))
     assert "<li><bdi>content type: all runs</bdi></li>" in page
     assert "<li><bdi>whether speculative decoding was on: all runs</bdi></li>" in page
+
+
+def test_a_rule_page_shows_the_severities_its_findings_fired_at() -> None:
+    """BR012 is a warning by default; among the shipped traces it fires only as an info, and
+    BR001 fires both as an error (a claim) and as an info (runs without one)."""
+    from reporter.render.context import build_context
+
+    verdict = api.audit(sorted((ROOT / "traces").glob("*.jsonl")))
+    pages = {p.code: p.severities for p in build_context(verdict, charts=False).rule_pages}
+    fired: dict[str, set[str]] = {}
+    for f in verdict.findings:
+        if f.fired:
+            fired.setdefault(f.code, set()).add(str(f.severity))
+    assert {code: set(s) for code, s in pages.items()} == fired
+    assert pages["BR012"] == ["info"]
+    assert pages["BR001"] == ["error", "info"]
+    html = render_html(verdict)
+    heading = re.search(r'<article class="rule-page" id="BR012">\s*<h3>(.*?)</h3>', html, re.S)
+    assert heading and ">info</span>" in heading.group(1) and "warning" not in heading.group(1)
