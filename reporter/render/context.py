@@ -387,6 +387,35 @@ def _prefill_note(r: RunSummary) -> str:
     )
 
 
+def _prompt_length(r: RunSummary) -> tuple[float | None, bool]:
+    """The prompt tokens of a request as the file gives them, and whether that is a summary's
+    prompt tokens ÷ its completed requests (the mean BR017 takes; a tool's summary may count
+    the prompts in all only); None when nothing in the file gives them."""
+    if r.prompt_tokens is not None:
+        return r.prompt_tokens, False
+    done = None if r.requests is None else r.requests - (r.failed or 0)
+    if r.prompt_tokens_total is not None and done is not None and done > 0:
+        return r.prompt_tokens_total / done, True
+    return None, False
+
+
+def _prompt_cell(r: RunSummary) -> str:
+    length, divided = _prompt_length(r)
+    if length is None:
+        # prompt tokens counted in all, with no request count to divide them by
+        total = r.prompt_tokens_total
+        return "unknown" if total is None else f"unknown ({num(total, 0)} in all)"
+    return f"≈ {num(length, 0)} (total ÷ completed)" if divided else num(length, 0)
+
+
+def _context_cell(r: RunSummary) -> str:
+    if r.context_tokens is not None:
+        return num(r.context_tokens, 0)
+    # the context at the first decoded token is the prompt: BR017 takes it as disclosed
+    length, _ = _prompt_length(r)
+    return "unknown" if length is None else f"≈ {num(length, 0)} (prompt, at first token)"
+
+
 def run_view(r: RunSummary) -> RunView:
     return RunView(
         id=shown(r.id),
@@ -407,12 +436,12 @@ def run_view(r: RunSummary) -> RunView:
         q_slope=shown(r.questions.get("slope", "not checked"), MAX_MESSAGE),
         stop=shown(r.stop),
         lengths=_lengths(r),
-        prompt_tokens="unknown" if r.prompt_tokens is None else num(r.prompt_tokens, 0),
+        prompt_tokens=_prompt_cell(r),
         prefill_share=pct(r.prefill_share),
         prefill_note=_prefill_note(r),
         content=shown(r.content or "unknown"),
         speculation=_speculation(r),
-        context_tokens="unknown" if r.context_tokens is None else num(r.context_tokens, 0),
+        context_tokens=_context_cell(r),
         engine=_named(r.engine, r.engine_version),
         model=_named(r.model),
         hardware=_named(r.hardware),

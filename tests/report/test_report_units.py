@@ -9,6 +9,7 @@ from pathlib import Path
 import altair as alt
 import pytest
 
+from reporter import api
 from reporter.errors import RenderError
 from reporter.findings import Finding
 from reporter.render.charts import to_svg
@@ -19,6 +20,7 @@ from reporter.render.context import (
     doc_blocks,
     num,
     rerun_command,
+    run_view,
     shown,
     value_text,
 )
@@ -247,3 +249,42 @@ def test_a_numeric_axis_keeps_its_label_limit_when_a_tick_label_could_be_long() 
     assert charts._numbers_limit(1e15) == charts.AXIS_LABEL_LIMIT
     assert charts._numbers_limit(float("nan")) == charts.AXIS_LABEL_LIMIT
     assert charts._numbers_limit(0.0) == charts.AXIS_LABEL_LIMIT
+
+
+@pytest.mark.parametrize(
+    ("trace", "run", "prompt", "context"),
+    [
+        # a summary's prompt tokens ÷ its completed requests: a mean, which BR017 takes
+        (
+            "adapters/sglang-rate-sweep-range-ratio.jsonl",
+            "sglang:4qps",
+            "≈ 768 (total ÷ completed)",
+            "≈ 768 (prompt, at first token)",
+        ),
+        # the prompt length without a context length: the context at the first token
+        ("BR008/fires_long_prompts.jsonl", "r4", "2,000", "≈ 2,000 (prompt, at first token)"),
+        ("BR017/passes_context_stated.jsonl", "c-n1", "16", "272"),
+        ("BR017/fires_no_context.jsonl", "nc-n1", "unknown", "unknown"),
+    ],
+    ids=["summary-total", "prompt-stated", "context-stated", "nothing"],
+)
+def test_prompt_and_context_cells_say_what_the_file_gives(
+    at_root: Path, trace: str, run: str, prompt: str, context: str
+) -> None:
+    verdict = api.audit([f"tests/fixtures/{trace}"])
+    view = next(v for v in build_context(verdict, charts=False).runs if v.id == run)
+    assert (view.prompt_tokens, view.context_tokens) == (prompt, context)
+    # "unknown" exactly where BR017 finds no context length
+    (br017,) = (f for f in verdict.findings if f.code == "BR017" and f.subject == run)
+    assert (br017.outcome is Outcome.FIRED) == (context == "unknown")
+
+
+def test_a_prompt_total_without_a_request_count_is_not_called_unknown(
+    fixture_verdicts: Callable[[str], Verdict],
+) -> None:
+    run = fixture_verdicts("ladder.jsonl").runs[0]
+    counted = dataclasses.replace(
+        run, prompt_tokens=None, prompt_tokens_total=5_000.0, requests=None, context_tokens=None
+    )
+    view = run_view(counted)
+    assert (view.prompt_tokens, view.context_tokens) == ("unknown (5,000 in all)", "unknown")
