@@ -19,7 +19,7 @@ import altair as alt
 import vl_convert as vlc
 
 from reporter.errors import RenderError
-from reporter.model import Completions, GroupSummary, RunSeries, Timeline, Verdict
+from reporter.model import Completions, GroupSummary, RunSeries, RunSummary, Timeline, Verdict
 from reporter.render import chartjobs, fonts
 from reporter.render.common import MAX_MESSAGE, Chart, num, pct, shown
 from reporter.render.svgcheck import check_svg
@@ -504,7 +504,7 @@ def wall_split_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
     for r in verdict.runs:
         prefill, wall = number_or_nan(r.prefill_s), number_or_nan(r.wall_s)
         if not (math.isfinite(prefill) and math.isfinite(wall) and wall > 0):
-            unknown.append(r.id)
+            unknown.append(r)
             continue
         prefill = min(prefill, wall)
         label = _label(r.id)
@@ -520,9 +520,15 @@ def wall_split_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
             }
         )
     if unknown:
-        names = ", ".join(_label(u) for u in unknown[:5])
-        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-        notes.append(f"wall clock split: no prefill rate or prompt lengths for {names}{more}")
+        by_lack: dict[str, list[str]] = {}
+        for r in unknown:
+            by_lack.setdefault(_split_lacks(r), []).append(r.id)
+        parts = []
+        for lack, ids in by_lack.items():
+            names = ", ".join(_label(u) for u in ids[:5])
+            more = f" and {len(ids) - 5} more" if len(ids) > 5 else ""
+            parts.append(f"{lack} for {names}{more}")
+        notes.append("wall clock split: " + "; ".join(parts))
     if not rows:
         return None
     runs = list(dict.fromkeys(r["run"] for r in rows))
@@ -569,6 +575,26 @@ def wall_split_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
         "processing more than decoding."
     )
     return drawn_chart("wall-split", "Wall clock split", caption, spec)
+
+
+def _split_lacks(r: RunSummary) -> str:
+    """What a run lacks for its split: prefill is its prompt tokens ÷ the prefill rate."""
+    if r.phase == "prompt" and r.prompt_tps is not None:
+        # its wall clock is prompt processing, timed at its own rate: nothing to split
+        return "all prefill (prompt-processing tests)"
+    lacks = []
+    if r.prompt_tokens_total is None:
+        # a prompt length the run record states is not a count of the prompts sent
+        lacks.append("no prompt lengths" if r.prompt_tokens is None else "no prompt token counts")
+    if r.prefill_rate is None:
+        lacks.append("no prefill rate")
+    wall = number_or_nan(r.wall_s)
+    if not math.isfinite(wall):
+        lacks.append("no wall clock")
+    elif wall <= 0:
+        lacks.append(f"a wall clock of {num(wall, 2)} s")
+    # else a prefill time that is not finite (a rate of 0)
+    return " and ".join(lacks) or "no finite prefill time"
 
 
 def _totals(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ import pytest
 from reporter import api
 from reporter.errors import RenderError
 from reporter.findings import Finding
-from reporter.render.charts import to_svg
+from reporter.render.charts import to_svg, wall_split_chart
 from reporter.render.context import (
     DocBlock,
     Span,
@@ -288,3 +288,51 @@ def test_a_prompt_total_without_a_request_count_is_not_called_unknown(
     )
     view = run_view(counted)
     assert (view.prompt_tokens, view.context_tokens) == ("unknown (5,000 in all)", "unknown")
+
+
+def test_the_wall_clock_split_says_what_each_run_lacks(
+    fixture_verdicts: Callable[[str], Verdict],
+) -> None:
+    run = fixture_verdicts("ladder.jsonl").runs[0]
+    lacking = [
+        # seven runs with their prompt lengths but no prefill rate: five named, then a count
+        *(
+            dataclasses.replace(run, id=f"rate-{k}", prefill_rate=None, prefill_s=None)
+            for k in range(7)
+        ),
+        dataclasses.replace(
+            run, id="prompt", prompt_tokens=None, prompt_tokens_total=None, prefill_s=None
+        ),
+        # the prompt length stated, the prompts not counted
+        dataclasses.replace(run, id="uncounted", prompt_tokens_total=None, prefill_s=None),
+        dataclasses.replace(
+            run,
+            id="both",
+            prompt_tokens=None,
+            prompt_tokens_total=None,
+            prefill_rate=None,
+            prefill_s=None,
+        ),
+        dataclasses.replace(run, id="wall", wall_s=None),
+        dataclasses.replace(run, id="zero", wall_s=0.0),
+        # a prompt-processing test's wall clock is all prefill: it has its own rate
+        dataclasses.replace(
+            run, id="pp512", phase="prompt", prompt_tps=4_703.3, prefill_rate=None, prefill_s=None
+        ),
+    ]
+    notes: list[str] = []
+    wall_split_chart(dataclasses.replace(fixture_verdicts("ladder.jsonl"), runs=lacking), notes)
+    assert notes == [
+        "wall clock split: no prefill rate for rate-0, rate-1, rate-2, rate-3, rate-4 and 2 "
+        "more; no prompt lengths for prompt; no prompt token counts for uncounted; no prompt "
+        "lengths and no prefill rate for both; "
+        "no wall clock for wall; a wall clock of 0.00 s for zero; all prefill "
+        "(prompt-processing tests) for pp512"
+    ]
+
+
+def test_the_wall_clock_split_of_a_run_without_a_prefill_rate(at_root: Path) -> None:
+    # the queue trace counts its prompt tokens (640) but gives no prefill rate
+    notes: list[str] = []
+    assert wall_split_chart(api.audit(["traces/case-b-queue.jsonl"]), notes) is None
+    assert notes == ["wall clock split: no prefill rate for b-queue-n16"]
