@@ -95,6 +95,8 @@ SGLANG_RECORD_KEYS = (
 SGLANG_OWN = {
     *SGLANG_RECORD_KEYS,
     "request_rate", "total_output_tokens_retokenized", "per_request_lists", "source_format",
+    # bench_one_batch: measurements of the batch, not settings
+    "last_ttft", "last_gen_throughput", "acc_length", "cache_hit_rate", "prefill_rate",
 }  # fmt: skip
 #: Runs further apart than this (by the date the tool wrote) are separate series.
 SESSION_GAP_H = 6.0

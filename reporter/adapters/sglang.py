@@ -6,6 +6,15 @@ JSON Lines, appended one line per run to `--output-file`; `request_rate` is Pyth
 errors) but never send times nor per-request latencies, so the ladder question is undecidable;
 the tool's own `concurrency` is Little's law (Σ e2e latency ÷ duration), and is kept as such.
 Newer versions add `server_info` (the server's arguments, version and speculative settings).
+
+The same `result.jsonl` name is also where `python -m sglang.bench_one_batch` (formerly
+`bench_latency`) and `bench_one_batch_server` append their lines: one static batch of
+`batch_size` sequences, each with `input_len` prompt tokens and exactly `output_len` generated
+ones (ignore_eos), all started together. The offline tool times the batch's prefill
+(`prefill_latency`) and each decode step (`median_decode_latency`), `total_latency` being
+their sum; the server tool times the one HTTP request that carries the whole batch
+(`latency`), and since it streamed (the lines with `last_gen_throughput`) its
+`output_throughput` is batch × output_len ÷ (latency − the batch's last first-token time).
 """
 
 from __future__ import annotations
@@ -85,10 +94,25 @@ def settings_of(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+#: The keys of a bench_one_batch / bench_one_batch_server line, beside its latency.
+ONE_BATCH_KEYS = ("run_name", "batch_size", "input_len", "output_len", "overall_throughput")
+WHAT_ONE_BATCH = "SGLang bench_one_batch result"
+
+
+def is_one_batch(record: Any) -> bool:
+    """A line of bench_one_batch (total_latency) or bench_one_batch_server (latency)."""
+    return (
+        isinstance(record, dict)
+        and all(k in record for k in ONE_BATCH_KEYS)
+        and ("total_latency" in record or "latency" in record)
+    )
+
+
 def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
-    """backend, duration, completed and total_output_tokens_retokenized (SGLang only)."""
+    """backend, duration, completed and total_output_tokens_retokenized (SGLang only); or the
+    batch size, lengths and latency of a bench_one_batch line."""
     dicts = [r for r in records if isinstance(r, dict)]
-    if dicts and all(all(k in r for k in DECISIVE) for r in dicts):
+    if dicts and all(all(k in r for k in DECISIVE) or is_one_batch(r) for r in dicts):
         return True, []
     sample = dicts[0] if dicts else {}
     return False, [f'"{k}"' for k in DECISIVE if k not in sample]
@@ -99,10 +123,46 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     problems = Problems(source.path)
     # JSON Lines as written; a pretty-printed or listed copy is read as well
     records, _ = vllm._records(source, problems)
-    runs, rows = runs_of_records(records, _name, _run, source.path, problems, WHAT)
+    runs, rows = runs_of_records(records, _any_name, _any_run, source.path, problems, WHAT)
     problems.raise_unless(lenient)
     notes = [f"SGLang: {len(runs)} run(s), one a line"]
-    return finish(source, NAME, runs, rows, records=len(records), notes=notes, problems=problems)
+    partial = finish(source, NAME, runs, rows, records=len(records), notes=notes, problems=problems)
+    partial.probes.extend(_prefill_probes(runs, source.path))
+    return partial
+
+
+def _prefill_probes(runs: list[dict[str, Any]], path: str) -> list[dict[str, Any]]:
+    """bench_one_batch times its batch's prefill alone (one forward pass, nothing queued):
+    batch × input_len ÷ prefill_latency is the prefill rate of that run, as a probe would
+    measure it."""
+    probes = []
+    for run in runs:
+        rate = (run.get("extra") or {}).get("prefill_rate")
+        if rate is not None:
+            probes.append(
+                {
+                    "what": "prefill_rate",
+                    "value": rate,
+                    "unit": "tok/s",
+                    "buffer_bytes": None,
+                    "run": run["run"],
+                    "source_path": path,
+                    "source_line": run.get("source_line"),
+                }
+            )
+    return probes
+
+
+def _any_name(record: dict[str, Any]) -> str:
+    return _one_batch_name(record) if is_one_batch(record) else _name(record)
+
+
+def _any_run(
+    record: dict[str, Any], line: int, run_id: str, path: str, problems: Problems
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    if is_one_batch(record):
+        return _one_batch_run(record, line, run_id, path, problems), []
+    return _run(record, line, run_id, path, problems)
 
 
 def _name(record: dict[str, Any]) -> str:
@@ -349,3 +409,154 @@ def _requested_lengths(record: dict[str, Any], f: Fields, derived: list[str]) ->
 
 def _s(ms: float | None) -> float | None:
     return None if ms is None else ms / 1000.0
+
+
+def _one_batch_name(record: dict[str, Any]) -> str:
+    name = record.get("run_name")
+    prefix = f"{name}:" if isinstance(name, str) and name else ""
+    return (
+        f"{prefix}b{record.get('batch_size')}:in{record.get('input_len')}"
+        f":out{record.get('output_len')}"
+    )
+
+
+def _one_batch_run(
+    record: dict[str, Any], line: int, run_id: str, path: str, problems: Problems
+) -> dict[str, Any] | None:
+    """One static batch: batch_size sequences started together, each generating exactly
+    output_len tokens (1 from the prefill, output_len − 1 decode steps)."""
+    f = Fields(record, line, problems, WHAT_ONE_BATCH)
+    batch = f.integer("batch_size", required=True, minimum=1)
+    input_len = f.integer("input_len", required=True)
+    output_len = f.integer("output_len", required=True, minimum=1)
+    offline = "total_latency" in record
+    wall = f.number("total_latency" if offline else "latency", required=True, unit="seconds")
+    prefill = f.number("prefill_latency", unit="seconds")
+    median_step = f.number("median_decode_latency", unit="seconds")
+    decode_tps = f.number("median_decode_throughput", unit="tokens per second")
+    output_tps = f.number("output_throughput", unit="tokens per second")
+    last_ttft = f.number("last_ttft", unit="seconds")
+    last_gen = f.number("last_gen_throughput", minimum=None)
+    accept = f.number("acc_length", minimum=None)
+    run_name = record.get("run_name")
+    if not f.ok:
+        return None
+    assert batch is not None and input_len is not None and output_len is not None
+    assert wall is not None
+    tokens = batch * output_len
+    honest = tokens / wall if wall > 0 else None
+    derived = [
+        f"{batch} sequence(s) of {input_len} prompt tokens started together as one batch; "
+        f"each generated exactly {output_len} tokens (ignore_eos): "
+        f"{batch} × {output_len} = {tokens} output tokens",
+    ]
+    summary: dict[str, Any] = {
+        "requests": batch,
+        "failed": 0,
+        "output_tokens": tokens,
+        "prompt_tokens": batch * input_len,
+        "wall_s": wall,
+        "mean_output_tokens": output_len,
+        "min_output_tokens": output_len,
+        "max_output_tokens": output_len,
+    }
+    spec: dict[str, Any] | None = None
+    if offline:
+        tool = "sglang bench_one_batch"
+        derived[0] = f"{derived[0]}; run in one process, no server and no HTTP"
+        # the sequences step together from the first forward pass to the last
+        summary["sum_latency_s"] = batch * wall
+        derived.append(
+            "Σ latency = batch_size × total_latency: every sequence is in flight for the "
+            "whole batch"
+        )
+        spec = {"enabled": False, "source": "bench_one_batch runs the model without a draft"}
+        if prefill is not None:
+            summary["mean_ttft_s"] = summary["median_ttft_s"] = prefill
+            summary["ttft_p50_s"] = prefill
+            derived.append(
+                "time to first token = prefill_latency: the whole batch is prefilled in one "
+                "forward pass, which yields every sequence's first token"
+            )
+            if output_len > 1 and wall > prefill:
+                step = (wall - prefill) / (output_len - 1)
+                summary["mean_tpot_s"] = summary["mean_itl_s"] = step
+                derived.append(
+                    f"mean decode step = (total_latency − prefill_latency) ÷ (output_len − 1) "
+                    f"= {step:.6f} s, every sequence's time per output token"
+                )
+        if median_step is not None:
+            summary["itl_p50_s"] = median_step
+        if decode_tps is not None:
+            summary["tool_aggregate_tps"] = decode_tps
+            derived.append(
+                f"median_decode_throughput {decode_tps:.2f} = batch_size ÷ the median decode "
+                "step: decode alone, without the prefill"
+                + (f"; output tokens ÷ total_latency = {honest:.2f} tok/s" if honest else "")
+            )
+    else:
+        tool = "sglang bench_one_batch_server"
+        derived[0] = (
+            f"{derived[0]}; sent as one HTTP request to a server, which may have finished some "
+            "sequences before others (only the whole batch's latency is recorded)"
+        )
+        if output_tps is not None:
+            summary["tool_aggregate_tps"] = output_tps
+        streamed = last_ttft is not None or "last_gen_throughput" in record
+        if output_tps is not None and not streamed:
+            derived.append(
+                f"output_throughput {output_tps:.2f} = batch_size × output_len ÷ latency"
+            )
+        elif output_tps is not None:
+            first = (
+                last_ttft
+                if last_ttft is not None
+                else wall - tokens / output_tps
+                if output_tps > 0
+                else None
+            )
+            derived.append(
+                f"output_throughput {output_tps:.2f} = batch_size × output_len ÷ (latency − "
+                "the batch's last first-token time): it leaves out the prefill and any wait"
+                + (f" ({first:.2f} s of the {wall:.2f} s)" if first is not None else "")
+                + (f"; output tokens ÷ latency = {honest:.2f} tok/s" if honest else "")
+            )
+        if last_gen is not None:
+            derived.append(
+                f"last_gen_throughput {last_gen:g} is the server's own last logged decode rate, "
+                "not a figure of this batch"
+            )
+        if accept is not None and accept > 0:
+            spec = {"enabled": True, "source": f"acc_length {accept:g}"}
+    derived.append("tool version not recorded, nor the server's")
+    return new_run(
+        run_id,
+        path,
+        line,
+        NAME,
+        tool=(tool, None),
+        engine={"name": "sglang", "flags": []},
+        workload={
+            "concurrency": batch,
+            "stop": "forced",
+            "ignore_eos": True,
+            "output_tokens": output_len,
+            "prompt_tokens": input_len,
+            "context_tokens": input_len,
+            "speculative": spec,
+        },
+        group=f"{tool} {run_name if isinstance(run_name, str) else ''} "
+        f"in{input_len} out{output_len}",
+        summary=summary,
+        derived=derived,
+        extra={
+            "run_name": run_name if isinstance(run_name, str) else None,
+            "last_ttft": last_ttft,
+            "last_gen_throughput": last_gen,
+            "acc_length": accept,
+            "cache_hit_rate": f.number("cache_hit_rate"),
+            "prefill_rate": batch * input_len / prefill
+            if offline and prefill and input_len
+            else None,
+        },
+    )

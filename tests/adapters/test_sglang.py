@@ -252,3 +252,69 @@ def test_keys_bench_serving_does_not_write_are_settings(tmp_path):
     (pair,) = [g for g in verdict.groups if len(g.runs) == 2]
     assert "num_instances 2" in pair.why and "architecture sglang" in pair.why
     assert "p95_itl_ms" not in pair.why and "total_throughput" not in pair.why
+
+
+#: `python -m sglang.bench_one_batch` lines, as a repository committed them (result.jsonl):
+#: one static batch of 32 sequences, prefill then output_len − 1 decode steps
+ONE_BATCH = [
+    {
+        "run_name": "default", "batch_size": 32, "input_len": 256, "output_len": 32,
+        "prefill_latency": 0.1867663860321045, "prefill_throughput": 43862.2825768649,
+        "median_decode_latency": 0.00800180435180664,
+        "median_decode_throughput": 3999.0980275311363, "total_latency": 0.43756580352783203,
+        "overall_throughput": 21061.97496627225,
+    },
+    {
+        "run_name": "default", "batch_size": 32, "input_len": 1349, "output_len": 79,
+        "prefill_latency": 1.0352277755737305, "prefill_throughput": 41699.03572774213,
+        "median_decode_latency": 0.00967264175415039,
+        "median_decode_throughput": 3308.2999260537345, "total_latency": 1.79437255859375,
+        "overall_throughput": 25466.283342970848,
+    },
+]  # fmt: skip
+
+
+def test_bench_one_batch_lines_are_read_as_one_static_batch_each(tmp_path):
+    # the file was refused ("could not tell the format") though it holds every figure of
+    # the run: 32 sequences × 32 tokens in 0.4376 s, 0.1868 s of it the batch's prefill
+    path = tmp_path / "result.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in ONE_BATCH))
+    tables = load(path)
+    assert tables.inputs[0].format == "sglang"
+    r = run(tables, "default:b32:in256:out32")
+    assert (r["concurrency"], r["stop"], r["spec_enabled"]) == (32, "forced", False)
+    assert r["summary"]["mean_ttft_s"] == pytest.approx(0.18677, abs=1e-5)
+    # (0.43757 − 0.18677) s ÷ 31 steps: every sequence's time per output token
+    assert r["summary"]["mean_tpot_s"] == pytest.approx(0.0080903, abs=1e-6)
+    s = stats_of(tables).loc["default:b32:in256:out32"]
+    assert round(s["aggregate_tps"], 1) == 2340.2  # 32 × 32 ÷ 0.43757 s
+    verdict = api.audit([path], select=["BR003", "BR008"])
+    outcomes = {(f.code, f.subject): str(f.outcome) for f in verdict.findings}
+    assert outcomes[("BR003", "default:b32:in256:out32")] == "passed"
+    # the batch's prefill took 0.1868 s of the 0.4376 s: 43% of the wall, timed by the tool
+    (prefill,) = [
+        f for f in verdict.findings if f.code == "BR008" and f.subject == "default:b32:in256:out32"
+    ]
+    assert str(prefill.outcome) == "fired"
+    assert "(43% > 30%)" in prefill.message
+
+
+def test_bench_one_batch_server_output_throughput_leaves_out_the_first_tokens(tmp_path):
+    # bench_one_batch_server (with last_gen_throughput: streamed) writes batch × output_len ÷
+    # (latency − the last first-token time): 2.1 million tok/s for 819,200 tokens in 70.19 s
+    line = {
+        "run_name": "default", "batch_size": 8192, "input_len": 32, "output_len": 100,
+        "latency": 70.1871, "output_throughput": 2103963.11, "overall_throughput": 15406.58,
+        "last_gen_throughput": 1038.5,
+    }  # fmt: skip
+    repeat = line | {"latency": 69.1983, "output_throughput": 1801403.55}
+    path = tmp_path / "result.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in (line, repeat)))
+    tables = load(path)
+    r = run(tables, "default:b8192:in32:out100")
+    assert r["tool_name"] == "sglang bench_one_batch_server"
+    assert r["summary"].get("sum_latency_s") is None  # sequences may end before the batch
+    assert any("(69.80 s of the 70.19 s)" in d for d in r["derived"])
+    assert round(stats_of(tables).loc["default:b8192:in32:out100", "aggregate_tps"], 1) == 11671.7
+    verdict = api.audit([path])
+    assert [len(g.runs) for g in verdict.groups] == [2]  # repeats of one point
