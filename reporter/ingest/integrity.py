@@ -10,7 +10,9 @@ on the canonical rows, column-wise (a million rows cost a few numpy passes, no l
   finite times far apart overflow to an infinite wall clock);
 - no whole number in a run's record (its settings and what the tool stated beside them)
   lies beyond ±(2^63 − 1), which the native reader refuses: a file another tool wrote must
-  not audit while the same run written natively by `convert` is refused.
+  not audit while the same run written natively by `convert` is refused;
+- for the same reason, what an adapter read into a run is what a native run record may hold
+  (a concurrency of 0 is no setting any run had).
 
 A violation is a `path:line` problem: the file is refused, or with `--lenient` the row is
 dropped and counted in the file's skipped rows. It never reaches a verdict.
@@ -27,7 +29,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from reporter.adapters.native import NAME as NATIVE
+from reporter.convert import run_record
 from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
+from reporter.ingest.validate import validator, word_error
+from reporter.runfields import RUN_FIELDS
 from reporter.table import SUMMARY_KEYS, Partial
 from reporter.values import MAX_INT64
 
@@ -403,6 +409,42 @@ def _oversized_integers(partial: Partial, path: str) -> tuple[list[Problem], int
     return problems, len(problems)
 
 
+#: Run table columns by where the native run record holds them.
+_COLUMN_AT = {f.path: f.column for f in RUN_FIELDS if f.path is not None}
+
+
+def _invalid_settings(partial: Partial, path: str) -> tuple[list[Problem], int]:
+    """What an adapter read into a run that no native run record may hold (a concurrency of
+    0, say): refused, or with lenient made unknown in place.
+
+    Native runs were checked against the schema as they were read; another format's runs are
+    checked here as `convert` writes them, so that whatever convert writes, the audit reads.
+    """
+    if partial.input is not None and partial.input.format == NATIVE:
+        return [], 0
+    problems: list[Problem] = []
+    for row in partial.runs:
+        errors = list(validator().iter_errors(run_record(row)))
+        if not errors:
+            continue
+        raw_line = row.get("source_line")
+        line = None if raw_line is None or pd.isna(raw_line) else int(raw_line)
+        for error in errors:
+            message, expected = word_error(error)
+            problems.append(
+                Problem(
+                    path,
+                    line,
+                    f"run {str(row['run'])!r}: {message} as read from the file",
+                    expected,
+                )
+            )
+            column = _COLUMN_AT.get(tuple(str(p) for p in error.absolute_path))
+            if column is not None:
+                row[column] = None
+    return problems, len(problems)
+
+
 def check_partial(partial: Partial, *, lenient: bool) -> None:
     """Refuse the file (TraceError with every problem, capped), or with `lenient` drop the
     failing rows and count them in the file's skipped rows and reasons."""
@@ -412,6 +454,8 @@ def check_partial(partial: Partial, *, lenient: bool) -> None:
     run_problems += summary_problems
     oversized_problems, oversized = _oversized_integers(partial, path)
     run_problems += oversized_problems
+    setting_problems, bad_settings = _invalid_settings(partial, path)
+    run_problems += setting_problems
     requests = partial.requests
     found: list[Found] = []
     if requests is not None and len(requests):
@@ -431,6 +475,8 @@ def check_partial(partial: Partial, *, lenient: bool) -> None:
         reasons["summary figure below zero"] = bad_figures
     if oversized:
         reasons["whole number beyond ±(2^63 − 1)"] = oversized
+    if bad_settings:
+        reasons["run setting no run can have"] = bad_settings
     if dropped_runs:
         reasons["run id defined again"] = len(dropped_runs)
         drop = set(dropped_runs)

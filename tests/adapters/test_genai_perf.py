@@ -170,3 +170,26 @@ def test_genai_perfs_csv_is_refused_by_name_not_as_a_broken_aiperf_csv(tmp_path)
         "which is not read; expected GenAI-Perf's profile_export_genai_perf.json, written "
         "beside it"
     )
+
+
+def test_a_concurrency_of_zero_is_refused_and_unknown_when_lenient(tmp_path):
+    # no run had 0 concurrent requests: the file is refused as a native run record saying so
+    # would be, and `convert` never writes a trace the audit then refuses
+    doc = json.loads(RAW.read_text())
+    doc["experiments"][1]["experiment"]["value"] = 0
+    path = tmp_path / "profile_export.json"
+    path.write_text(json.dumps(doc, indent=2))
+    with pytest.raises(TraceError) as err:
+        api.load([path], "genai-perf")
+    [problem] = err.value.problems
+    assert problem.path == str(path)
+    assert problem.line is not None
+    # the line the second experiment's record begins on
+    assert '"experiment": {' in path.read_text().splitlines()[problem.line]
+    assert problem.message == (
+        "run 'concurrency-0': \"workload.concurrency\" is 0 as read from the file"
+    )
+    assert problem.expected is not None and problem.expected.startswith("a number ≥ 1")
+    tables = api.load([path], "genai-perf", lenient=True)
+    assert math.isnan(run(tables, "concurrency-0")["concurrency"])
+    assert tables.inputs[0].skipped_reasons == ["run setting no run can have: 1"]
