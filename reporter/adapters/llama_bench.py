@@ -16,7 +16,8 @@ name (`pp512`, `tg128`, `pp512+tg128`, `pp2048 @ d32768`) and `t/s` as "mean ± 
 rounded; it has no times and no repetition count, so each test's time is its tokens ÷ its
 rate. Log lines around it (device lines, which contain ` | ` too, and the `build:` trailer)
 are left aside, the trailer read for the build. The SQL output is one `INSERT INTO
-llama_bench (fields) VALUES ('…', …);` per test, with the CSV's fields quoted as text.
+llama_bench (fields) VALUES ('…', …);` per test, with the CSV's fields quoted as text (the
+table was named `test` before August 2025).
 
 llama-batched-bench prints one JSON object per (pp, tg, pl) point through its logger, between
 ordinary log lines; each point is a run of `pl` sequences decoded together in one process.
@@ -320,15 +321,24 @@ def _csv_log_records(source: Source, problems: Problems) -> tuple[list[tuple[int
     return out, others
 
 
+#: The table is `llama_bench` since August 2025; older builds named it `test`.
 _SQL_INSERT = re.compile(
-    r"INSERT\s+INTO\s+llama_bench\s*\(([^)]*)\)\s*VALUES\s*\((.*)\)\s*;?\s*$", re.I
+    r"INSERT\s+INTO\s+(?:llama_bench|test)\s*\(([^)]*)\)\s*VALUES\s*\((.*)\)\s*;?\s*$", re.I
 )
 _SQL_VALUE = re.compile(r"'((?:[^']|'')*)'|([^,\s][^,]*)")
+#: the older name is too common to go by alone: its statements must name llama-bench's fields
+_SQL_OLD = re.compile(
+    rb"(?:INSERT INTO test \(|CREATE TABLE IF NOT EXISTS test \(\s*)build_commit\b"
+)
 
 
 def _is_sql(source: Source) -> bool:
     head = source.head(65536)
-    return b"INSERT INTO llama_bench" in head or b"CREATE TABLE IF NOT EXISTS llama_bench" in head
+    return (
+        b"INSERT INTO llama_bench" in head
+        or b"CREATE TABLE IF NOT EXISTS llama_bench" in head
+        or _SQL_OLD.search(head) is not None
+    )
 
 
 def _sql_records(source: Source, problems: Problems) -> list[tuple[int, Any]]:

@@ -239,6 +239,24 @@ def test_sql_output():
     assert round(s.loc["pp512", "prompt_tps"], 1) == round(512 / 0.07028566, 1)
 
 
+def test_sql_output_of_builds_before_the_table_rename(tmp_path):
+    # llama-bench named its SQL table `test` until it became `llama_bench` in August 2025:
+    # the files of older builds are the same statements under the older name.
+    old = tmp_path / "old.sql"
+    old.write_text(
+        (HERE / "llama-bench.sql")
+        .read_text()
+        .replace("EXISTS llama_bench (", "EXISTS test (")
+        .replace("INSERT INTO llama_bench (", "INSERT INTO test (")
+    )
+    assert "llama_bench" not in old.read_text()
+    tables = load(old)
+    assert tables.inputs[0].format == "llama-bench"
+    assert list(tables.runs["run"]) == ["pp512", "tg128"]
+    s = stats_of(tables)
+    assert round(s.loc["tg128", "aggregate_tps"], 2) == round(128 / 1.0674316, 2)
+
+
 def test_json_lines_after_stderr_lines(real):
     tables = load(real(QUICK))
     assert tables.inputs[0].notes[0] == (
