@@ -302,6 +302,15 @@ def csv_head(source: Source) -> list[str]:
     return []
 
 
+def keys_present(source: Source, records: list[Any]) -> set[str]:
+    """The keys of the first JSON object, or else the cells of a CSV header: what a 'lacks'
+    list of detection must leave out."""
+    for record in records:
+        if isinstance(record, dict):
+            return set(record)
+    return {cell.strip() for cell in csv_head(source)}
+
+
 # --------------------------------------------------------------------------- fields
 
 

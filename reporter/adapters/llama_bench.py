@@ -41,6 +41,7 @@ from reporter.adapters._common import (
     document,
     finish,
     json_lines,
+    keys_present,
     line_of,
     looks_like_json_lines,
     new_run,
@@ -153,7 +154,7 @@ def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
             return True, []
         if _csv_headers_in_log(source, limit=400):
             return True, []
-    sample = dicts[0] if dicts else {}
+    sample = keys_present(source, records)
     return False, [f'"{k}"' for k in DECISIVE if k not in sample]
 
 

@@ -29,6 +29,7 @@ from reporter.adapters._common import (
     Fields,
     Problems,
     finish,
+    keys_present,
     new_run,
     runs_of_records,
 )
@@ -114,7 +115,7 @@ def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
     dicts = [r for r in records if isinstance(r, dict)]
     if dicts and all(all(k in r for k in DECISIVE) or is_one_batch(r) for r in dicts):
         return True, []
-    sample = dicts[0] if dicts else {}
+    sample = keys_present(source, records)
     return False, [f'"{k}"' for k in DECISIVE if k not in sample]
 
 

@@ -26,6 +26,7 @@ from reporter.adapters._common import (
     document,
     finish,
     json_lines,
+    keys_present,
     line_of,
     looks_like_json_lines,
     new_run,
@@ -85,7 +86,7 @@ def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
         and not any("total_output_tokens_retokenized" in r for r in dicts)
     ):
         return True, []
-    sample = dicts[0] if dicts else {}
+    sample = keys_present(source, records)
     missing = [f'"{k}"' for k in DECISIVE if k not in sample]
     if not any(k in sample for k in ANY_OF):
         missing.append('"date" or "mean_ttft_ms"')

@@ -117,6 +117,19 @@ def test_could_not_tell_names_the_closest(tmp_path):
     )
 
 
+def test_could_not_tell_a_csv_names_only_the_columns_it_lacks(tmp_path):
+    # a llama-bench fork's CSV: per-phase rates in place of avg_ts, every other column there
+    path = tmp_path / "bench.csv"
+    path.write_text(
+        "build_commit,build_number,model_type,n_prompt,n_gen,avg_prompt_ts,avg_gen_ts\n"
+        '"fa6cb8ae","5100","llama 1B Q4_K - Medium","4096","32","15044.01","366.97"\n'
+    )
+    with pytest.raises(TraceError) as err:
+        api.load([path])
+    assert 'llama-bench lacks "avg_ts")' in str(err.value)
+    assert '"build_commit"' not in str(err.value)
+
+
 def test_not_json_nor_csv(tmp_path):
     path = tmp_path / "notes.txt"
     path.write_text("a plain note\n")
