@@ -50,6 +50,12 @@ def check(data: AuditData) -> list[Finding]:
 
 
 def _check_run(data: AuditData, run_id: str) -> Finding:
+    if data.run_field(run_id, "phase") == "prompt":
+        return RULE.finding(
+            run_id,
+            Outcome.NOT_APPLICABLE,
+            "a prompt-processing test: no output was asked for",
+        )
     stop = data.run_field(run_id, "stop")
     min_tokens = number(data.run_field(run_id, "min_tokens"))
     forced = (

@@ -29,6 +29,9 @@ sent and before its first token, so prompt processing fits inside the union of t
 a list without send times). A bound within `prefill_share` passes the run, also when the
 estimate above (which assumes prompts read one after another) is higher.
 
+A run that processed no prompt tokens (llama-bench's `tg` tests) passes; a prompt-processing
+test (phase `prompt`, no output) is not a decode figure and the rule does not apply.
+
 ## When it cannot decide
 Without prompt token counts or a prefill rate (no probe, no lone request), and a first-token
 bound above the limit: the time before first tokens then holds queueing as well as prefill,
@@ -66,9 +69,22 @@ def check(data: AuditData) -> list[Finding]:
 
 def _check_run(data: AuditData, run_id: str) -> Finding:
     s = data.figures(run_id)
+    if data.run_field(run_id, "phase") == "prompt":
+        return RULE.finding(
+            run_id,
+            Outcome.NOT_APPLICABLE,
+            "a prompt-processing test (no output tokens): its figure is a prefill rate by design",
+        )
     window = data.facts.runs[run_id].prefill_window
     limit = data.config[PREFILL_SHARE]
     prompt = float(s["prompt_tokens_total"])
+    if prompt == 0:
+        return RULE.finding(
+            run_id,
+            Outcome.PASSED,
+            "no prompt tokens were processed in the run: its wall clock holds no prompt processing",
+            numbers={"prompt_tokens": prompt},
+        )
     if math.isnan(prompt):
         return _by_window(run_id, window, limit, "no prompt token counts (prompt_tokens)")
     rate = float(s["prefill_rate"])

@@ -86,6 +86,19 @@ def test_a_prompt_processing_test_has_no_stop_mode() -> None:
     assert str(findings["tg128"].outcome) == "passed"
 
 
+def test_llama_bench_tests_need_no_prefill_rate() -> None:
+    # a tg test reads no prompt (n_prompt 0): nothing of its wall is prefill; a pp test is a
+    # prefill rate by design, and asks for no output
+    path = _real("llama-bench/lhl-8060s-rocm-llama32-1b-default-hip-depth-sweep.jsonl")
+    findings = api.audit([path], select=["BR007", "BR008"]).findings
+    outcome = {(f.code, f.subject): str(f.outcome) for f in findings}
+    assert outcome[("BR008", "tg128")] == "passed"
+    assert outcome[("BR008", "tg128@d65536")] == "passed"
+    assert outcome[("BR008", "pp512")] == "not-applicable"
+    assert outcome[("BR007", "pp512")] == "not-applicable"
+    assert outcome[("BR007", "tg128")] == "passed"
+
+
 @pytest.mark.parametrize(
     ("name", "message"),
     [
