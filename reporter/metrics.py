@@ -181,7 +181,56 @@ def _prefill_rates(
                     f"a lone request of the same group, prompt tokens ÷ TTFT ({prompt:,.0f} "
                     + ("tokens: mostly fixed overhead, so a lower bound)" if short else "tokens)")
                 )
+    if np.isnan(rate).any():
+        _rates_of_prompt_tests(tables, stats, rate, source)
     return rate, source, bound
+
+
+#: What a prompt-processing test must share with a run for its rate to be that run's prefill
+#: rate: the file, the model and hardware, the settings, the prompt and the context.
+_PROMPT_TEST_KEY = (
+    "source_path", "model_name", "quant", "hardware_name", "engine_flags", "prompt_tokens",
+    "context_tokens",
+)  # fmt: skip
+
+
+def _rates_of_prompt_tests(
+    tables: Tables, stats: pd.DataFrame, rate: np.ndarray, source: np.ndarray
+) -> None:
+    """A prompt-processing test (llama-bench's pp512) measures the prefill rate of the runs
+    that read the same prompt at the same context with the same settings (pp512+tg128): its
+    prompt tokens ÷ its time. Fills `rate` and `source` where they are still unset."""
+    runs = tables.runs
+    if "phase" not in runs or not (runs["phase"] == "prompt").any():
+        return
+    columns = [c for c in _PROMPT_TEST_KEY if c in runs]
+
+    def key(row: pd.Series) -> tuple[str, ...]:
+        return tuple(
+            repr(tuple(v) if isinstance(v := row[c], list | tuple) else v) for c in columns
+        )
+
+    measured: dict[tuple[str, ...], tuple[float, str]] = {}
+    prompt = stats["prompt_tokens_total"]
+    wall = stats["wall_s"]
+    for _, row in runs[runs["phase"] == "prompt"].iterrows():
+        run_id = str(row["run"])
+        if run_id not in stats.index:
+            continue
+        tokens, seconds = number_or_nan(prompt.at[run_id]), number_or_nan(wall.at[run_id])
+        if tokens > 0 and seconds > 0:
+            measured.setdefault(key(row), (tokens / seconds, run_id))
+    position = {str(r): i for i, r in enumerate(stats.index)}
+    for _, row in runs[runs["phase"] != "prompt"].iterrows():
+        i = position.get(str(row["run"]))
+        if i is None or not np.isnan(rate[i]) or not number_or_nan(row["prompt_tokens"]) > 0:
+            continue
+        found = measured.get(key(row))
+        if found is not None:
+            rate[i] = found[0]
+            source[i] = (
+                f"the prompt-processing test {found[1]} of the same prompt, context and settings"
+            )
 
 
 def request_aggregates(req: pd.DataFrame) -> pd.DataFrame:

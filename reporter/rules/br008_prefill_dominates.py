@@ -11,11 +11,13 @@ prefill rate, not the decode throughput it is usually quoted as.
 ## How it decides
 `prefill share = (Σ prompt tokens ÷ prefill rate) ÷ wall clock`. The prefill rate comes from a
 `probe` record (`what: prefill_rate`, for the run or for the whole trace), else from a lone
-request of the same sweep (`prompt tokens ÷ time to first token`). A lone request with a
-prompt under 1,024 tokens spends its time to first token mostly on fixed overhead: its rate is
-a lower bound, the share an upper bound, which can pass the run but not fire. The run fires above
-`prefill_share` (30%), as METHOD.md states; the median time to first token is shown beside
-the estimate as a cross-check.
+request of the same sweep (`prompt tokens ÷ time to first token`), else from a
+prompt-processing test of the same prompt, context and settings (llama-bench's `pp512` for its
+`pp512+tg128`: prompt tokens ÷ its time). A lone request with a prompt under 1,024 tokens
+spends its time to first token mostly on fixed overhead: its rate is a lower bound, the share
+an upper bound, which can pass the run but not fire. The run fires above `prefill_share`
+(30%), as METHOD.md states; the median time to first token is shown beside the estimate as a
+cross-check.
 
 ## Worked example
 METHOD.md §4, case B, prefill measured at 3,005 tok/s. Natural stop with 5,634-token prompts
@@ -33,9 +35,9 @@ A run that processed no prompt tokens (llama-bench's `tg` tests) passes; a promp
 test (phase `prompt`, no output) is not a decode figure and the rule does not apply.
 
 ## When it cannot decide
-Without prompt token counts or a prefill rate (no probe, no lone request), and a first-token
-bound above the limit: the time before first tokens then holds queueing as well as prefill,
-and only a prefill rate tells them apart.
+Without prompt token counts or a prefill rate (no probe, no lone request, no prompt test),
+and a first-token bound above the limit: the time before first tokens then holds queueing as
+well as prefill, and only a prefill rate tells them apart.
 
 ## What to do
 Quote decode throughput from runs with short prompts and forced length; quote long-prompt runs
