@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 from reporter.adapters.native import NAME as NATIVE
 from reporter.convert import run_record
 from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
+from reporter.ingest.limits import MAX_JSON_DEPTH
 from reporter.ingest.validate import validator, word_error
 from reporter.runfields import RUN_FIELDS
 from reporter.table import SUMMARY_KEYS, Partial
@@ -424,11 +425,15 @@ def _invalid_settings(partial: Partial, path: str) -> tuple[list[Problem], int]:
         return [], 0
     problems: list[Problem] = []
     for row in partial.runs:
-        errors = list(validator().iter_errors(run_record(row)))
-        if not errors:
-            continue
         raw_line = row.get("source_line")
         line = None if raw_line is None or pd.isna(raw_line) else int(raw_line)
+        record = run_record(row)
+        if _nesting(record) > MAX_JSON_DEPTH:
+            problems.extend(_too_deep_values(row, path, line))
+            record = run_record(row)
+        errors = list(validator().iter_errors(record))
+        if not errors:
+            continue
         for error in errors:
             message, expected = word_error(error)
             problems.append(
@@ -443,6 +448,56 @@ def _invalid_settings(partial: Partial, path: str) -> tuple[list[Problem], int]:
             if column is not None:
                 row[column] = None
     return problems, len(problems)
+
+
+def _nesting(value: Any) -> int:
+    """How many objects and arrays nest in a value (0 for a scalar), walked without recursion
+    (an adapter's document may nest up to orjson's 1,024 levels)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, dict):
+            children: Any = current.values()
+        elif isinstance(current, list | tuple):
+            children = current
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+#: Where each run column sits in the native run record: how many objects hold it.
+_LEVELS_ABOVE = {f.column: len(f.path) for f in RUN_FIELDS if f.path is not None}
+
+
+def _too_deep_values(row: dict[str, Any], path: str, line: int | None) -> list[Problem]:
+    """The values of a run that nest its record deeper than the native reader reads (a
+    document's own limit is orjson's 1,024 levels), named and made unknown in place."""
+    problems = []
+    extra = row.get("extra") or {}
+    # extras sit at the record's top level, the other columns where RUN_FIELDS puts them
+    places = [(key, value, 1, extra) for key, value in extra.items()]
+    places += [(c, row.get(c), _LEVELS_ABOVE.get(c, 1), row) for c in list(row) if c != "extra"]
+    for key, value, above, holder in places:
+        if not isinstance(value, dict | list):
+            continue
+        nested = above + _nesting(value)
+        if nested > MAX_JSON_DEPTH:
+            problems.append(
+                Problem(
+                    path,
+                    line,
+                    f"run {str(row['run'])!r}: {key!r} is nested {nested} deep",
+                    f"at most {MAX_JSON_DEPTH} levels of [ and {{",
+                )
+            )
+            if holder is extra:
+                del extra[key]
+            else:
+                holder[key] = None
+    return problems
 
 
 def check_partial(partial: Partial, *, lenient: bool) -> None:
@@ -476,7 +531,7 @@ def check_partial(partial: Partial, *, lenient: bool) -> None:
     if oversized:
         reasons["whole number beyond ±(2^63 − 1)"] = oversized
     if bad_settings:
-        reasons["run setting no run can have"] = bad_settings
+        reasons["run value a native record cannot hold"] = bad_settings
     if dropped_runs:
         reasons["run id defined again"] = len(dropped_runs)
         drop = set(dropped_runs)

@@ -192,4 +192,4 @@ def test_a_concurrency_of_zero_is_refused_and_unknown_when_lenient(tmp_path):
     assert problem.expected is not None and problem.expected.startswith("a number ≥ 1")
     tables = api.load([path], "genai-perf", lenient=True)
     assert math.isnan(run(tables, "concurrency-0")["concurrency"])
-    assert tables.inputs[0].skipped_reasons == ["run setting no run can have: 1"]
+    assert tables.inputs[0].skipped_reasons == ["run value a native record cannot hold: 1"]

@@ -318,3 +318,22 @@ def test_bench_one_batch_server_output_throughput_leaves_out_the_first_tokens(tm
     assert round(stats_of(tables).loc["default:b8192:in32:out100", "aggregate_tps"], 1) == 11671.7
     verdict = api.audit([path])
     assert [len(g.runs) for g in verdict.groups] == [2]  # repeats of one point
+
+
+def test_a_value_nested_deeper_than_a_native_record_may_is_refused(tmp_path):
+    # a one-line document is parsed whole (orjson reads 1,024 levels), but the run it makes
+    # must be one convert can write and the audit read back: at most 64 levels
+    record = json.loads((HERE / "sglang-output-details.jsonl").read_text().splitlines()[0])
+    record["backend"] = json.loads("[" * 64 + "0" + "]" * 64)
+    path = tmp_path / "result.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(TraceError) as err:
+        api.load([path], "sglang")
+    [problem] = err.value.problems
+    assert problem.message.endswith("'backend' is nested 65 deep")
+    assert problem.expected == "at most 64 levels of [ and {"
+    tables = api.load([path], "sglang", lenient=True)
+    assert tables.inputs[0].skipped_reasons == ["run value a native record cannot hold: 1"]
+    converted = tmp_path / "converted.jsonl"
+    api.convert_file(path, str(converted), lenient=True)
+    assert len(api.load([converted]).runs) == 1
