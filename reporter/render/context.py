@@ -408,15 +408,38 @@ def _prompt_cell(r: RunSummary) -> str:
     return f"≈ {num(length, 0)} (total ÷ completed)" if divided else num(length, 0)
 
 
-def _context_cell(r: RunSummary) -> str:
+#: How the context cell words where BR017 took a run's context length from (its finding's
+#: numbers["source"], by how that begins): a length the run record states as it is, one the
+#: file measured as a mean with "≈". Without a context length the context at the first
+#: decoded token is the prompt, which BR017 takes as disclosed.
+CONTEXT_SOURCES = (
+    ("workload.context_tokens", "{}"),
+    ("workload.prompt_tokens", "{} (stated prompt, at first token)"),
+    ("the requests' prompt_tokens", "≈ {} (mean prompt, at first token)"),
+    ("the summary's mean prompt length", "≈ {} (summary's mean prompt, at first token)"),
+    ("the summary's prompt tokens ÷ completed", "≈ {} (prompt total ÷ completed, at first token)"),
+)
+
+
+def _context_cell(r: RunSummary, context: Finding | None = None) -> str:
+    """The run's context length from the same source BR017 names (`context`, its passed
+    finding of the run: the stated context, else the stated prompt, else a measured mean);
+    without that finding (the rule not run), from the run's record and means."""
+    if context is not None and context.outcome is Outcome.PASSED:
+        length = finite(context.numbers.get("context_tokens"))
+        source = context.numbers.get("source")
+        for start, cell in CONTEXT_SOURCES:
+            if length is not None and isinstance(source, str) and source.startswith(start):
+                return cell.format(num(length, 0))
     if r.context_tokens is not None:
         return num(r.context_tokens, 0)
-    # the context at the first decoded token is the prompt: BR017 takes it as disclosed
     length, _ = _prompt_length(r)
     return "unknown" if length is None else f"≈ {num(length, 0)} (prompt, at first token)"
 
 
-def run_view(r: RunSummary) -> RunView:
+def run_view(r: RunSummary, context: Finding | None = None) -> RunView:
+    """The run's cells; `context` is BR017's finding of it, whose context length the context
+    cell shows."""
     return RunView(
         id=shown(r.id),
         group=shown(r.group),
@@ -441,7 +464,7 @@ def run_view(r: RunSummary) -> RunView:
         prefill_note=_prefill_note(r),
         content=shown(r.content or "unknown"),
         speculation=_speculation(r),
-        context_tokens=_context_cell(r),
+        context_tokens=_context_cell(r, context),
         engine=_named(r.engine, r.engine_version),
         model=_named(r.model),
         hardware=_named(r.hardware),
@@ -683,7 +706,8 @@ def build_context(
         ]
         if views:
             groups.append(SeverityGroup(str(severity), SEVERITY_TITLE[severity], views))
-    runs = [links.run(run_view(r), r.id) for r in verdict.runs]
+    contexts = {f.subject: f for f in verdict.findings if f.code == "BR017"}
+    runs = [links.run(run_view(r, contexts.get(r.id)), r.id) for r in verdict.runs]
     order = {o: i for i, o in enumerate(Outcome)}
     rest = sorted(
         (f for f in verdict.findings if not f.fired),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -259,10 +260,15 @@ def test_a_numeric_axis_keeps_its_label_limit_when_a_tick_label_could_be_long() 
             "adapters/sglang-rate-sweep-range-ratio.jsonl",
             "sglang:4qps",
             "≈ 768 (total ÷ completed)",
-            "≈ 768 (prompt, at first token)",
+            "≈ 768 (prompt total ÷ completed, at first token)",
         ),
         # the prompt length without a context length: the context at the first token
-        ("BR008/fires_long_prompts.jsonl", "r4", "2,000", "≈ 2,000 (prompt, at first token)"),
+        (
+            "BR008/fires_long_prompts.jsonl",
+            "r4",
+            "2,000",
+            "2,000 (stated prompt, at first token)",
+        ),
         ("BR017/passes_context_stated.jsonl", "c-n1", "16", "272"),
         ("BR017/fires_no_context.jsonl", "nc-n1", "unknown", "unknown"),
     ],
@@ -277,6 +283,52 @@ def test_prompt_and_context_cells_say_what_the_file_gives(
     # "unknown" exactly where BR017 finds no context length
     (br017,) = (f for f in verdict.findings if f.code == "BR017" and f.subject == run)
     assert (br017.outcome is Outcome.FIRED) == (context == "unknown")
+
+
+def _lengths_trace(path: Path, stated: int | None, prompts: list[int]) -> str:
+    """A run of len(prompts) requests with those prompt lengths, its run record stating
+    `stated`-token prompts (or none)."""
+    workload: dict[str, object] = {"concurrency": len(prompts), "output_tokens": 64}
+    if stated is not None:
+        workload["prompt_tokens"] = stated
+    lines = [{"kind": "run", "schema": "benchreport/1", "id": "r", "workload": workload}]
+    lines += [
+        {"kind": "request", "run": "r", "id": k, "t_send": 0, "t_first": 0.5, "t_end": 2.0,
+         "output_tokens": 64, "prompt_tokens": p}
+        for k, p in enumerate(prompts)
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("stated", "context"),
+    [(128, "128 (stated prompt, at first token)"), (None, "≈ 121 (mean prompt, at first token)")],
+    ids=["stated-first", "measured-mean"],
+)
+def test_the_context_cell_shows_the_context_length_br017_takes(
+    tmp_path: Path, stated: int | None, context: str
+) -> None:
+    # the requests' prompts average 121 tokens; a run record may state 128
+    verdict = api.audit([_lengths_trace(tmp_path / "t.jsonl", stated, [120, 122])])
+    (view,) = build_context(verdict, charts=False).runs
+    (br017,) = (f for f in verdict.findings if f.code == "BR017" and f.subject == "r")
+    assert view.context_tokens == context
+    assert context.lstrip("≈ ").startswith(f"{br017.numbers['context_tokens']:.0f} ")
+    # the prompt column is the requests' mean whatever the record states
+    assert view.prompt_tokens == "121"
+
+
+def test_the_context_cell_of_a_real_file_agrees_with_br017(at_root: Path) -> None:
+    # GuideLLM states 128-token prompts; the requests' prompts average 121 tokens
+    path = Path("../shared/real-traces/guidellm/rsevilla87-guidellm-qwen3-06b-constant-10rps.json")
+    if not path.exists():
+        pytest.skip("../shared/real-traces is absent")
+    verdict = api.audit([str(path)])
+    (view,) = build_context(verdict, charts=False).runs
+    (br017,) = (f for f in verdict.findings if f.code == "BR017")
+    assert br017.numbers["context_tokens"] == 128
+    assert view.context_tokens == "128 (stated prompt, at first token)"
 
 
 def test_a_prompt_total_without_a_request_count_is_not_called_unknown(
