@@ -21,7 +21,15 @@ import vl_convert as vlc
 from reporter.errors import RenderError
 from reporter.model import Completions, GroupSummary, RunSeries, RunSummary, Timeline, Verdict
 from reporter.render import chartjobs, fonts
-from reporter.render.common import MAX_MESSAGE, Chart, num, pct, shown
+from reporter.render.common import (
+    MAX_MESSAGE,
+    Chart,
+    all_prefill,
+    num,
+    pct,
+    prefill_lacks,
+    shown,
+)
 from reporter.render.svgcheck import check_svg
 from reporter.values import number_or_nan
 
@@ -579,22 +587,10 @@ def wall_split_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
 
 def _split_lacks(r: RunSummary) -> str:
     """What a run lacks for its split: prefill is its prompt tokens ÷ the prefill rate."""
-    if r.phase == "prompt" and r.prompt_tps is not None:
+    if all_prefill(r):
         # its wall clock is prompt processing, timed at its own rate: nothing to split
         return "all prefill (prompt-processing tests)"
-    lacks = []
-    if r.prompt_tokens_total is None:
-        # a prompt length the run record states is not a count of the prompts sent
-        lacks.append("no prompt lengths" if r.prompt_tokens is None else "no prompt token counts")
-    if r.prefill_rate is None:
-        lacks.append("no prefill rate")
-    wall = number_or_nan(r.wall_s)
-    if not math.isfinite(wall):
-        lacks.append("no wall clock")
-    elif wall <= 0:
-        lacks.append(f"a wall clock of {num(wall, 2)} s")
-    # else a prefill time that is not finite (a rate of 0)
-    return " and ".join(lacks) or "no finite prefill time"
+    return " and ".join(prefill_lacks(r)) or "no finite prefill time"
 
 
 def _totals(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -11,12 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 # num and pct: the renderers' names for the shared number formatting (reporter.numbers)
+from reporter.model import RunSummary
 from reporter.numbers import at_least, fmt, num, pct, readable
 from reporter.safetext import UNSAFE_ABOVE_C0
+from reporter.values import finite
 
 __all__ = [
-    "MAX_MESSAGE", "MAX_SHOWN", "SPACES", "Chart", "num", "overlap_cell", "pct", "shown",
-    "value_text",
+    "MAX_MESSAGE", "MAX_SHOWN", "SPACES", "Chart", "all_prefill", "num", "overlap_cell", "pct",
+    "prefill_lacks", "shown", "value_text",
 ]  # fmt: skip
 
 #: Longest trace string shown in full; longer ones are cut and say how long they were.
@@ -37,6 +39,30 @@ def overlap_cell(overlap: float | None, bound: float | None, bound_exact: bool |
     if overlap is not None or bound is None:
         return num(overlap, 2)
     return "≥" + at_least(bound, 1) if bound_exact else "~" + fmt(bound, 1)
+
+
+def all_prefill(r: RunSummary) -> bool:
+    """A prompt-processing test (llama-bench pp): its wall clock is all prefill, timed at its
+    own rate (`prompt_tps`)."""
+    return r.phase == "prompt" and r.prompt_tps is not None
+
+
+def prefill_lacks(r: RunSummary) -> list[str]:
+    """What a run lacks for its prefill share (its prompt tokens ÷ the prefill rate, over its
+    wall clock), as the wall clock split and the prefill note both word it; [] when it lacks
+    none of them (a prefill time that is not finite: a rate of 0)."""
+    lacks = []
+    if r.prompt_tokens_total is None:
+        # a prompt length the file states is not a count of the prompts sent
+        lacks.append("no prompt lengths" if r.prompt_tokens is None else "no prompt token counts")
+    if r.prefill_rate is None:
+        lacks.append("no prefill rate")
+    wall = r.wall_s
+    if finite(wall) is None:
+        lacks.append("no wall clock")
+    elif wall is not None and wall <= 0:
+        lacks.append(f"a wall clock of {num(wall, 2)} s")
+    return lacks
 
 
 def shown(value: object, limit: int = MAX_SHOWN) -> str:

@@ -30,9 +30,11 @@ from reporter.render.common import (
     MAX_MESSAGE,
     SPACES,
     Chart,
+    all_prefill,
     num,
     overlap_cell,
     pct,
+    prefill_lacks,
     shown,
     value_text,
 )
@@ -375,15 +377,58 @@ def _lengths(r: RunSummary) -> str:
     return "; ".join(parts) or "unknown"
 
 
-def _prefill_note(r: RunSummary) -> str:
-    if finite(r.prefill_share) is None:
-        if r.prompt_tokens_total is None:
-            return "prompt lengths unknown"
-        return "prefill rate unknown (no probe, no lone request)"
+def _prefill_note(r: RunSummary, lone: Sequence[RunSummary] = ()) -> str:
+    """How the run's prefill share was taken, or what it lacks (the lacks worded as the wall
+    clock split words them); `lone` are the runs of one request in its group, whose prompt
+    tokens ÷ time to first token would give the prefill rate without a probe."""
+    if finite(r.prefill_share) is not None:
+        return (
+            f"{num(r.prompt_tokens_total, 0)} prompt tokens ÷ {num(r.prefill_rate, 0)} tok/s "
+            f"= {num(r.prefill_s, 2)} s of {num(r.wall_s, 2)} s; "
+            f"rate from {shown(r.prefill_rate_source or 'unknown')}"
+        )
+    if all_prefill(r):
+        return (
+            f"all prefill: a prompt-processing test, {num(r.prompt_tokens_total, 0)} prompt "
+            f"tokens ÷ {num(r.wall_s, 2)} s = {num(r.prompt_tps)} tok/s, its own rate"
+        )
+    why = []
+    if r.prompt_tokens_total is None and r.prompt_tokens is not None:
+        why.append(
+            f"the file gives a prompt length ({num(r.prompt_tokens, 0)} tokens), not a count "
+            "of the prompt tokens sent"
+        )
+    if r.prefill_rate is None:
+        why.append(_no_prefill_rate(r, lone))
+    elif r.prompt_tokens_total is not None:
+        prefill = finite(r.prefill_s)
+        why.append(
+            f"{num(r.prompt_tokens_total, 0)} prompt tokens ÷ {num(r.prefill_rate, 0)} tok/s"
+            + ("" if prefill is None else f" = {num(prefill, 2)} s of prefill")
+            + f"; rate from {shown(r.prefill_rate_source or 'unknown')}"
+        )
+    lacks = " and ".join(prefill_lacks(r)) or "no finite prefill time"
+    return f"{lacks}: {'; '.join(why)}" if why else lacks
+
+
+def _no_prefill_rate(r: RunSummary, lone: Sequence[RunSummary]) -> str:
+    """Why a run has no prefill rate: no probe, and no lone request of its group that gives
+    one (its prompt tokens ÷ its time to first token)."""
+    if r.median_ttft_s is None and r.requests == 1:
+        return "no probe, and its one request has no first-token time"
+    if r.median_ttft_s is None and (r.concurrency == 1 or r.serial):
+        # a single-sequence test (llama-bench): every request alone, none timed to its first
+        return "no probe, and its requests, each served alone, have no first-token time"
+    if not lone:
+        return "no probe, no lone request"
+    if all(x.median_ttft_s is None for x in lone):
+        return (
+            "no probe, and the lone request of its group has no first-token time"
+            if len(lone) == 1
+            else "no probe, and the lone requests of its group have no first-token time"
+        )
     return (
-        f"{num(r.prompt_tokens_total, 0)} prompt tokens ÷ {num(r.prefill_rate, 0)} tok/s "
-        f"= {num(r.prefill_s, 2)} s of {num(r.wall_s, 2)} s; "
-        f"rate from {shown(r.prefill_rate_source or 'unknown')}"
+        "no probe, and no lone request of its group has both prompt tokens and a first-token time"
     )
 
 
@@ -437,9 +482,11 @@ def _context_cell(r: RunSummary, context: Finding | None = None) -> str:
     return "unknown" if length is None else f"≈ {num(length, 0)} (prompt, at first token)"
 
 
-def run_view(r: RunSummary, context: Finding | None = None) -> RunView:
+def run_view(
+    r: RunSummary, context: Finding | None = None, lone: Sequence[RunSummary] = ()
+) -> RunView:
     """The run's cells; `context` is BR017's finding of it, whose context length the context
-    cell shows."""
+    cell shows; `lone` are the runs of one request in its group (for its prefill note)."""
     return RunView(
         id=shown(r.id),
         group=shown(r.group),
@@ -461,7 +508,7 @@ def run_view(r: RunSummary, context: Finding | None = None) -> RunView:
         lengths=_lengths(r),
         prompt_tokens=_prompt_cell(r),
         prefill_share=pct(r.prefill_share),
-        prefill_note=_prefill_note(r),
+        prefill_note=_prefill_note(r, lone),
         content=shown(r.content or "unknown"),
         speculation=_speculation(r),
         context_tokens=_context_cell(r, context),
@@ -707,7 +754,14 @@ def build_context(
         if views:
             groups.append(SeverityGroup(str(severity), SEVERITY_TITLE[severity], views))
     contexts = {f.subject: f for f in verdict.findings if f.code == "BR017"}
-    runs = [links.run(run_view(r, contexts.get(r.id)), r.id) for r in verdict.runs]
+    lone: dict[str, list[RunSummary]] = {}
+    for r in verdict.runs:
+        if r.requests == 1:
+            lone.setdefault(r.group, []).append(r)
+    runs = [
+        links.run(run_view(r, contexts.get(r.id), lone.get(r.group, [])), r.id)
+        for r in verdict.runs
+    ]
     order = {o: i for i, o in enumerate(Outcome)}
     rest = sorted(
         (f for f in verdict.findings if not f.fired),

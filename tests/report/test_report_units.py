@@ -388,3 +388,78 @@ def test_the_wall_clock_split_of_a_run_without_a_prefill_rate(at_root: Path) -> 
     notes: list[str] = []
     assert wall_split_chart(api.audit(["traces/case-b-queue.jsonl"]), notes) is None
     assert notes == ["wall clock split: no prefill rate for b-queue-n16"]
+
+
+def _llama_bench_trace(path: Path) -> str:
+    """llama-bench -o jsonl: a pp512 and a tg128 test, two repetitions each."""
+    tests = [(512, 0, 4_000.0, 128_000_000), (0, 128, 100.0, 1_280_000_000)]
+    lines = [
+        {"build_commit": "abc1234", "build_number": 5606, "n_prompt": p, "n_gen": g,
+         "n_depth": 0, "avg_ts": ts, "avg_ns": ns, "samples_ns": [ns, ns],
+         "samples_ts": [ts, ts], "model_type": "llama 1B Q4_0"}
+        for p, g, ts, ns in tests
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return str(path)
+
+
+def test_the_prefill_note_says_what_a_run_lacks(
+    fixture_verdicts: Callable[[str], Verdict],
+) -> None:
+    run = fixture_verdicts("ladder.jsonl").runs[0]
+    gone = {"prefill_share": None}
+    # the run record states 24-token prompts; the requests do not count theirs
+    uncounted = run_view(
+        dataclasses.replace(run, prompt_tokens_total=None, prefill_s=None, **gone)
+    ).prefill_note
+    assert "unknown" not in uncounted
+    assert uncounted.startswith("no prompt token counts: ")
+    assert "24 tokens" in uncounted
+    # the share is missing for want of a wall clock only: the prefill time is known
+    for wall, lack in ((None, "no wall clock"), (0.0, "a wall clock of 0.00 s")):
+        note = run_view(dataclasses.replace(run, wall_s=wall, **gone)).prefill_note
+        assert note == (
+            f"{lack}: 24 prompt tokens ÷ 300 tok/s = 0.08 s of prefill; rate from a lone "
+            "request of the same group, prompt tokens ÷ TTFT (24 tokens: mostly fixed "
+            "overhead, so a lower bound)"
+        )
+    # nothing in the group measures the rate
+    bare = dataclasses.replace(run, prefill_rate=None, prefill_s=None, **gone)
+    assert run_view(bare).prefill_note == "no prefill rate: no probe, no lone request"
+    # the chart's note words the same lack the same way
+    notes: list[str] = []
+    runs = [dataclasses.replace(run, id="u", prompt_tokens_total=None, prefill_s=None, **gone)]
+    wall_split_chart(dataclasses.replace(fixture_verdicts("ladder.jsonl"), runs=runs), notes)
+    assert notes == ["wall clock split: no prompt token counts for u"]
+
+
+def test_the_prefill_note_of_single_sequence_tests(tmp_path: Path) -> None:
+    verdict = api.audit([_llama_bench_trace(tmp_path / "bench.jsonl")])
+    notes = {v.id: v.prefill_note for v in build_context(verdict, charts=False).runs}
+    # a prompt-processing test is all prefill, at the rate the report gives it
+    assert notes["pp512"] == (
+        "all prefill: a prompt-processing test, 1,024 prompt tokens ÷ 0.26 s = 4,000.0 tok/s, "
+        "its own rate"
+    )
+    # each repetition is a request served alone, without a first-token time
+    assert notes["tg128"] == (
+        "no prefill rate: no probe, and its requests, each served alone, have no first-token time"
+    )
+
+
+def test_the_prefill_note_of_a_lone_request_without_a_first_token_time(
+    fixture_verdicts: Callable[[str], Verdict],
+) -> None:
+    run = dataclasses.replace(
+        fixture_verdicts("ladder.jsonl").runs[0],
+        prefill_rate=None, prefill_s=None, prefill_share=None, median_ttft_s=None,
+    )  # fmt: skip
+    lone = dataclasses.replace(run, id="lone", requests=1, concurrency=1.0)
+    many = dataclasses.replace(run, id="many", requests=8, concurrency=8.0)
+    verdict = dataclasses.replace(fixture_verdicts("ladder.jsonl"), runs=[lone, many])
+    notes = {v.id: v.prefill_note for v in build_context(verdict, charts=False).runs}
+    assert notes == {
+        "lone": "no prefill rate: no probe, and its one request has no first-token time",
+        "many": "no prefill rate: no probe, and the lone request of its group has no "
+        "first-token time",
+    }
