@@ -105,11 +105,12 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     n = int(s["requests"])
     per = prompt / n if n else float("nan")
     prefill_s = float(s["prefill_s"])
+    digits = _decimals(wall)
     arithmetic = [
         f"prompt tokens: {n} × {fmt(per, 0)} = {fmt(prompt, 0)}",
-        f"prefill ≈ {fmt(prompt, 0)} ÷ {fmt(rate, 0)} tok/s = {fmt(prefill_s, 2)} s "
+        f"prefill ≈ {fmt(prompt, 0)} ÷ {fmt(rate, 0)} tok/s = {fmt(prefill_s, digits)} s "
         f"(rate from {s.text('prefill_rate_source')})",
-        f"share = {fmt(prefill_s, 2)} ÷ {fmt(wall, 2)} s wall = {share:.0%}",
+        f"share = {fmt(prefill_s, digits)} ÷ {fmt(wall, digits)} s wall = {share:.0%}",
     ]
     ttft = float(s["median_ttft_s"])
     if not math.isnan(ttft):
@@ -152,8 +153,9 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         return RULE.finding(
             run_id,
             Outcome.FIRED,
-            f"prompt processing ≈ {fmt(prefill_s, 1)} s of the {fmt(wall, 2)} s wall clock "
-            f"({share:.0%} > {limit:.0%}): the {fmt(s['aggregate_tps'])} tok/s measures prefill",
+            f"prompt processing ≈ {fmt(prefill_s, digits)} s of the {fmt(wall, digits)} s wall "
+            f"clock ({share:.0%} > {limit:.0%}): the {fmt(s['aggregate_tps'])} tok/s measures "
+            "prefill",
             arithmetic=arithmetic,
             numbers=numbers,
             refs=run_ref(data, run_id),
@@ -168,6 +170,15 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         arithmetic=arithmetic,
         numbers=numbers,
     )
+
+
+def _decimals(wall: float) -> int:
+    """Decimals for the prefill seconds and the wall clock alike: 2, or as many as give a
+    sub-second wall two significant figures (0.051 s of 0.054 s, not 0.1 s of 0.05 s). Rounded
+    to the same decimals, a prefill time below the wall never prints above it."""
+    if not 0 < wall < 0.1:
+        return 2
+    return min(9, 1 - math.floor(math.log10(wall)))
 
 
 def _by_window(run_id: str, window: PrefillWindow | None, limit: float, missing: str) -> Finding:

@@ -1,10 +1,46 @@
-"""BR008 with llama-bench: a pp test of the same settings gives a pp+tg test its prefill rate."""
+"""BR008 prefill-dominates-wall: how its sentences print the prefill time against the wall, and
+the prefill rate a llama-bench pp test gives the pp+tg test of the same settings."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from reporter import api
+
+
+def _br008(tmp_path: Path, prompt: int, ttft: float, wall: float) -> dict[str, Any]:
+    """One request of `prompt` tokens, prefilled at a probed 1,000 tok/s, over `wall` s."""
+    lines = [
+        {"kind": "probe", "what": "prefill_rate", "value": 1000, "unit": "tok/s"},
+        {"kind": "run", "schema": "benchreport/1", "id": "r",
+         "workload": {"concurrency": 1, "output_tokens": 2, "stop": "forced"}},
+        {"kind": "request", "run": "r", "id": 0, "t_send": 0, "t_first": ttft, "t_end": wall,
+         "output_tokens": 2, "prompt_tokens": prompt, "finish_reason": "length"},
+    ]  # fmt: skip
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    (finding,) = [f for f in api.audit([str(path)]).to_dict()["findings"] if f["code"] == "BR008"]
+    return finding
+
+
+def test_a_sub_second_prefill_prints_below_its_wall_clock(tmp_path: Path) -> None:
+    # 51 tokens ÷ 1,000 tok/s = 0.051 s of a 0.054 s wall: one decimal made it "0.1 s"
+    finding = _br008(tmp_path, 51, 0.052, 0.054)
+    assert finding["outcome"] == "fired"
+    assert finding["message"].startswith(
+        "prompt processing ≈ 0.051 s of the 0.054 s wall clock (94% > 30%)"
+    )
+    assert "prefill ≈ 51 ÷ 1,000 tok/s = 0.051 s" in finding["arithmetic"][1]
+    assert finding["arithmetic"][2] == "share = 0.051 ÷ 0.054 s wall = 94%"
+
+
+def test_prefill_and_wall_print_with_the_same_decimals(tmp_path: Path) -> None:
+    finding = _br008(tmp_path, 2_000, 2.1, 2.5)
+    assert finding["message"].startswith("prompt processing ≈ 2.00 s of the 2.50 s wall clock")
+    assert finding["arithmetic"][2] == "share = 2.00 ÷ 2.50 s wall = 80%"
+
 
 # A llama-bench table of a 671B MoE spread over several machines: the pp512+tg128 test spends
 # half of its time reading the prompt, as its pp512 neighbour measures (512 ÷ 26.86 t/s).
@@ -17,7 +53,7 @@ TABLE = """\
 """  # noqa: E501
 
 
-def _br008(path: Path) -> dict[str, object]:
+def _br008_of_table(path: Path) -> dict[str, object]:
     verdict = api.audit([path], select=["BR008"])
     return {str(f.subject): f for f in verdict.findings}
 
@@ -25,11 +61,11 @@ def _br008(path: Path) -> dict[str, object]:
 def test_a_prompt_test_gives_the_combined_test_its_prefill_rate(tmp_path: Path) -> None:
     path = tmp_path / "bench.md"
     path.write_text(TABLE)
-    f = _br008(path)["pp512+tg128"]
+    f = _br008_of_table(path)["pp512+tg128"]
     assert str(f.outcome) == "fired"  # type: ignore[attr-defined]
     # 640 tokens ÷ 17.22 t/s = 37.17 s, of which 512 ÷ 26.86 = 19.06 s read the prompt
     assert f.message == (  # type: ignore[attr-defined]
-        "prompt processing ≈ 19.1 s of the 37.17 s wall clock (51% > 30%): the 3.4 tok/s "
+        "prompt processing ≈ 19.06 s of the 37.17 s wall clock (51% > 30%): the 3.4 tok/s "
         "measures prefill"
     )
     assert (
@@ -44,5 +80,5 @@ def test_a_prompt_test_of_other_settings_gives_no_rate(tmp_path: Path) -> None:
     path = tmp_path / "bench.md"
     # the pp512 row ran with flash attention off: not the combined test's settings
     path.write_text(TABLE.replace("|  1 |    0 |   ", "|  0 |    0 |   ", 1))
-    f = _br008(path)["pp512+tg128:flash_attn=1"]
+    f = _br008_of_table(path)["pp512+tg128:flash_attn=1"]
     assert str(f.outcome) == "undecidable"  # type: ignore[attr-defined]

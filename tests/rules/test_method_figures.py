@@ -140,7 +140,7 @@ def test_case_b_long_prompts_are_84pct_prefill(trace_audit):
     assert round(f["numbers"]["prefill_s"], 1) == 15.0  # ÷ 3,005 tok/s
     assert round(f["numbers"]["prefill_share"], 2) == 0.84
     assert f["message"] == (
-        "prompt processing ≈ 15.0 s of the 17.77 s wall clock (84% > 30%): the 72.0 tok/s "
+        "prompt processing ≈ 15.00 s of the 17.77 s wall clock (84% > 30%): the 72.0 tok/s "
         "measures prefill"
     )
 

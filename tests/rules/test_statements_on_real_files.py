@@ -189,7 +189,7 @@ def test_one_request_summarised_is_explained_and_its_prefill_told() -> None:
     prefill = _finding(name, "BR008")
     assert str(prefill.outcome) == "fired"
     assert prefill.message == (
-        "prompt processing ≈ 21.8 s of the 49.96 s wall clock (44% > 30%): the 31.3 tok/s "
+        "prompt processing ≈ 21.82 s of the 49.96 s wall clock (44% > 30%): the 31.3 tok/s "
         "measures prefill"
     )
     wall = _finding(name, "BR009")
