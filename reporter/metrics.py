@@ -126,7 +126,7 @@ def _prefill_rates(
     if len(probes):
         prefill = probes[probes["what"] == "prefill_rate"]
         for _, row in prefill.iterrows():
-            where = f"probe at {row['source_path']}:{row['source_line']}"
+            where = row["origin"] or f"probe at {row['source_path']}:{row['source_line']}"
             if row["run"] is not None and str(row["run"]) in position:
                 rate[position[str(row["run"])]] = float(row["value"])
                 source[position[str(row["run"])]] = where

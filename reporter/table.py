@@ -50,7 +50,11 @@ CLAIM_COLUMNS = (
     "source_path",
     "source_line",
 )
-PROBE_COLUMNS = ("what", "value", "unit", "buffer_bytes", "run", "source_path", "source_line")
+#: A probe's `origin` says where its figure comes from when no probe record of the file holds
+#: it (an adapter reading a tool's own timing as one); None for a probe record.
+PROBE_COLUMNS = (
+    "what", "value", "unit", "buffer_bytes", "run", "source_path", "source_line", "origin",
+)  # fmt: skip
 LOG_COLUMNS = ("run", "level", "text", "t", "source_path", "source_line")
 
 

@@ -135,11 +135,13 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
 def _prefill_probes(runs: list[dict[str, Any]], path: str) -> list[dict[str, Any]]:
     """bench_one_batch times its batch's prefill alone (one forward pass, nothing queued):
     batch × input_len ÷ prefill_latency is the prefill rate of that run, as a probe would
-    measure it."""
+    measure it. No probe record holds it: its origin names the line's own timing."""
     probes = []
     for run in runs:
         rate = (run.get("extra") or {}).get("prefill_rate")
         if rate is not None:
+            summary = run.get("summary") or {}
+            line = run.get("source_line")
             probes.append(
                 {
                     "what": "prefill_rate",
@@ -148,7 +150,10 @@ def _prefill_probes(runs: list[dict[str, Any]], path: str) -> list[dict[str, Any
                     "buffer_bytes": None,
                     "run": run["run"],
                     "source_path": path,
-                    "source_line": run.get("source_line"),
+                    "source_line": line,
+                    "origin": f"the batch's own prefill timing at {path}:{line}: batch_size "
+                    f"× input_len ÷ prefill_latency = {summary.get('requests'):,} × "
+                    f"{run.get('prompt_tokens'):,} ÷ {summary.get('mean_ttft_s'):.4f} s",
                 }
             )
     return probes

@@ -337,3 +337,25 @@ def test_a_value_nested_deeper_than_a_native_record_may_is_refused(tmp_path):
     converted = tmp_path / "converted.jsonl"
     api.convert_file(path, str(converted), lenient=True)
     assert len(api.load([converted]).runs) == 1
+
+
+def test_bench_one_batch_prefill_rate_is_said_to_come_from_its_own_timing(tmp_path):
+    # the adapter turns the line's prefill_latency into the run's prefill rate; no probe record
+    # is in the file, so BR008 and the report name the line's timing, not "probe at"
+    line = {
+        "run_name": "default", "batch_size": 8, "input_len": 1024, "output_len": 16,
+        "prefill_latency": 0.31, "prefill_throughput": 26425.8,
+        "median_decode_latency": 0.0119, "median_decode_throughput": 672.3,
+        "total_latency": 0.4885, "overall_throughput": 17031.1,
+    }  # fmt: skip
+    path = tmp_path / "result.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    verdict = api.audit([str(path)], select=["BR008"])
+    (prefill,) = [f for f in verdict.findings if f.code == "BR008"]
+    (source,) = [a for a in prefill.arithmetic if "rate from" in a]
+    assert "probe" not in source
+    assert source.endswith(
+        f"(rate from the batch's own prefill timing at {path}:1: batch_size × input_len ÷ "
+        "prefill_latency = 8 × 1,024 ÷ 0.3100 s)"
+    )
+    assert verdict.runs[0].prefill_rate_source == source.split("(rate from ", 1)[1][:-1]
