@@ -16,7 +16,10 @@ when each request's length was drawn from a range (`workload.output_tokens_min` 
 `output_tokens`), it is the range's lower end, the length every request asked for at least.
 A request falls short when it wrote fewer tokens, or ended on end-of-sequence
 (`finish_reason: stop`). Any short request fires; the finding counts them and gives the
-shortest.
+shortest. Without request rows that count their output, the run's summary decides: its
+shortest output (a tool's statistics, or the length the tool's design fixes, as
+bench_one_batch and llama-bench generate exactly the length asked) below the requested length
+fires, at or above it passes.
 
 ## Worked example
 Case B forced runs (METHOD.md §4) ask for 512 tokens with `ignore_eos` + `min_tokens`: all
@@ -24,7 +27,8 @@ Case B forced runs (METHOD.md §4) ask for 512 tokens with `ignore_eos` + `min_t
 ~61 tokens would have come back and the run would measure prompt processing instead.
 
 ## When it cannot decide
-Without output token counts, or without a requested length, it cannot compare.
+Without output token counts (the requests' or a summary's shortest and longest), or without a
+requested length, it cannot compare.
 
 ## What to do
 Send the forced-length parameters the engine honours (`ignore_eos` and `n_predict` for
@@ -40,7 +44,7 @@ from __future__ import annotations
 import numpy as np
 
 from reporter.numbers import fmt
-from reporter.rules.base import AuditData, Finding, Rule, request_refs
+from reporter.rules.base import AuditData, Finding, Rule, request_refs, run_ref
 from reporter.types import Outcome, Severity
 from reporter.values import number
 
@@ -80,7 +84,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     ok = rows["ok"].to_numpy(dtype=bool, na_value=False)
     out = rows["output_tokens"].to_numpy(dtype="float64", na_value=np.nan)[ok]
     if not len(out) or np.isnan(out).all():
-        return RULE.finding(run_id, Outcome.UNDECIDABLE, "no output token counts to compare")
+        return _by_summary(data, run_id, requested)
     if requested is None:
         return RULE.finding(
             run_id,
@@ -116,6 +120,42 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         arithmetic=[
             f"requested {fmt(requested, 0)} tokens; written {fmt(shortest, 0)}–{fmt(longest, 0)}"
         ],
+        help="send the parameters this engine honours (ignore_eos, min_tokens, n_predict) and "
+        "check its completion token counts after each run",
+    )
+
+
+def _by_summary(data: AuditData, run_id: str, requested: float | None) -> Finding:
+    """Without request rows that count their output: the shortest and longest output of the
+    run's summary (a tool's statistics, or what the tool's design fixes: bench_one_batch and
+    llama-bench generate exactly the length asked), against the length asked for."""
+    s = data.figures(run_id)
+    shortest, longest, n = float(s["out_min"]), float(s["out_max"]), float(s["ok"])
+    if requested is None or np.isnan(shortest) or np.isnan(longest) or not n > 0:
+        return RULE.finding(run_id, Outcome.UNDECIDABLE, "no output token counts to compare")
+    lengths = (
+        f"{fmt(shortest, 0)} tokens each"
+        if shortest == longest
+        else f"{fmt(shortest, 0)}–{fmt(longest, 0)} tokens"
+    )
+    numbers = {"requested": requested, "requests": int(n), "shortest": shortest, "longest": longest}
+    if shortest >= requested:
+        return RULE.finding(
+            run_id,
+            Outcome.PASSED,
+            f"all {fmt(n, 0)} requests wrote the requested {fmt(requested, 0)} tokens (the "
+            f"run's summary: {lengths})",
+            numbers=numbers,
+        )
+    return RULE.finding(
+        run_id,
+        Outcome.FIRED,
+        f"forced length {fmt(requested, 0)} asked for, but the shortest of {fmt(n, 0)} requests "
+        f"wrote {fmt(shortest, 0)} tokens (the run's summary): the flag was accepted, not "
+        "honoured",
+        numbers=numbers,
+        refs=run_ref(data, run_id),
+        arithmetic=[f"requested {fmt(requested, 0)} tokens; written {lengths}"],
         help="send the parameters this engine honours (ignore_eos, min_tokens, n_predict) and "
         "check its completion token counts after each run",
     )

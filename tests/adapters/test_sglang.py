@@ -359,3 +359,22 @@ def test_bench_one_batch_prefill_rate_is_said_to_come_from_its_own_timing(tmp_pa
         "prefill_latency = 8 × 1,024 ÷ 0.3100 s)"
     )
     assert verdict.runs[0].prefill_rate_source == source.split("(rate from ", 1)[1][:-1]
+
+
+def test_bench_one_batch_forced_length_is_decided(tmp_path):
+    # bench_one_batch forces every sequence to output_len tokens (ignore_eos): the line has no
+    # per-sequence rows, but the run's summary gives each of the 8 sequences 16 tokens
+    line = {
+        "run_name": "default", "batch_size": 8, "input_len": 1024, "output_len": 16,
+        "prefill_latency": 0.31, "prefill_throughput": 26425.8,
+        "median_decode_latency": 0.0119, "median_decode_throughput": 672.3,
+        "total_latency": 0.4885, "overall_throughput": 17031.1,
+    }  # fmt: skip
+    path = tmp_path / "result.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    (forced,) = api.audit([str(path)], select=["BR007"]).findings
+    assert str(forced.outcome) == "passed"
+    assert forced.message == (
+        "all 8 requests wrote the requested 16 tokens (the run's summary: 16 tokens each)"
+    )
+    assert forced.numbers["shortest"] == forced.numbers["longest"] == 16
