@@ -353,7 +353,8 @@ def run_stats(tables: Tables) -> pd.DataFrame:
     prompt = stats["prompt_tokens_total"].to_numpy(dtype="float64")
     wall = stats["wall_s"].to_numpy(dtype="float64")
     with np.errstate(all="ignore"):  # as pandas: inf and NaN, no warning
-        prefill_s = prompt / rate
+        # no prompt tokens (llama-bench's tg tests): no prefill, whatever the rate
+        prefill_s = np.where(prompt == 0, 0.0, prompt / rate)
         prefill_share = prefill_s / wall
         # prompt tokens ÷ wall: a prompt-processing test's own figure (llama-bench pp512)
         prompt_tps = np.where(prompt > 0, prompt / wall, np.nan)

@@ -381,6 +381,8 @@ def _prefill_note(r: RunSummary, lone: Sequence[RunSummary] = ()) -> str:
     """How the run's prefill share was taken, or what it lacks (the lacks worded as the wall
     clock split words them); `lone` are the runs of one request in its group, whose prompt
     tokens ÷ time to first token would give the prefill rate without a probe."""
+    if r.prompt_tokens_total == 0 and finite(r.prefill_share) is not None:
+        return "no prompt tokens were processed: nothing of the wall clock is prefill"
     if finite(r.prefill_share) is not None:
         return (
             f"{num(r.prompt_tokens_total, 0)} prompt tokens ÷ {num(r.prefill_rate, 0)} tok/s "

@@ -441,10 +441,12 @@ def test_the_prefill_note_of_single_sequence_tests(tmp_path: Path) -> None:
         "all prefill: a prompt-processing test, 1,024 prompt tokens ÷ 0.26 s = 4,000.0 tok/s, "
         "its own rate"
     )
-    # each repetition is a request served alone, without a first-token time
-    assert notes["tg128"] == (
-        "no prefill rate: no probe, and its requests, each served alone, have no first-token time"
-    )
+    # a generation test reads no prompt (n_prompt 0): none of its wall clock is prefill,
+    # whatever the prefill rate (it has none: no probe, no first-token time)
+    assert notes["tg128"] == "no prompt tokens were processed: nothing of the wall clock is prefill"
+    shares = {r.id: (r.prefill_s, r.prefill_share) for r in verdict.runs}
+    assert shares["tg128"] == (0.0, 0.0)
+    assert shares["pp512"] == (None, None)
 
 
 def test_the_prefill_note_of_a_lone_request_without_a_first_token_time(
