@@ -110,3 +110,8 @@ def readable(value: float | int) -> str:
     if abs(value) >= 0.01:
         return f"{value:.3f}".rstrip("0").rstrip(".")
     return f"{value:.3g}"
+
+
+def all_of(count: float | int, noun: str) -> str:
+    """ "all 8 requests", and "the one request" rather than "all 1 requests"."""
+    return f"the one {noun}" if count == 1 else f"all {fmt(count, 0)} {noun}s"

@@ -47,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 
 from reporter.config import threshold
-from reporter.numbers import fmt
+from reporter.numbers import all_of, fmt
 from reporter.rules.base import AuditData, Finding, Rule, request_refs
 from reporter.types import Outcome, Severity
 
@@ -259,7 +259,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         return RULE.finding(
             run_id,
             Outcome.PASSED,
-            f"all {n} requests decoded together (k = {k})",
+            f"{all_of(n, 'request')} decoded together (k = {k})",
             numbers=numbers,
             arithmetic=arithmetic,
         )

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reporter.numbers import fmt
+from reporter.numbers import all_of, fmt
 from reporter.rules.base import AuditData, Finding, Rule, request_refs, run_ref
 from reporter.types import Outcome, Severity
 from reporter.values import number
@@ -107,7 +107,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         return RULE.finding(
             run_id,
             Outcome.PASSED,
-            f"all {n} requests wrote the requested {fmt(requested, 0)} tokens",
+            f"{all_of(n, 'request')} wrote the requested {fmt(requested, 0)} tokens",
             numbers=numbers,
         )
     return RULE.finding(
@@ -143,7 +143,7 @@ def _by_summary(data: AuditData, run_id: str, requested: float | None) -> Findin
         return RULE.finding(
             run_id,
             Outcome.PASSED,
-            f"all {fmt(n, 0)} requests wrote the requested {fmt(requested, 0)} tokens (the "
+            f"{all_of(n, 'request')} wrote the requested {fmt(requested, 0)} tokens (the "
             f"run's summary: {lengths})",
             numbers=numbers,
         )

@@ -55,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 from reporter.config import threshold
-from reporter.numbers import fmt
+from reporter.numbers import all_of, fmt
 from reporter.rules.base import AuditData, Finding, Rule, request_refs, run_ref
 from reporter.types import Outcome, Severity
 from reporter.values import number
@@ -176,7 +176,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         numbers = {"requests": n, "failed": 0, "empty": 0, "cut": 0,
                    "failed_tokens_not_counted": 0.0}  # fmt: skip
         return RULE.finding(
-            run_id, Outcome.PASSED, f"all {n} requests succeeded with output", numbers=numbers
+            run_id, Outcome.PASSED, f"{all_of(n, 'request')} succeeded with output", numbers=numbers
         )
     ended = rows[~rows["ok"]]
     reasons = ended["finish_reason"].astype(object)
@@ -209,7 +209,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     }
     if bad == 0 and not len(ended):
         return RULE.finding(
-            run_id, Outcome.PASSED, f"all {n} requests succeeded with output", numbers=numbers
+            run_id, Outcome.PASSED, f"{all_of(n, 'request')} succeeded with output", numbers=numbers
         )
     parts = _deliberate_parts(causes)
     if len(failed):

@@ -8,7 +8,7 @@ from decimal import Decimal, localcontext
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reporter.numbers import UNKNOWN, at_least, fmt, num, pct, plain, readable
+from reporter.numbers import UNKNOWN, all_of, at_least, fmt, num, pct, plain, readable
 from reporter.render.common import overlap_cell
 
 ANY_FLOAT = st.floats(allow_nan=True, allow_infinity=True)
@@ -110,3 +110,9 @@ def test_a_bound_never_prints_more_than_it_is(value: float, digits: int) -> None
     written = Decimal(repr(value))
     with localcontext(prec=400):  # exact: a double has at most 309 digits before the point
         assert shown <= written < shown + Decimal(10) ** -digits
+
+
+def test_all_of_says_the_one_request_not_all_1_requests() -> None:
+    assert all_of(1, "request") == "the one request"
+    assert all_of(2, "request") == "all 2 requests"
+    assert all_of(1_000.0, "run") == "all 1,000 runs"
