@@ -29,6 +29,8 @@ REQUEST_FLOATS = (
     "n_chunks",
     "chunk_tokens",
 )
+#: Request columns that count tokens or chunks: whole numbers at least 0, or unknown.
+COUNT_COLUMNS = ("prompt_tokens", "output_tokens", "chunk_tokens", "n_chunks")
 REQUEST_STRINGS = ("run", "id", "finish_reason", "prompt_sha256", "error", "source_path")
 REQUEST_OBJECTS = ("token_times",)
 REQUEST_COLUMNS = (*REQUEST_STRINGS[:2], *REQUEST_FLOATS, *REQUEST_STRINGS[2:], "source_line")

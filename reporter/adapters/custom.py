@@ -45,7 +45,7 @@ from reporter.adapters._common import (
 from reporter.errors import Problem, TraceError, UsageError
 from reporter.ingest.limits import check_yaml, read_bytes
 from reporter.ingest.lines import Source
-from reporter.table import Partial
+from reporter.table import COUNT_COLUMNS, Partial
 from reporter.values import loose_number
 
 NAME = "custom"
@@ -435,6 +435,15 @@ def _row(
             if number < 0:
                 problems.add(
                     line, f'"{column}" is {number!r}', f"a number ≥ 0 (custom mapping: {field})"
+                )
+                ok = False
+                continue
+            if field in COUNT_COLUMNS and not float(number).is_integer():
+                # a fraction of a token (or an infinite count) no request wrote
+                problems.add(
+                    line,
+                    f'"{column}" is {number!r}',
+                    f"a whole number ≥ 0 (custom mapping: {field})",
                 )
                 ok = False
                 continue

@@ -35,7 +35,7 @@ from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
 from reporter.ingest.limits import MAX_JSON_DEPTH
 from reporter.ingest.validate import validator, word_error
 from reporter.runfields import RUN_FIELDS
-from reporter.table import SUMMARY_KEYS, Partial
+from reporter.table import COUNT_COLUMNS, SUMMARY_KEYS, Partial
 from reporter.values import MAX_INT64
 
 #: Problems worded per check (all are counted); the CLI shows the first MAX_SHOWN_PROBLEMS.
@@ -316,6 +316,38 @@ def time_order(requests: pd.DataFrame, already: np.ndarray | None = None) -> lis
     return out
 
 
+def token_counts(requests: pd.DataFrame, already: np.ndarray | None = None) -> list[Found]:
+    """Rows whose token or chunk counts no request can have (a fraction, a negative or an
+    infinite count), as the native reader refuses them: another format's rows are checked
+    here, so that whatever `convert` writes the audit reads. Rows in `already` were counted
+    by another check."""
+    taken = np.zeros(len(requests), dtype=bool) if already is None else already.copy()
+    out: list[Found] = []
+    for name in COUNT_COLUMNS:
+        if name not in requests:
+            continue
+        values = pd.to_numeric(requests[name], errors="coerce").to_numpy(
+            dtype="float64", na_value=np.nan
+        )
+        with np.errstate(invalid="ignore"):
+            mask = (np.isinf(values) | (values < 0) | (values % 1 != 0)) & ~np.isnan(values)
+        mask &= ~taken
+        if not mask.any():
+            continue
+        problems = [
+            Problem(
+                str(row["source_path"]),
+                int(row["source_line"]),
+                f'"{name}" is {float(row[name]):g}',
+                "a whole number of tokens, at least 0",
+            )
+            for _, row in _where(requests, mask).iterrows()
+        ]
+        out.append(Found("count not a whole number at least 0", mask, problems))
+        taken |= mask
+    return out
+
+
 def _duplicate_runs(partial: Partial, path: str) -> tuple[list[Problem], list[int]]:
     """Run records that reuse an id already defined in the same file (the later ones)."""
     seen: dict[str, int | None] = {}
@@ -517,6 +549,10 @@ def check_partial(partial: Partial, *, lenient: bool) -> None:
         duplicates = duplicate_requests(requests)
         found.append(duplicates)
         found.extend(time_order(requests, duplicates.mask))
+        if partial.input is None or partial.input.format != NATIVE:
+            # the native reader checked its counts line by line
+            taken = np.logical_or.reduce([f.mask for f in found])
+            found.extend(token_counts(requests, taken))
     found = [f for f in found if f.mask.any()]
     if not run_problems and not found:
         return

@@ -165,3 +165,30 @@ def test_readme_shows_the_fixture_files_and_their_audit(monkeypatch):
     printed = render_text(verdict).splitlines()
     assert len(shown) == 5
     assert all(line in printed for line in shown), [x for x in shown if x not in printed]
+
+
+@pytest.mark.parametrize(
+    ("cell", "shown", "expected"),
+    [
+        ("0.0000000000000000000001", "1e-22", "a whole number ≥ 0"),
+        ("511.5", "511.5", "a whole number ≥ 0"),
+        ("-3", "-3", "a number ≥ 0"),
+    ],
+)
+def test_a_token_count_no_request_can_have_is_refused(tmp_path, cell, shown, expected):
+    # a CSV cell is whatever its writer put there: a fraction of a token, or fewer than none,
+    # is refused as the native reader refuses it (convert never writes what the audit refuses)
+    lines = LOG.read_text().splitlines()
+    cells = lines[1].split(",")
+    cells[4] = cell
+    lines[1] = ",".join(cells)
+    path = tmp_path / "bench-log.csv"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(TraceError) as err:
+        load(path, MAPPING)
+    [problem] = err.value.problems
+    assert (problem.line, problem.message) == (2, f'"n_out" is {shown}')
+    assert problem.expected == f"{expected} (custom mapping: output_tokens)"
+    tables = api.load([path], "custom", options={"mapping": str(MAPPING)}, lenient=True)
+    assert len(tables.requests) == 3
+    assert len(tables.inputs[0].skipped_reasons) == 1

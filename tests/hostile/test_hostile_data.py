@@ -368,6 +368,28 @@ def test_time_order(times: tuple[float | None, ...], reason: str) -> None:
     assert str(found.problems[0]).startswith("t.jsonl:2: ")
 
 
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [("output_tokens", 0.5), ("prompt_tokens", -2.0), ("n_chunks", float("inf"))],
+)
+def test_token_counts_no_request_can_have(column: str, value: float) -> None:
+    """Any adapter's rows: a fraction, a negative or an infinite count is refused as the
+    native reader refuses it, and checked with the other rows of the file."""
+    rows = [ROW, {**ROW, "id": "b", column: value}, {**ROW, "id": "c", column: 3.0}]
+    (found,) = integrity.token_counts(_requests(rows))
+    assert found.reason == "count not a whole number at least 0"
+    assert found.mask.tolist() == [False, True, False]
+    assert str(found.problems[0]) == (
+        f't.jsonl:2: "{column}" is {value:g}; expected a whole number of tokens, at least 0'
+    )
+    partial = _partial(rows)
+    partial.input.format = "custom"  # type: ignore[union-attr]
+    with pytest.raises(TraceError):
+        check_partial(partial, lenient=False)
+    check_partial(partial, lenient=True)
+    assert len(partial.requests) == 2  # type: ignore[arg-type]
+
+
 def test_a_run_whose_wall_overflows_is_refused() -> None:
     """Each row is sane alone; together their span overflows."""
     rows = [
