@@ -10,7 +10,8 @@ prefill rate, not the decode throughput it is usually quoted as.
 
 ## How it decides
 `prefill share = (Σ prompt tokens ÷ prefill rate) ÷ wall clock`. The prefill rate comes from a
-`probe` record (`what: prefill_rate`, for the run or for the whole trace), else from a lone
+`probe` record (`what: prefill_rate`, for the run, or for every run of its file; a file of
+probes alone serves every run audited), else from a lone
 request of the same sweep (`prompt tokens ÷ time to first token`), else from a
 prompt-processing test of the same prompt, context and settings (llama-bench's `pp512` for its
 `pp512+tg128`: prompt tokens ÷ its time). A lone request with a prompt under 1,024 tokens

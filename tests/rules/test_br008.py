@@ -82,3 +82,40 @@ def test_a_prompt_test_of_other_settings_gives_no_rate(tmp_path: Path) -> None:
     path.write_text(TABLE.replace("|  1 |    0 |   ", "|  0 |    0 |   ", 1))
     f = _br008_of_table(path)["pp512+tg128:flash_attn=1"]
     assert str(f.outcome) == "undecidable"  # type: ignore[attr-defined]
+
+
+def _one_request_file(path: Path, run: str, probe: float | None) -> Path:
+    lines: list[dict[str, Any]] = []
+    if probe is not None:
+        lines.append({"kind": "probe", "what": "prefill_rate", "value": probe, "unit": "tok/s"})
+    lines += [
+        {"kind": "run", "schema": "benchreport/1", "id": run,
+         "workload": {"concurrency": 1, "output_tokens": 2, "stop": "forced"}},
+        {"kind": "request", "run": run, "id": 0, "t_send": 0, "t_first": 0.5, "t_end": 1.0,
+         "output_tokens": 2, "prompt_tokens": 400, "finish_reason": "length"},
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+def test_a_files_probe_is_the_prefill_rate_of_its_own_runs_only(tmp_path: Path) -> None:
+    # each file names the prefill rate of its own machine: audited together, the first
+    # file's probe must not become the second file's rate, nor a rate of a file with none
+    a = _one_request_file(tmp_path / "a.jsonl", "a", 1000)
+    b = _one_request_file(tmp_path / "b.jsonl", "b", 8000)
+    c = _one_request_file(tmp_path / "c.jsonl", "c", None)
+    runs = {r["id"]: r for r in api.audit([a, b, c]).to_dict()["runs"]}
+    assert runs["a"]["prefill_rate"] == 1000
+    assert runs["b"]["prefill_rate"] == 8000
+    assert runs["b"]["prefill_rate_source"].endswith("b.jsonl:1")
+    assert "probe" not in (runs["c"]["prefill_rate_source"] or "")
+
+
+def test_a_file_of_probes_alone_gives_its_rate_to_every_run(tmp_path: Path) -> None:
+    probes = tmp_path / "probes.jsonl"
+    probes.write_text(
+        json.dumps({"kind": "probe", "what": "prefill_rate", "value": 2000, "unit": "tok/s"}) + "\n"
+    )
+    c = _one_request_file(tmp_path / "c.jsonl", "c", None)
+    (run,) = api.audit([probes, c]).to_dict()["runs"]
+    assert run["prefill_rate"] == 2000
