@@ -99,6 +99,19 @@ def test_case_b_admission_queue_found_at_8_of_16(trace_audit):
     )
 
 
+def test_case_b_long_prompts_staggered_by_prefill_are_no_admission_queue(trace_audit):
+    # 8 prompts of 5,634 tokens read one after another: first tokens every 1.87 s whatever
+    # finishes, on a server with 8 slots; one of the five first tokens that came after a
+    # completion happens to follow it closely, which is no queue for slots
+    v = trace_audit("case-b-long-prompt.jsonl")
+    f = finding(v, "BR004", "b-long-n8")
+    assert f["outcome"] == "passed"
+    assert f["message"] == (
+        "no queue: of the 5 requests whose first token came after another request finished, "
+        "only 1 got it within 0.39 s of a completion, as a freed slot would give it"
+    )
+
+
 def test_case_b_natural_stop_figures(trace_audit):
     v = trace_audit("case-b-natural-stop.jsonl")
     n1, n8, n16 = (run_of(v, f"b-natural-n{n}") for n in (1, 8, 16))
