@@ -323,7 +323,7 @@ def _check_audit(data: AuditData, by_run: dict[str, dict[str, Any]]) -> Finding 
             "audit",
             Outcome.FIRED,
             f"the {len(ids)} runs differ in {labels}: their figures are not comparable "
-            f"with each other ({j.reason}){tail}",
+            f"with each other: {j.reason}{tail}",
             severity=Severity.INFO,
             arithmetic=lines,
             numbers=numbers,

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from reporter import api
-from tests.conftest import FIXTURES, TRACES, finding
+from tests.conftest import FIXTURES, SHARED, TRACES, finding
 
 
 def test_method_5_stop_mode_times_content():
@@ -223,3 +223,15 @@ def test_a_random_datasets_ratio_is_not_used_by_sharegpt_and_is_no_deployment(tm
     assert "deployment settings" not in f["message"]
     (ratio,) = [a for a in f["arithmetic"] if a.startswith("length range ratio: ")]
     assert "not used (sharegpt)" in ratio
+
+
+def test_runs_of_other_conditions_say_why_without_nested_parentheses():
+    # llama-bench's pp and tg tests of one file: prompt and context lengths differ
+    path = SHARED / "real-traces" / "llama-bench"
+    path /= "kyuz0-8060s-vulkan-radv-glm47flash-q8-markdown.log"
+    f = finding(api.audit([path], select=["BR012"]).to_dict(), "BR012", "audit")
+    assert f["message"] == (
+        "the 2 runs differ in prompt length, requested output length, context length: their "
+        "figures are not comparable with each other: conditions differ (prompt length, context "
+        "length)"
+    )
