@@ -113,5 +113,8 @@ def readable(value: float | int) -> str:
 
 
 def all_of(count: float | int, noun: str) -> str:
-    """ "all 8 requests", and "the one request" rather than "all 1 requests"."""
-    return f"the one {noun}" if count == 1 else f"all {fmt(count, 0)} {noun}s"
+    """ "all 8 requests", and "the one request" or "both requests" rather than "all 1
+    requests" or "all 2 requests"."""
+    if count == 1:
+        return f"the one {noun}"
+    return f"both {noun}s" if count == 2 else f"all {fmt(count, 0)} {noun}s"

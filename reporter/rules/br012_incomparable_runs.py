@@ -66,7 +66,7 @@ import math
 from typing import Any
 
 from reporter import compare
-from reporter.numbers import fmt
+from reporter.numbers import all_of, fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
 from reporter.types import Outcome, Severity
 
@@ -281,7 +281,7 @@ def _check_audit(data: AuditData, by_run: dict[str, dict[str, Any]]) -> Finding 
         return RULE.finding(
             "audit",
             Outcome.PASSED,
-            f"all {len(ids)} runs share one setting: they differ only in N or repeat",
+            f"{all_of(len(ids), 'run')} share one setting: they differ only in N or repeat",
         )
     diffs = [
         compare.FactorDiff(

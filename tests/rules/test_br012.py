@@ -235,3 +235,14 @@ def test_runs_of_other_conditions_say_why_without_nested_parentheses():
         "figures are not comparable with each other: conditions differ (prompt length, context "
         "length)"
     )
+
+
+def test_two_runs_of_one_setting_are_both_runs(tmp_path):
+    # "all 2 runs share one setting" is not English: two are both
+    path = SHARED / "real-traces" / "llama-bench"
+    path /= "lhl-8060s-rocm-llama32-1b-default-hip-depth-sweep.jsonl"
+    lines = path.read_text().splitlines()[:1]
+    one = tmp_path / "one.jsonl"
+    one.write_text(lines[0] + "\n" + lines[0] + "\n")
+    f = finding(api.audit([one], select=["BR012"]).to_dict(), "BR012", "audit")
+    assert f["message"].startswith("both runs share one setting")

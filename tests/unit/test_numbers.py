@@ -114,5 +114,6 @@ def test_a_bound_never_prints_more_than_it_is(value: float, digits: int) -> None
 
 def test_all_of_says_the_one_request_not_all_1_requests() -> None:
     assert all_of(1, "request") == "the one request"
-    assert all_of(2, "request") == "all 2 requests"
+    assert all_of(2, "request") == "both requests"
+    assert all_of(3, "request") == "all 3 requests"
     assert all_of(1_000.0, "run") == "all 1,000 runs"
