@@ -109,12 +109,11 @@ def _missing(ttft: float, rate: float, s: Any) -> str:
     if math.isnan(ttft):
         median = float(s["median_ttft_s"])
         missing.append(
-            "no per-request first-token and end times, so not the first wave's time to first "
+            "no per-request first-token and end times, so no time to first token of the first "
             + (
-                f"token (the file's median TTFT, {fmt(median, 3)} s, may include waiting for a "
-                "slot)"
+                f"wave (the file's median TTFT, {fmt(median, 3)} s, may include waiting for a slot)"
                 if not math.isnan(median)
-                else "token"
+                else "wave"
             )
         )
     if math.isnan(rate) or rate <= 0:

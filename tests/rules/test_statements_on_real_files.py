@@ -128,7 +128,7 @@ def test_a_summary_with_a_median_ttft_is_not_said_to_have_none() -> None:
     f = _finding("vllm/er0080-v0.25.1-opt125m-conc2-summary-reformatted.json", "BR009")
     assert str(f.outcome) == "undecidable"
     assert f.message.startswith(
-        "no per-request first-token and end times, so not the first wave's time to first token "
+        "no per-request first-token and end times, so no time to first token of the first wave "
         "(the file's median TTFT, "
     )
     assert "no TTFT" not in f.message
