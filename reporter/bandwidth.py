@@ -169,10 +169,16 @@ def _probe_gbps(row: pd.Series) -> float | None:
     return None if scale is None else value * scale
 
 
-def denominator(run: pd.Series | dict[str, Any], probes: pd.DataFrame) -> Denominator | None:
+def denominator(
+    run: pd.Series | dict[str, Any],
+    probes: pd.DataFrame,
+    run_files: set[str] | None = None,
+) -> Denominator | None:
     """The measured bandwidth at the model's working-set size, honest about its spread.
 
-    Bandwidth probes (`probe` records, what = bandwidth) of this run or of no run: when one
+    Bandwidth probes (`probe` records, what = bandwidth) of this run or of no run (a probe of
+    no run measured the machine of its own file's runs: with `run_files`, the files that hold
+    runs, it serves the runs of its file, or every run when its file holds none): when one
     probe's buffer equals the working set, its value; otherwise the two probes around the
     working set, or the two nearest below it when the working set is larger than every probe
     (bandwidth falls with buffer size, so the figure at the working set is at most the larger
@@ -187,6 +193,10 @@ def denominator(run: pd.Series | dict[str, Any], probes: pd.DataFrame) -> Denomi
             (probes["what"] == "bandwidth")
             & (probes["run"].isna() | (probes["run"].astype(str) == run_id))
         ]
+        if run_files is not None:
+            path = sel["source_path"].astype(str)
+            own = path == str(run.get("source_path"))
+            sel = sel[sel["run"].notna() | own | ~path.isin(run_files)]
         for _, row in sel.iterrows():
             value = _probe_gbps(row)
             size = number(row["buffer_bytes"])

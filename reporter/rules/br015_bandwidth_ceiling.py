@@ -24,9 +24,10 @@ rated 400 GB/s, a read stream reaches 358–366 GB/s on small buffers and 267 GB
   "8x7B", "MoE") without `bytes_per_token` or `params_active` is undecidable, never impossible:
   its total parameters overstate what one token reads.
 - Denominator: bandwidth `probe` records (`what: bandwidth`, `value` in GB/s, `buffer_bytes`)
-  of the run or of no run, at the model's working set `model.working_set_bytes`: the probe at
-  that size, or the two around it, or, when the working set is larger than every probe, the
-  two largest (bandwidth falls with size: the true figure is at most the largest buffer's).
+  of the run, or of no run in the run's own file or in a file of probes alone, at the model's
+  working set `model.working_set_bytes`: the probe at that size, or the two around it, or,
+  when the working set is larger than every probe, the two largest (bandwidth falls with
+  size: the true figure is at most the largest buffer's).
   Without probes, `hardware.bandwidth_measured_gbps`; without that, the nominal
   `hardware.bandwidth_nominal_gbps`, which fires as a nominal denominator.
 - Utilization = needed ÷ denominator, as a range. Impossible when even the highest
@@ -175,7 +176,7 @@ def _check_run(data: AuditData, run_id: str, run: Any) -> Finding:
         "bytes_source": bpt.source,
         "needed_gbps": needed,
     }
-    den = bandwidth.denominator(run, data.tables.probes)
+    den = bandwidth.denominator(run, data.tables.probes, _run_files(data))
     if den is None:
         return RULE.finding(
             run_id,
@@ -303,7 +304,7 @@ def _check_claim(data: AuditData, claim: Any) -> Finding:
         "needed_gbps": needed,
         "run": run_id,
     }
-    den = bandwidth.denominator(run, data.tables.probes)
+    den = bandwidth.denominator(run, data.tables.probes, _run_files(data))
     if den is None:
         return RULE.finding(
             subject,
@@ -386,3 +387,9 @@ RULE = Rule(
     check=check,
     doc=__doc__ or "",
 )
+
+
+def _run_files(data: AuditData) -> set[str]:
+    """The files that hold runs: a bandwidth probe of no run serves the runs of its own file
+    (or every run, when its file holds none)."""
+    return set(data.tables.runs["source_path"].astype(str))

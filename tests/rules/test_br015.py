@@ -94,3 +94,28 @@ def test_probes_around_the_working_set():
 def test_speculation_on_is_undecidable():
     v = api.audit([FIXTURES / "BR010" / "passes_spec_on_code.jsonl"], select=["BR015"])
     assert finding(v, "BR015", "code-n1")["outcome"] == "undecidable"
+
+
+def test_a_probe_of_no_run_measures_only_its_own_files_machine(tmp_path):
+    """Audited beside a file from another machine (its own probes, 1,000 GB/s), case A's run
+    keeps its own probes; before, both files' probes were pooled for every run."""
+    lines = (FIXTURES / "BR015" / "fires_method_case_a.jsonl").read_text().splitlines()
+    other = [
+        line.replace('"value":', '"value":1000, "was":').replace("a-n1", "b-n1")
+        for line in lines
+        if '"claim"' not in line
+    ]
+    path = tmp_path / "other-machine.jsonl"
+    path.write_text("\n".join(other) + "\n")
+    v = api.audit([FIXTURES / "BR015" / "fires_method_case_a.jsonl", path], select=["BR015"])
+    n = finding(v, "BR015", "a-n1")["numbers"]
+    assert (n["denominator_low_gbps"], n["denominator_high_gbps"]) == (267, 316)
+    n = finding(v, "BR015", "b-n1")["numbers"]
+    assert (n["denominator_low_gbps"], n["denominator_high_gbps"]) == (1000, 1000)
+    # a file of probes alone still serves every run
+    probes = tmp_path / "probes.jsonl"
+    probes.write_text("\n".join(line for line in lines if '"probe"' in line) + "\n")
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("\n".join(line for line in lines if '"probe"' not in line) + "\n")
+    n = finding(api.audit([probes, runs], select=["BR015"]), "BR015", "a-n1")["numbers"]
+    assert (n["denominator_low_gbps"], n["denominator_high_gbps"]) == (267, 316)
