@@ -12,6 +12,7 @@ from the chunk count. Clocks are made relative to each experiment's first send a
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -174,6 +175,15 @@ def _experiment(
                 f"integer nanoseconds ({WHAT})",
             )
             continue
+        if stamps is not None and any(b < a for a, b in itertools.pairwise(stamps)):
+            # the server's responses arrive in order: a stamp before the one before it is
+            # no time any response came back at
+            problems.add(
+                req_line,
+                '"response_timestamps" go backwards',
+                f"non-decreasing times ({WHAT})",
+            )
+            continue
         if stamps is not None and outputs is not None and len(outputs) != len(stamps):
             problems.add(
                 req_line,
@@ -182,6 +192,13 @@ def _experiment(
             )
             continue
         if not f.ok or sent is None:
+            continue
+        if stamps and stamps[0] < sent:
+            problems.add(
+                req_line,
+                '"response_timestamps" start before "timestamp" (the send)',
+                f"responses at or after the send ({WHAT})",
+            )
             continue
         parsed.append((req_line, req, sent, stamps or [], outputs or []))
     base = min((p[2] for p in parsed), default=0)

@@ -193,3 +193,26 @@ def test_a_concurrency_of_zero_is_refused_and_unknown_when_lenient(tmp_path):
     tables = api.load([path], "genai-perf", lenient=True)
     assert math.isnan(run(tables, "concurrency-0")["concurrency"])
     assert tables.inputs[0].skipped_reasons == ["run value a native record cannot hold: 1"]
+
+
+@pytest.mark.parametrize(
+    ("where", "stamp", "message"),
+    [
+        (2, 0, '"response_timestamps" go backwards'),
+        (0, 1, '"response_timestamps" start before "timestamp" (the send)'),
+    ],
+)
+def test_response_timestamps_out_of_order_are_refused(tmp_path, where, stamp, message):
+    # a response stamped before the one before it, or before its request was sent, is no
+    # time a response came back at (convert would write chunk times the audit refuses)
+    doc = json.loads(RAW.read_text())
+    doc["experiments"][0]["requests"][1]["response_timestamps"][where] = stamp
+    path = tmp_path / "profile_export.json"
+    path.write_text(json.dumps(doc, indent=2))
+    with pytest.raises(TraceError) as err:
+        api.load([path], "genai-perf")
+    [problem] = err.value.problems
+    assert problem.message == message
+    assert problem.line is not None
+    tables = api.load([path], "genai-perf", lenient=True)
+    assert len(tables.requests) == 6
