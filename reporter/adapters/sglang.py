@@ -451,8 +451,10 @@ def _one_batch_run(
     assert wall is not None
     tokens = batch * output_len
     honest = tokens / wall if wall > 0 else None
+    # each note short enough for a report's cell to show whole
+    sequences = "one sequence" if batch == 1 else f"{batch} sequences"
     derived = [
-        f"{batch} sequence(s) of {input_len} prompt tokens started together as one batch; "
+        f"{sequences} of {input_len} prompt tokens started together as one batch",
         f"each generated exactly {output_len} tokens (ignore_eos): "
         f"{batch} × {output_len} = {tokens} output tokens",
     ]
@@ -469,7 +471,7 @@ def _one_batch_run(
     spec: dict[str, Any] | None = None
     if offline:
         tool = "sglang bench_one_batch"
-        derived[0] = f"{derived[0]}; run in one process, no server and no HTTP"
+        derived[0] = f"{derived[0]}, run in one process (no server, no HTTP)"
         # the sequences step together from the first forward pass to the last
         summary["sum_latency_s"] = batch * wall
         derived.append(
@@ -502,9 +504,11 @@ def _one_batch_run(
             )
     else:
         tool = "sglang bench_one_batch_server"
-        derived[0] = (
-            f"{derived[0]}; sent as one HTTP request to a server, which may have finished some "
-            "sequences before others (only the whole batch's latency is recorded)"
+        derived[0] = f"{derived[0]}, sent to a server as one HTTP request"
+        derived.insert(
+            1,
+            "the server may have finished some sequences before others: only the whole "
+            "batch's latency is recorded",
         )
         if output_tps is not None:
             summary["tool_aggregate_tps"] = output_tps
@@ -523,7 +527,10 @@ def _one_batch_run(
             )
             derived.append(
                 f"output_throughput {output_tps:.2f} = batch_size × output_len ÷ (latency − "
-                "the batch's last first-token time): it leaves out the prefill and any wait"
+                "the batch's last first-token time)"
+            )
+            derived.append(
+                "so it leaves out the prefill and any wait"
                 + (f" ({first:.2f} s of the {wall:.2f} s)" if first is not None else "")
                 + (f"; output tokens ÷ latency = {honest:.2f} tok/s" if honest else "")
             )

@@ -378,3 +378,26 @@ def test_bench_one_batch_forced_length_is_decided(tmp_path):
         "all 8 requests wrote the requested 16 tokens (the run's summary: 16 tokens each)"
     )
     assert forced.numbers["shortest"] == forced.numbers["longest"] == 16
+
+
+def test_bench_one_batch_notes_are_short_enough_to_be_shown_whole(tmp_path):
+    # the reports cut a note past MAX_SHOWN characters: each note says one thing, in full
+    from reporter.render.common import MAX_SHOWN
+
+    offline = {
+        "run_name": "default", "batch_size": 8, "input_len": 1024, "output_len": 16,
+        "prefill_latency": 0.31, "prefill_throughput": 26425.8,
+        "median_decode_latency": 0.0119, "median_decode_throughput": 672.3,
+        "total_latency": 0.4885, "overall_throughput": 17031.1,
+    }  # fmt: skip
+    server = {
+        "run_name": "default", "batch_size": 8192, "input_len": 32, "output_len": 100,
+        "latency": 70.19, "ttft": 69.8, "input_throughput": 1000.0,
+        "output_throughput": 2100000.0, "overall_throughput": 2000.0,
+        "last_gen_throughput": 5000.0, "last_ttft": 69.8, "acc_length": -1,
+    }  # fmt: skip
+    path = tmp_path / "result.jsonl"
+    path.write_text(json.dumps(offline) + "\n" + json.dumps(server) + "\n")
+    notes = [d for r in api.audit([str(path)]).runs for d in r.derived]
+    assert len(notes) >= 10
+    assert all(len(note) <= MAX_SHOWN for note in notes), max(notes, key=len)
