@@ -391,8 +391,9 @@ def _prefill_note(r: RunSummary, lone: Sequence[RunSummary] = ()) -> str:
         )
     if all_prefill(r):
         return (
-            f"all prefill: a prompt-processing test, {num(r.prompt_tokens_total, 0)} prompt "
-            f"tokens ÷ {num(r.wall_s, 2)} s = {num(r.prompt_tps)} tok/s, its own rate"
+            # printed after "prefill: " (and as the share cell's title): not "all prefill" again
+            f"the whole wall clock of a prompt-processing test, {num(r.prompt_tokens_total, 0)} "
+            f"prompt tokens ÷ {num(r.wall_s, 2)} s = {num(r.prompt_tps)} tok/s, its own rate"
         )
     why = []
     if r.prompt_tokens_total is None and r.prompt_tokens is not None:

@@ -438,8 +438,8 @@ def test_the_prefill_note_of_single_sequence_tests(tmp_path: Path) -> None:
     notes = {v.id: v.prefill_note for v in build_context(verdict, charts=False).runs}
     # a prompt-processing test is all prefill, at the rate the report gives it
     assert notes["pp512"] == (
-        "all prefill: a prompt-processing test, 1,024 prompt tokens ÷ 0.26 s = 4,000.0 tok/s, "
-        "its own rate"
+        "the whole wall clock of a prompt-processing test, 1,024 prompt tokens ÷ 0.26 s = "
+        "4,000.0 tok/s, its own rate"
     )
     # a generation test reads no prompt (n_prompt 0): none of its wall clock is prefill,
     # whatever the prefill rate (it has none: no probe, no first-token time)
