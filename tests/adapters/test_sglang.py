@@ -339,17 +339,20 @@ def test_a_value_nested_deeper_than_a_native_record_may_is_refused(tmp_path):
     assert len(api.load([converted]).runs) == 1
 
 
+#: A bench_one_batch line: 8 sequences of 1,024 prompt tokens, 16 output tokens each.
+OFFLINE_BATCH = {
+    "run_name": "default", "batch_size": 8, "input_len": 1024, "output_len": 16,
+    "prefill_latency": 0.31, "prefill_throughput": 26425.8,
+    "median_decode_latency": 0.0119, "median_decode_throughput": 672.3,
+    "total_latency": 0.4885, "overall_throughput": 17031.1,
+}  # fmt: skip
+
+
 def test_bench_one_batch_prefill_rate_is_said_to_come_from_its_own_timing(tmp_path):
     # the adapter turns the line's prefill_latency into the run's prefill rate; no probe record
     # is in the file, so BR008 and the report name the line's timing, not "probe at"
-    line = {
-        "run_name": "default", "batch_size": 8, "input_len": 1024, "output_len": 16,
-        "prefill_latency": 0.31, "prefill_throughput": 26425.8,
-        "median_decode_latency": 0.0119, "median_decode_throughput": 672.3,
-        "total_latency": 0.4885, "overall_throughput": 17031.1,
-    }  # fmt: skip
     path = tmp_path / "result.jsonl"
-    path.write_text(json.dumps(line) + "\n")
+    path.write_text(json.dumps(OFFLINE_BATCH) + "\n")
     verdict = api.audit([str(path)], select=["BR008"])
     (prefill,) = [f for f in verdict.findings if f.code == "BR008"]
     (source,) = [a for a in prefill.arithmetic if "rate from" in a]
@@ -364,14 +367,8 @@ def test_bench_one_batch_prefill_rate_is_said_to_come_from_its_own_timing(tmp_pa
 def test_bench_one_batch_forced_length_is_decided(tmp_path):
     # bench_one_batch forces every sequence to output_len tokens (ignore_eos): the line has no
     # per-sequence rows, but the run's summary gives each of the 8 sequences 16 tokens
-    line = {
-        "run_name": "default", "batch_size": 8, "input_len": 1024, "output_len": 16,
-        "prefill_latency": 0.31, "prefill_throughput": 26425.8,
-        "median_decode_latency": 0.0119, "median_decode_throughput": 672.3,
-        "total_latency": 0.4885, "overall_throughput": 17031.1,
-    }  # fmt: skip
     path = tmp_path / "result.jsonl"
-    path.write_text(json.dumps(line) + "\n")
+    path.write_text(json.dumps(OFFLINE_BATCH) + "\n")
     (forced,) = api.audit([str(path)], select=["BR007"]).findings
     assert str(forced.outcome) == "passed"
     assert forced.message == (
@@ -384,12 +381,6 @@ def test_bench_one_batch_notes_are_short_enough_to_be_shown_whole(tmp_path):
     # the reports cut a note past MAX_SHOWN characters: each note says one thing, in full
     from reporter.render.common import MAX_SHOWN
 
-    offline = {
-        "run_name": "default", "batch_size": 8, "input_len": 1024, "output_len": 16,
-        "prefill_latency": 0.31, "prefill_throughput": 26425.8,
-        "median_decode_latency": 0.0119, "median_decode_throughput": 672.3,
-        "total_latency": 0.4885, "overall_throughput": 17031.1,
-    }  # fmt: skip
     server = {
         "run_name": "default", "batch_size": 8192, "input_len": 32, "output_len": 100,
         "latency": 70.19, "ttft": 69.8, "input_throughput": 1000.0,
@@ -397,7 +388,7 @@ def test_bench_one_batch_notes_are_short_enough_to_be_shown_whole(tmp_path):
         "last_gen_throughput": 5000.0, "last_ttft": 69.8, "acc_length": -1,
     }  # fmt: skip
     path = tmp_path / "result.jsonl"
-    path.write_text(json.dumps(offline) + "\n" + json.dumps(server) + "\n")
+    path.write_text(json.dumps(OFFLINE_BATCH) + "\n" + json.dumps(server) + "\n")
     notes = [d for r in api.audit([str(path)]).runs for d in r.derived]
     assert len(notes) >= 10
     assert all(len(note) <= MAX_SHOWN for note in notes), max(notes, key=len)
