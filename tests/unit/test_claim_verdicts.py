@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from reporter import api
@@ -88,3 +90,25 @@ def test_a_claim_that_is_one_of_runs_recorded_alike_is_not_inflated(tmp_path) ->
     # a figure none of them reaches is still above what the trace measures
     verdict = api.audit(files, claim_texts=["aggregate=120 tok/s"])
     assert str(verdict.claims[0].verdict) == "inflated"
+
+
+def test_a_claim_record_of_no_run_is_about_its_own_files_runs(tmp_path) -> None:
+    # the honest trace's claim, with its group taken away, audited beside case A's ladder
+    # (runs at N=8 too, a serial 88 tok/s): it is about the honest file's N=8 runs, not
+    # "matches 4 runs in 3 groups; name one"
+    lines = HONEST.read_text().splitlines()
+    claim = json.loads(next(line for line in lines if '"claim"' in line))
+    del claim["group"]
+    text = "\n".join(line for line in lines if '"claim"' not in line)
+    path = tmp_path / "honest.jsonl"
+    path.write_text(text + "\n" + json.dumps(claim) + "\n")
+    verdict = api.audit([path, TRACES / "case-a-versions.jsonl"], select=["BR002"])
+    (check,) = [c for c in verdict.claims if c.check.claim == "honest-510"]
+    assert str(check.verdict) == "supported"
+    assert set(check.check.runs) == {"honest-n8-r0", "honest-n8-r1"}
+    # a claim given on the command line is about every run audited, as before
+    verdict = api.audit(
+        [path, TRACES / "case-a-versions.jsonl"], claim_texts=["aggregate=510 tok/s N=8"]
+    )
+    (cli,) = [c for c in verdict.claims if c.check.claim == "cli-1"]
+    assert "name one with run= or group=" in cli.reason
