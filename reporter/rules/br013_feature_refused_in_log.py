@@ -90,6 +90,8 @@ class _Line:
     level: str | None
     text: str
     ref: str
+    #: The file the line was read from (a trace's log record, or a --server-log file).
+    path: str
     echoed: tuple[features.Flag, ...]
     #: A complaint (warning or error) with a refusal word: the only lines worth matching.
     candidate: bool
@@ -120,6 +122,7 @@ def _lines(logs: pd.DataFrame) -> list[_Line]:
                 lv,
                 text,
                 where,
+                str(path),
                 flags,
                 lv in features.COMPLAINT_LEVELS and bool(features.REFUSAL.search(text)),
             )
@@ -168,7 +171,15 @@ def _check_run(data: AuditData, run_id: str, run: Any, lines: list[_Line]) -> Fi
             run_id, Outcome.NOT_APPLICABLE, "no server log: no log records and no --server-log FILE"
         )
     server = set(data.same_server(run_id))
-    mine = [x for x in lines if x.run is None or x.run in server]
+    # a line of no run is of the server its own file's runs ran on; a log file that holds no
+    # run (--server-log) is of every run audited
+    run_files = set(data.tables.runs["source_path"].astype(str))
+    own = str(run.get("source_path"))
+    mine = [
+        x
+        for x in lines
+        if x.run in server or (x.run is None and (x.path == own or x.path not in run_files))
+    ]
     if not mine:
         return RULE.finding(
             run_id,

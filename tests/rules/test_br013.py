@@ -158,3 +158,27 @@ def test_a_refusal_clause_refers_back_to_the_feature_named_before():
     )
     got = features.refusals(text, "warning", WANT, "log:1")
     assert [r.feature for r in got] == ["batching"]
+
+
+def test_a_log_record_of_no_run_is_of_its_own_files_server(tmp_path):
+    """Audited beside another file, the first file's log lines (which name no run) do not
+    speak for the second file's server: the same run, written again without the log, is not
+    said to have had prefix caching refused."""
+    source = FIXTURES / "BR013" / "fires_prefix_cache_disabled.jsonl"
+    lines = [x for x in source.read_text().splitlines() if '"kind":"log"' not in x]
+    assert '"run"' not in next(x for x in source.read_text().splitlines() if '"log"' in x)
+    other = tmp_path / "other-server.jsonl"
+    other.write_text("\n".join(x.replace('"pc-n1', '"other-n1') for x in lines) + "\n")
+    v = api.audit([source, other], select=["BR013"])
+    assert finding(v, "BR013", "pc-n1")["outcome"] == "fired"
+    b = finding(v, "BR013", "other-n1")
+    assert b["outcome"] == "not-applicable"
+    assert b["message"].startswith("no server log lines for this run")
+    # a log given with --server-log (a file that holds no run) is of every run audited
+    log = tmp_path / "server.log"
+    log.write_text(
+        "WARNING 11-29 08:14:02 [config.py:1210] Prefix caching is not supported for hybrid "
+        "models; disabling it.\n"
+    )
+    v = api.audit([other], server_logs=[log], select=["BR013"])
+    assert finding(v, "BR013", "other-n1")["outcome"] == "fired"
