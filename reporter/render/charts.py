@@ -590,7 +590,7 @@ def _split_lacks(r: RunSummary) -> str:
     if all_prefill(r):
         # its wall clock is prompt processing, timed at its own rate: nothing to split
         return "all prefill (prompt-processing tests)"
-    return " and ".join(prefill_lacks(r)) or "no finite prefill time"
+    return prefill_lacks(r)
 
 
 def _totals(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -47,11 +47,11 @@ def all_prefill(r: RunSummary) -> bool:
     return r.phase == "prompt" and r.prompt_tps is not None
 
 
-def prefill_lacks(r: RunSummary) -> list[str]:
+def prefill_lacks(r: RunSummary) -> str:
     """What a run lacks for its prefill share (its prompt tokens ÷ the prefill rate, over its
-    wall clock), as the wall clock split and the prefill note both word it; [] when it lacks
-    none of them (a prefill time that is not finite: a rate of 0)."""
-    lacks = []
+    wall clock), as the wall clock split and the prefill note both word it ("no finite
+    prefill time" when it lacks none of them: a rate of 0)."""
+    lacks: list[str] = []
     if r.prompt_tokens_total is None:
         # a prompt length the file states is not a count of the prompts sent
         lacks.append("no prompt lengths" if r.prompt_tokens is None else "no prompt token counts")
@@ -62,7 +62,7 @@ def prefill_lacks(r: RunSummary) -> list[str]:
         lacks.append("no wall clock")
     elif wall is not None and wall <= 0:
         lacks.append(f"a wall clock of {num(wall, 2)} s")
-    return lacks
+    return " and ".join(lacks) or "no finite prefill time"
 
 
 def shown(value: object, limit: int = MAX_SHOWN) -> str:

@@ -410,7 +410,7 @@ def _prefill_note(r: RunSummary, lone: Sequence[RunSummary] = ()) -> str:
             + ("" if prefill is None else f" = {num(prefill, 2)} s of prefill")
             + f"; rate from {shown(r.prefill_rate_source or 'unknown')}"
         )
-    lacks = " and ".join(prefill_lacks(r)) or "no finite prefill time"
+    lacks = prefill_lacks(r)
     return f"{lacks}: {'; '.join(why)}" if why else lacks
 
 
