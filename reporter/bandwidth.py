@@ -172,7 +172,7 @@ def _probe_gbps(row: pd.Series) -> float | None:
 def denominator(
     run: pd.Series | dict[str, Any],
     probes: pd.DataFrame,
-    run_files: set[str] | None = None,
+    run_files: frozenset[str] | None = None,
 ) -> Denominator | None:
     """The measured bandwidth at the model's working-set size, honest about its spread.
 

@@ -137,11 +137,12 @@ def _target_runs(
             return [], f"names run {wanted!r}, which is not in the trace", []
         return [wanted], None, []
     pool, notes = runs, []
-    # a claim record of no run is about the runs of its own file (a file of claims alone, or
-    # a --claim option, is about every run audited), as a probe record of no run is
-    own_file = runs["source_path"].astype(str) == str(claim["source_path"])
-    if own_file.any():
-        pool = runs[own_file]
+    # a claim record of no run is about the runs of its own file (Tables.run_files); a
+    # --claim option, from no file, is about every run audited
+    claim_path = str(claim["source_path"])
+    pool = runs[
+        runs["source_path"].astype(str).map(lambda p: tables.speaks_for(claim_path, p)).astype(bool)
+    ]
     if claim["group"] is not None:
         pool = runs[runs["group"].astype(str) == str(claim["group"])]
         if pool.empty:

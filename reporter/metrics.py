@@ -125,10 +125,8 @@ def _prefill_rates(
     probes = tables.probes
     if len(probes):
         prefill = probes[probes["what"] == "prefill_rate"]
-        # a probe of no run measured the machine of its own file's runs; a file that holds
-        # probes and no run was given for every run of the audit
+        # a probe of no run measured the machine of its own file's runs (Tables.run_files)
         file_of = dict(zip(tables.runs["run"].astype(str), tables.runs["source_path"], strict=True))
-        run_files = {str(f) for f in file_of.values()}
         in_file = np.array([str(file_of.get(run_id)) for run_id in ids], dtype=object)
         for _, row in prefill.iterrows():
             where = row["origin"] or f"probe at {row['source_path']}:{row['source_line']}"
@@ -137,8 +135,9 @@ def _prefill_rates(
                 source[position[str(row["run"])]] = where
             elif row["run"] is None:
                 unset = np.isnan(rate)
-                if str(row["source_path"]) in run_files:
-                    unset &= in_file == str(row["source_path"])
+                path = str(row["source_path"])
+                if path in tables.run_files:  # Tables.speaks_for, over every run at once
+                    unset &= in_file == path
                 rate[unset] = float(row["value"])
                 source[unset] = where
     # else: a lone request of the same group measures it (prompt tokens ÷ time to first token),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 
 import numpy as np
@@ -105,6 +106,19 @@ class Tables:
     #: trace larger than memory, reporter.stream.audit): `requests` is then empty, and the
     #: rows are read a run at a time through the methods below.
     store: RowStore | None = None
+
+    @cached_property
+    def run_files(self) -> frozenset[str]:
+        """The files that hold runs (set once the tables are built). A claim, probe or log
+        record that names no run speaks for the runs of its own file (files audited together
+        may come from several machines), or for every run when its file holds none (probes or
+        claims alone, a --server-log)."""
+        return frozenset(self.runs["source_path"].astype(str))
+
+    def speaks_for(self, record_path: str, run_path: str) -> bool:
+        """Whether a record of no run read from `record_path` is about a run of `run_path`
+        (run_files)."""
+        return record_path == run_path or record_path not in self.run_files
 
     def request_count(self) -> int:
         """How many request rows the trace has (in memory or in the store)."""

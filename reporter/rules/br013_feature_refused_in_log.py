@@ -171,14 +171,12 @@ def _check_run(data: AuditData, run_id: str, run: Any, lines: list[_Line]) -> Fi
             run_id, Outcome.NOT_APPLICABLE, "no server log: no log records and no --server-log FILE"
         )
     server = set(data.same_server(run_id))
-    # a line of no run is of the server its own file's runs ran on; a log file that holds no
-    # run (--server-log) is of every run audited
-    run_files = set(data.tables.runs["source_path"].astype(str))
+    # a line of no run is of its own file's runs, a --server-log's of every run (run_files)
     own = str(run.get("source_path"))
     mine = [
         x
         for x in lines
-        if x.run in server or (x.run is None and (x.path == own or x.path not in run_files))
+        if x.run in server or (x.run is None and data.tables.speaks_for(x.path, own))
     ]
     if not mine:
         return RULE.finding(

@@ -176,7 +176,7 @@ def _check_run(data: AuditData, run_id: str, run: Any) -> Finding:
         "bytes_source": bpt.source,
         "needed_gbps": needed,
     }
-    den = bandwidth.denominator(run, data.tables.probes, _run_files(data))
+    den = bandwidth.denominator(run, data.tables.probes, data.tables.run_files)
     if den is None:
         return RULE.finding(
             run_id,
@@ -304,7 +304,7 @@ def _check_claim(data: AuditData, claim: Any) -> Finding:
         "needed_gbps": needed,
         "run": run_id,
     }
-    den = bandwidth.denominator(run, data.tables.probes, _run_files(data))
+    den = bandwidth.denominator(run, data.tables.probes, data.tables.run_files)
     if den is None:
         return RULE.finding(
             subject,
@@ -387,9 +387,3 @@ RULE = Rule(
     check=check,
     doc=__doc__ or "",
 )
-
-
-def _run_files(data: AuditData) -> set[str]:
-    """The files that hold runs: a bandwidth probe of no run serves the runs of its own file
-    (or every run, when its file holds none)."""
-    return set(data.tables.runs["source_path"].astype(str))
