@@ -202,6 +202,7 @@ YAML = "guidellm/guidellm-v02-test-asset-benchmarks_stripped.yaml"
 V08 = "guidellm/llmd-guidellm080dev-report-v2-constant-2-4rps-mock-server.json"
 
 
+@pytest.mark.slow
 def test_open_loop_at_ten_per_second(real):
     tables = load(real(RATE10))
     r = run(tables)

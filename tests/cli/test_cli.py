@@ -21,6 +21,7 @@ def invoke(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+@pytest.mark.slow
 def test_fail_on_picks_the_exit_code() -> None:
     assert invoke("audit", "--no-html", LADDER)[0] == 1  # errors fired, default --fail-on error
     assert invoke("audit", "--no-html", "--fail-on", "never", LADDER)[0] == 0

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from reporter import api
 from reporter.cli import main
 
 
+@pytest.mark.slow
 def test_probe_writes_valid_records(tmp_path):
     out = tmp_path / "probes.jsonl"
     result = CliRunner().invoke(

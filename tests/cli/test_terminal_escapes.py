@@ -78,6 +78,7 @@ def test_file_names_in_messages_are_shown_as_text(tmp_path: Path) -> None:
 OWN_STYLE = re.compile(r"\x1b\[[0-9;]*m")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("true") is None, reason="needs a POSIX system")
 @pytest.mark.parametrize("no_color", [True, False], ids=["NO_COLOR", "colour"])
 def test_a_real_terminal_gets_no_raw_escape(no_color: bool) -> None:

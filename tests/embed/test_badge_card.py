@@ -101,6 +101,7 @@ def _inert(html: str, ident: str) -> _Page:
     return page
 
 
+@pytest.mark.slow
 def test_the_card_holds_the_verdict_claims_questions_and_one_chart(
     audited: Callable[[str], Verdict],
 ) -> None:

@@ -68,6 +68,7 @@ def test_a_hostile_id_is_one_cell_and_no_formula(audited: Callable[[str], Verdic
             assert not row[column].startswith(("=", "+", "-", "@")), row[column]
 
 
+@pytest.mark.slow
 def test_render_outputs_writes_the_three_files(
     audited: Callable[[str], Verdict], tmp_path: Path
 ) -> None:

@@ -64,6 +64,7 @@ def test_broken_records_end_cleanly(family: str) -> None:
     run_property(prop)
 
 
+@pytest.mark.slow
 def test_broken_records_of_any_adapter_end_cleanly() -> None:
     """The default lane's sample: a few broken files across every family."""
 

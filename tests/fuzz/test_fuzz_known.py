@@ -173,6 +173,7 @@ def test_one_request_line_written_twice(tmp_path: Path) -> None:
     assert outcome.code == 2, "a request line written twice was audited as two requests"
 
 
+@pytest.mark.slow
 def test_recorder_with_a_server_reporting_minus_five_tokens() -> None:
     from tests.fuzz.test_fuzz_recorder import Answer, Script, record_against, serving
 
@@ -196,6 +197,7 @@ def test_an_array_nested_20000_deep_in_the_sixth_line(tmp_path: Path) -> None:
     audit_in_child(write(tmp_path, "t.jsonl", lines(*records)))
 
 
+@pytest.mark.slow
 def test_recorder_with_a_server_whose_props_nest_65_deep() -> None:
     """The recorder copied a probe answer whole into the run record, deeper than the audit
     reads; answers nested more than a few levels are now treated as no answer."""

@@ -265,6 +265,7 @@ def test_hostile_server_answers_end_cleanly(server: _ScriptedServer) -> None:
     run_property(prop)
 
 
+@pytest.mark.slow
 def test_hostile_server_sample(server: _ScriptedServer) -> None:
     """The default lane's sample of hostile servers."""
 

@@ -174,12 +174,14 @@ def fifo(tmp_path: Path) -> Iterator[str]:
     yield str(path)
 
 
+@pytest.mark.slow
 def test_deep_nesting_is_refused_before_the_json_reader(hostile: Path) -> None:
     path = str(hostile / "crash01-segfault-deep-nesting-in-6th-line.jsonl")
     code, output = run_cli("audit", path, "--no-html")
     assert_refused(code, output, f"{path}:7: nested 20001 deep", "at most 64 levels")
 
 
+@pytest.mark.slow
 def test_a_yaml_alias_bomb_is_refused(hostile: Path) -> None:
     path = str(hostile / "hang01-mapping-alias-bomb-of-mappings.yaml")
     started = time.monotonic()
@@ -231,6 +233,7 @@ def test_a_character_device_is_refused(device: str, use: str) -> None:
     assert_refused(code, output, f"{device}: not a regular file (a character device)", expected)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("use", _matrix("trace"))
 def test_a_fifo_is_refused_without_blocking(fifo: str, use: str) -> None:
     args, expected = SPECIAL_USES[use]

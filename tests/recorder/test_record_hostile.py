@@ -127,6 +127,7 @@ def record_one(
     return result, read_trace(out), time.monotonic() - start
 
 
+@pytest.mark.slow
 def test_a_never_ending_answer_to_the_prompt_length_call_is_cut_at_the_timeout(
     tmp_path: Path,
 ) -> None:
@@ -148,6 +149,7 @@ def test_a_never_ending_answer_to_the_prompt_length_call_is_cut_at_the_timeout(
     assert result.runs[0].ok == 1
 
 
+@pytest.mark.slow
 def test_a_never_ending_stream_is_cut_at_the_timeout(tmp_path: Path) -> None:
     out = tmp_path / "t.jsonl"
     with hostile_server(Hostile(stream=trickle_forever)) as url:
@@ -166,6 +168,7 @@ def test_a_never_ending_stream_is_cut_at_the_timeout(tmp_path: Path) -> None:
     assert took >= 1.0
 
 
+@pytest.mark.slow
 def test_bad_token_counts_are_recorded_as_null_with_a_warning(tmp_path: Path) -> None:
     usage = {"completion_tokens": -5, "prompt_tokens": True,
              "prompt_tokens_details": {"cached_tokens": 1.5}}  # fmt: skip
@@ -187,6 +190,7 @@ def test_bad_token_counts_are_recorded_as_null_with_a_warning(tmp_path: Path) ->
     assert verdict["runs"][0]["output_tokens"] == 4
 
 
+@pytest.mark.slow
 def test_a_model_list_nested_50000_deep_is_no_answer(tmp_path: Path) -> None:
     deep = b'{"data": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
     behaviour = Hostile(models=deep, stream=good_stream({"completion_tokens": 4,
@@ -199,6 +203,7 @@ def test_a_model_list_nested_50000_deep_is_no_answer(tmp_path: Path) -> None:
     assert rc.parse_json(deep) is None
 
 
+@pytest.mark.slow
 def test_escape_sequences_from_a_server_are_shown_as_text(tmp_path: Path) -> None:
     evil = "m\x1b]52;c;cHduZWQ=\x07\x1b[2J\u202e"
     models = json.dumps({"data": [{"id": evil}]}).encode()

@@ -7,6 +7,9 @@ import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The golden cases: case name → trace path relative to the repository root (goldens hold no
@@ -18,6 +21,18 @@ CASES = {
         for p in sorted((ROOT / "tests" / "fixtures" / "report").glob("*.jsonl"))
     },
 }
+#: The cases the quick lane (`-m "not slow"`) renders: the hostile fixture (escaping) and a
+#: file of repeats; the full lane renders every case.
+QUICK_CASES = ("case-b-repeats", "fixture-hostile")
+
+
+def case_params() -> list[Any]:
+    """Every golden case as a parameter, those outside QUICK_CASES marked slow."""
+    return [
+        pytest.param(c, id=c, marks=() if c in QUICK_CASES else pytest.mark.slow)
+        for c in sorted(CASES)
+    ]
+
 
 SVG_NS = "http://www.w3.org/2000/svg"
 

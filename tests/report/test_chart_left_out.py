@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from reporter import api
@@ -29,6 +30,7 @@ def two_runs(tmp_path: Path) -> Path:
     return trace
 
 
+@pytest.mark.slow
 def test_only_the_unsafe_chart_is_left_out(tmp_path: Path) -> None:
     verdict = api.audit([two_runs(tmp_path)])
     drawn = draw_charts(verdict)

@@ -51,6 +51,7 @@ def test_shipped_traces_draw_valid_specs(
     assert all(s["$schema"].startswith("https://vega.github.io/schema/vega-lite/") for s in specs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["batched.jsonl", "hostile.jsonl", "ladder.jsonl"])
 def test_fixtures_draw_valid_specs(
     name: str,

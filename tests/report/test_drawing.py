@@ -210,6 +210,7 @@ _EVIL = json.dumps({"charts": [_EVIL_CHART], "notes": []})
         (_EVIL, "refused answer: chart x: refused element <image> in the SVG"),
     ],
 )
+@pytest.mark.slow
 def test_a_job_a_helper_fails_or_answers_wrongly_is_made_by_the_report_process(
     fixture_verdicts: Callable[[str], Verdict],
     helpers: None,

@@ -126,6 +126,7 @@ def test_a_rate_sweep_ending_at_inf_says_so_and_the_ideal_is_from_the_first_n(
     assert "Ideal scaling multiplies the N=16 figure by N ÷ 16;" in chart.caption
 
 
+@pytest.mark.slow
 def test_a_supported_report_says_its_verdict_once_and_counts_findings_from_rules() -> None:
     # with no claim and no run giving a reason, the headline repeated the verdict's meaning:
     # "… ÷ wall clock. The figures hold when recomputed as total output tokens ÷ wall clock."

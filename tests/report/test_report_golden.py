@@ -10,13 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from report_helpers import CASES
+from report_helpers import CASES, case_params
 
 from reporter import api
 from reporter.verdict import Verdict
 
 
-@pytest.mark.parametrize("case", sorted(CASES), ids=sorted(CASES))
+@pytest.mark.parametrize("case", case_params())
 def test_golden_outputs(
     case: str,
     at_root: Path,

@@ -115,6 +115,7 @@ def test_inputs_hash_and_rerun_command(ladder_html: str) -> None:
     assert "/work/" not in ladder_html and "/root/" not in ladder_html
 
 
+@pytest.mark.slow
 def test_default_output_is_report_html_in_the_working_directory(
     fixture_verdicts: Callable[[str], Verdict], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -124,6 +125,7 @@ def test_default_output_is_report_html_in_the_working_directory(
     assert (tmp_path / "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
+@pytest.mark.slow
 def test_cli_writes_every_document_and_prints_the_paths(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -144,6 +146,7 @@ def test_cli_writes_every_document_and_prints_the_paths(
     )
 
 
+@pytest.mark.slow
 def test_cli_rerun_command_quotes_what_the_shell_would_split(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -159,6 +162,7 @@ def test_cli_rerun_command_quotes_what_the_shell_would_split(
     assert f'<pre class="command">{escape(expected)}</pre>' in html
 
 
+@pytest.mark.slow
 def test_cli_default_html(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     trace = ROOT / "tests" / "fixtures" / "report" / "batched.jsonl"
     runner = CliRunner()
@@ -202,6 +206,7 @@ def test_runs_are_shown_by_group_with_their_questions_and_charts(ladder_html: st
     assert 'id="chart-scaling-1"' in section and 'id="chart-run-3"' in section
 
 
+@pytest.mark.slow
 def test_long_per_run_tables_collapse_past_a_handful_of_runs(
     fixture_verdicts: Callable[[str], Verdict],
 ) -> None:
@@ -222,6 +227,7 @@ def test_what_the_trace_did_not_disclose_is_listed(
     assert "<li><bdi>whether speculative decoding was on: all runs</bdi></li>" in page
 
 
+@pytest.mark.slow
 def test_a_rule_page_shows_the_severities_its_findings_fired_at() -> None:
     """BR012 is a warning by default; among the shipped traces it fires only as an info, and
     BR001 fires both as an error (a claim) and as an info (runs without one)."""

@@ -169,6 +169,7 @@ def test_to_svg_renames_ids_the_same_way_each_time() -> None:
     assert 'id="demo-1"' in first and 'clip-path="url(#demo-1)"' in first
 
 
+@pytest.mark.slow
 def test_charts_of_a_sweep(fixture_verdicts: Callable[[str], Verdict]) -> None:
     drawn = draw_charts(fixture_verdicts("batched.jsonl"))
     assert [c.id for c in drawn.overview] == ["scaling-1", "wall-split"]

@@ -14,7 +14,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from report_helpers import CASES
+from report_helpers import CASES, case_params
 
 from reporter.model import FORMAT_VERSION, Verdict, verdict_from_dict
 from reporter.render import charts
@@ -118,7 +118,7 @@ def same_up_to_rounding(built: str, rebuilt: str) -> None:
         assert gap <= step * 1.001, f"{x} != {y} near {a[k - 1][-120:]!r}"
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", case_params())
 @pytest.mark.usefixtures("specs_not_svg")
 def test_every_report_can_be_built_from_the_json_alone(
     case: str, audited: Callable[[str], Verdict]
@@ -159,6 +159,7 @@ def test_a_verdict_of_another_format_is_refused(audited: Callable[[str], Verdict
         verdict_from_dict(data)
 
 
+@pytest.mark.slow
 def test_json_series_from_the_command_line() -> None:
     from click.testing import CliRunner
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from reporter import api
 from tests.conftest import FIXTURES, TRACES, finding
 
@@ -120,6 +122,7 @@ def test_drafts_the_benchmark_tool_counted_show_speculation_working(tmp_path):
                             "draft tokens accepted"]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_an_accept_length_is_named_but_does_not_decide(tmp_path):
     # SGLang's accept_length is the server's over all its traffic: named, but this run's
     # drafts are still unknown

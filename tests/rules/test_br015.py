@@ -96,6 +96,7 @@ def test_speculation_on_is_undecidable():
     assert finding(v, "BR015", "code-n1")["outcome"] == "undecidable"
 
 
+@pytest.mark.slow
 def test_a_probe_of_no_run_measures_only_its_own_files_machine(tmp_path):
     """Audited beside a file from another machine (its own probes, 1,000 GB/s), case A's run
     keeps its own probes; before, both files' probes were pooled for every run."""

@@ -238,6 +238,7 @@ def test_honest_batched_sweep_is_supported(trace_audit):
     assert all(r["verdict"] == "supported" for r in v["runs"])
 
 
+@pytest.mark.slow
 def test_all_shipped_traces_together(traces_verdict):
     v = traces_verdict
     assert v["verdict"] == "inflated"

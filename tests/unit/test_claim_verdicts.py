@@ -92,6 +92,7 @@ def test_a_claim_that_is_one_of_runs_recorded_alike_is_not_inflated(tmp_path) ->
     assert str(verdict.claims[0].verdict) == "inflated"
 
 
+@pytest.mark.slow
 def test_a_claim_record_of_no_run_is_about_its_own_files_runs(tmp_path) -> None:
     # the honest trace's claim, with its group taken away, audited beside case A's ladder
     # (runs at N=8 too, a serial 88 tok/s): it is about the honest file's N=8 runs, not

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[2] / "reporter"
 
 #: The layers, lowest first; a module may import its own layer or a lower one. A module is
@@ -135,6 +137,7 @@ def layer_of(module: str) -> int:
     return at
 
 
+@pytest.mark.slow
 def test_the_graph_is_read() -> None:
     edges = graph()
     assert "reporter.render.context" in edges

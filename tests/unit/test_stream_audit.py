@@ -60,6 +60,7 @@ def assert_same_audit(source: Path, tmp_path: Path) -> None:
     assert "every figure exact, none sketched" in note
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_traces(tmp_path, name):
     assert_same_audit(TRACES / name, tmp_path)
@@ -155,6 +156,7 @@ def test_without_line_numbers_is_refused(ladder, tmp_path):
         api.audit([bare], stream=True)
 
 
+@pytest.mark.slow
 def test_cli_streams_a_folder(ladder, tmp_path):
     folder = tmp_path / "parts"
     folder.mkdir()

@@ -80,6 +80,7 @@ def test_a_whole_number_beyond_int64_in_another_tools_run_is_refused(
     assert not converted.exists()
 
 
+@pytest.mark.slow
 def test_lenient_makes_the_oversized_number_unknown_and_the_conversion_audits(
     oversized_setting: Path, tmp_path: Path
 ) -> None:

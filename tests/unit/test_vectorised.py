@@ -106,6 +106,7 @@ def test_take_rows_is_iloc_for_arrow_columns_in_chunks() -> None:
         pd.testing.assert_frame_equal(take_rows(frame, picked), frame.iloc[picked])
 
 
+@pytest.mark.slow
 def test_union_length_sums_blocks_as_the_pandas_group_by() -> None:
     """Each run's merged blocks summed by np.add.reduceat give pandas' group-by sum, bit for
     bit (what union_length returned before it skipped the group-by)."""
