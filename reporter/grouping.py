@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from reporter.numbers import counted
+
 #: How runs may be grouped (the CLI's --group-by choices).
 GROUP_BY = ("settings", "file", "run")
 
@@ -229,7 +231,7 @@ def _by_length(
         members = [r for _, r in part] + (unknown if i == 0 and len(parts) == 1 else [])
         text = f"measured mean {label} {span} tokens"
         if unknown and len(parts) == 1:
-            text += f" ({len(unknown)} run(s) without {label} counts)"
+            text += f" ({counted(len(unknown), 'run')} without {label} counts)"
         out.append((members, text))
     if unknown and len(parts) > 1:
         out.append((unknown, f"{label} lengths not counted"))
@@ -354,7 +356,7 @@ def _reason(
     if len(rows) == 1:  # nothing shared with another run
         text = f"1 run from {where}" + (" (" + "; ".join(shared) + ")" if shared else "")
     else:
-        text = f"{len(rows)} run(s) from {where} sharing every setting"
+        text = f"{counted(len(rows), 'run')} from {where} sharing every setting"
         if shared:
             text += " (" + "; ".join(shared) + ")"
         text += ", differing only in load or repeat"

@@ -13,7 +13,7 @@ import numpy as np
 from reporter.auditdata import AuditData, request_refs
 from reporter.config import threshold
 from reporter.decision import SERIAL_OVERLAP, Decision
-from reporter.numbers import fmt
+from reporter.numbers import counted, fmt
 from reporter.types import Outcome
 
 #: What to do about a serial run, whichever way the ladder was found.
@@ -60,7 +60,7 @@ def ladder(data: AuditData, run_id: str) -> Decision:
     if requests < 2:
         return Decision(
             Outcome.NOT_APPLICABLE,
-            "1 request(s): a single request cannot queue"
+            "1 request: a single request cannot queue"
             if requests == 1
             else "no request recorded: nothing to queue",
         )
@@ -72,7 +72,7 @@ def ladder(data: AuditData, run_id: str) -> Decision:
     if int(s["ok"]) < 2:
         return Decision(
             Outcome.NOT_APPLICABLE,
-            f"{int(s['ok'])} successful request(s) of {requests}: nothing to overlap "
+            f"{counted(int(s['ok']), 'successful request')} of {requests}: nothing to overlap "
             "(the failures are BR019's)",
         )
     if not s.flag("has_end"):

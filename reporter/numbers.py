@@ -118,3 +118,8 @@ def all_of(count: float | int, noun: str) -> str:
     if count == 1:
         return f"the one {noun}"
     return f"both {noun}s" if count == 2 else f"all {fmt(count, 0)} {noun}s"
+
+
+def counted(count: float | int, noun: str) -> str:
+    """ "1 run", "3 runs", "1,024 requests": a count with its noun, singular for one."""
+    return f"{fmt(count, 0)} {noun}" if count == 1 else f"{fmt(count, 0)} {noun}s"

@@ -34,7 +34,7 @@ from reporter.model import (
     rate_digits,
     verdict_from_dict,
 )
-from reporter.numbers import fmt
+from reporter.numbers import counted, fmt
 from reporter.series import run_series, with_request_times
 from reporter.types import Outcome, VerdictKind, worst
 from reporter.values import finite, number
@@ -463,7 +463,7 @@ def _no_aggregate(s: Any) -> str:
     if math.isnan(wall) or wall <= 0:
         return "no wall clock"
     if requests > 0 and ok == 0:
-        return f"none of its {requests:,.0f} request(s) completed"
+        return f"none of its {counted(requests, 'request')} completed"
     return "no output token counts"
 
 

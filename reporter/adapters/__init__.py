@@ -34,6 +34,7 @@ from reporter.adapters import (
 from reporter.adapters._common import Problems, csv_head, document, json_lines, parse_value
 from reporter.errors import Problem, TraceError, UnknownFormat
 from reporter.ingest.lines import Source, iter_lines
+from reporter.numbers import counted
 from reporter.table import Partial
 
 ADAPTERS: dict[str, ModuleType] = {native.NAME: native}
@@ -157,7 +158,7 @@ def without_leading_log(source: Source) -> tuple[Source, str | None]:
     lines = f"line {skipped[0]}" if len(skipped) == 1 else f"lines {skipped[0]}–{skipped[-1]}"
     what = "the JSON array" if array else "the JSON Lines"
     note = (
-        f"{len(skipped)} line(s) of log output before {what} skipped ({lines}); "
+        f"{counted(len(skipped), 'line')} of log output before {what} skipped ({lines}); "
         f"the records start at line {first_json}"
     )
     return Source(source.path, blanked, digest), note

@@ -41,6 +41,7 @@ from reporter.adapters._common import (
 )
 from reporter.errors import Problem, TraceError
 from reporter.ingest.lines import Source
+from reporter.numbers import counted
 from reporter.table import Partial
 from reporter.values import finite_number, whole
 
@@ -372,9 +373,9 @@ def _read_records(source: Source, lenient: bool) -> Partial:
         if rows
         else {"aiperf_file": "records"},
     )
-    notes = [f"AIPerf: {len(rows)} profiling record(s)"]
+    notes = [f"AIPerf: {counted(len(rows), 'profiling record')}"]
     if warmup:
-        notes.append(f"AIPerf: left out {warmup} warm-up record(s) (benchmark_phase)")
+        notes.append(f"AIPerf: left out {counted(warmup, 'warm-up record')} (benchmark_phase)")
     lengths = [r["output"] for r in raw if r["error"] is None and not r["cancelled"]]
     _read_siblings(source.path, run, lengths, notes, len(rows))
     if run["concurrency"] is None and run["request_rate"] is None:
@@ -827,7 +828,7 @@ def _summary_partial(
         if summary["failed"] is None or summary["failed"] < cancelled:
             summary["failed"] = (summary["failed"] or 0) + cancelled
         derived.append(
-            f"{cancelled:g} request(s) cancelled by the client on purpose "
+            f"{counted(cancelled, 'request')} cancelled by the client on purpose "
             "(cancelled_request_count: --request-cancellation-rate)"
         )
     model = get(config, "models", "items", 0, "name") or get(config, "model_names", 0)
@@ -975,7 +976,7 @@ def _read_aggregate(source: Source, doc: dict[str, Any], lenient: bool) -> Parti
     version = str(doc.get("aiperf_version") or "") or None
     meta = obj(doc.get("metadata"))
     count = doc.get("num_successful_runs", meta.get("num_successful_runs"))
-    runs_counted = f"{count} profile run(s)" if count is not None else "its profile runs"
+    runs_counted = f"{counted(count, 'profile run')}" if count is not None else "its profile runs"
     combos = doc.get("per_combination_metrics")
     runs: list[dict[str, Any]] = []
     if isinstance(combos, list):
@@ -1019,7 +1020,7 @@ def _aggregate_partial(
         run["run"] = run_id
         if len(runs) > 1:
             run["group"] = f"aiperf sweep {Path(source.path).name}"
-    notes = [f"AIPerf: {len(runs)} setting(s) from the multi-run export ({shape})"]
+    notes = [f"AIPerf: {counted(len(runs), 'setting')} from the multi-run export ({shape})"]
     return finish(source, NAME, runs, [], records=len(runs), notes=notes, problems=problems)
 
 

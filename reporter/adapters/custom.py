@@ -45,6 +45,7 @@ from reporter.adapters._common import (
 from reporter.errors import Problem, TraceError, UsageError
 from reporter.ingest.limits import check_yaml, read_bytes
 from reporter.ingest.lines import Source
+from reporter.numbers import counted
 from reporter.table import COUNT_COLUMNS, Partial
 from reporter.values import loose_number
 
@@ -371,7 +372,7 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     _apply_clock(rows, raw_ns, mapping)
     runs = [_run(run_id, rows, mapping, source.path) for run_id in run_ids]
     notes = [
-        f"custom: {len(rows)} request(s) in {len(runs)} run(s), read through "
+        f"custom: {counted(len(rows), 'request')} in {counted(len(runs), 'run')}, read through "
         f"{Path(mapping.path).name} ({fmt}, clock {mapping.clock})"
     ]
     return finish(source, NAME, runs, rows, records=len(records), notes=notes, problems=problems)

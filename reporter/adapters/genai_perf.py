@@ -36,6 +36,7 @@ from reporter.adapters._common import (
     unique_ids,
 )
 from reporter.ingest.lines import Source
+from reporter.numbers import counted
 from reporter.table import Partial
 from reporter.values import finite_number
 
@@ -117,7 +118,7 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
         rows.extend(run_rows)
     problems.raise_unless(lenient)
     notes = [
-        f"GenAI-Perf: {len(runs)} experiment(s), {len(rows)} request(s) "
+        f"GenAI-Perf: {counted(len(runs), 'experiment')}, {counted(len(rows), 'request')} "
         f"(perf_analyzer {doc.get('version') or 'version not recorded'})"
     ]
     return finish(source, NAME, runs, rows, records=count, notes=notes, problems=problems)
@@ -277,9 +278,9 @@ def _experiment(
     ]
     if with_usage < len(rows):
         derived.append(
-            f"output tokens unknown for {len(rows) - with_usage} of {len(rows)} "
-            "request(s): genai-perf re-tokenizes the text with a client tokenizer "
-            "the file does not hold, and no usage was streamed"
+            f"output tokens unknown for {len(rows) - with_usage} of "
+            f"{counted(len(rows), 'request')}: genai-perf re-tokenizes the text with a client "
+            "tokenizer the file does not hold, and no usage was streamed"
         )
     else:
         derived.append("output tokens: the server's usage counts")

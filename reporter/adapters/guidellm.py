@@ -43,6 +43,7 @@ from reporter.adapters._common import (
 )
 from reporter.ingest.limits import check_yaml
 from reporter.ingest.lines import Source
+from reporter.numbers import counted
 from reporter.table import Partial
 from reporter.values import finite_number
 
@@ -341,7 +342,7 @@ def _benchmark(
         cause = "time_limited" if timed_out else "cancelled"
         summary[cause] = incomplete
         derived.append(
-            f"{incomplete} incomplete request(s) "
+            f"{counted(incomplete, 'incomplete request')} "
             + (
                 f"cut by the time limit ({time_limit:g} s): still running when the "
                 "benchmark's duration ran out"
@@ -378,7 +379,8 @@ def _benchmark(
         )
     elif dropped:
         derived.append(
-            f"{dropped} record(s) outside the measurement window dropped (warm-up / cool-down)"
+            f"{counted(dropped, 'record')} outside the measurement window dropped "
+            "(warm-up / cool-down)"
         )
     if version is None:
         derived.append("tool version not recorded (a report without metadata: GuideLLM ≤ 0.3)")
@@ -530,11 +532,13 @@ def _shortfall(
         return None
     if time_limit is not None:
         return (
-            f"holds {total} request(s) of up to {wanted} (its max_requests constraint): its "
+            f"holds {counted(total, 'request')} of up to {wanted} "
+            "(its max_requests constraint): its "
             f"{time_limit:g} s time limit ended the benchmark first"
         )
     return (
-        f"holds {total} request(s) of the {wanted} its own max_requests constraint asked for "
+        f"holds {counted(total, 'request')} of the {wanted} its own max_requests constraint "
+        "asked for "
         f"({wanted - total} missing: the benchmark stopped early or the file was cut)"
     )
 

@@ -49,6 +49,7 @@ from reporter.adapters._common import (
 )
 from reporter.grouping import scalar
 from reporter.ingest.lines import Source, iter_lines
+from reporter.numbers import counted
 from reporter.table import Partial
 from reporter.types import LEFT_OUT
 from reporter.values import finite_number
@@ -185,9 +186,10 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
         if batched:
             points = sum(n for _, n in batched)
             notes.append(
-                f"{LEFT_OUT}{len(batched)} llama-batched-bench table(s) (line"
+                f"{LEFT_OUT}{counted(len(batched), 'llama-batched-bench table')} (line"
                 f"{'s' if len(batched) > 1 else ''} {', '.join(str(a) for a, _ in batched)}; "
-                f"{points} point(s)): their Markdown is not read; re-run llama-batched-bench "
+                f"{counted(points, 'point')}): their Markdown is not read; "
+                "re-run llama-batched-bench "
                 "with --output-format jsonl to audit them"
             )
         shape = (
@@ -196,7 +198,7 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
         )
         if others:
             notes.append(
-                f"llama-bench: {len(others)} line(s) around the table left aside "
+                f"llama-bench: {counted(len(others), 'line')} around the table left aside "
                 f"(line{'s' if len(others) > 1 else ''} {_spans(others)}: log output, "
                 "device lines, the build trailer"
                 + (", the tables left out" if batched else "")
@@ -206,7 +208,7 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
         records, others = _csv_log_records(source, problems)
         shape = "CSV tables inside a log (-o csv: no per-repetition samples)"
         notes.append(
-            f"llama-bench: {len(others)} line(s) around the CSV tables left aside "
+            f"llama-bench: {counted(len(others), 'line')} around the CSV tables left aside "
             f"(line{'s' if len(others) > 1 else ''} {_spans(others)}: the log's own lines)"
         )
     else:
@@ -248,7 +250,7 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     problems.raise_unless(lenient)
     with_samples = any(isinstance(r.get("samples_ns"), list) for _, r in tests)
     notes.append(
-        f"llama-bench: {len(runs)} test(s) from {shape}; "
+        f"llama-bench: {counted(len(runs), 'test')} from {shape}; "
         + (
             "each repetition is one request of a single-sequence run"
             if with_samples
@@ -919,8 +921,8 @@ def _read_batched(source: Source, problems: Problems, lenient: bool) -> Partial:
             runs.append(run)
     problems.raise_unless(lenient)
     notes = [
-        f"llama-batched-bench: {len(runs)} point(s); {logs} log line(s) that are not "
-        "JSON were left aside"
+        f"llama-batched-bench: {counted(len(runs), 'point')}; "
+        f"{counted(logs, 'log line')} that are not JSON were left aside"
     ]
     return finish(source, NAME, runs, [], records=len(points), notes=notes, problems=problems)
 

@@ -45,6 +45,7 @@ from reporter.adapters._common import (
 from reporter.errors import TraceError
 from reporter.ingest.limits import read_bytes
 from reporter.ingest.lines import Source
+from reporter.numbers import counted
 from reporter.table import Partial
 from reporter.values import finite_number
 
@@ -384,7 +385,8 @@ def _read_individual(source: Source, doc: list[Any], lenient: bool) -> Partial:
     flagged = sum(1 for r in rows if r["finish_reason"] == "too_short")
     if flagged:
         derived.append(
-            f"{flagged} response(s) with error code {TOO_SHORT_CODE} ('Output too few tokens'): "
+            f"{counted(flagged, 'response')} with error code {TOO_SHORT_CODE} "
+            "('Output too few tokens'): "
             "answers that finished shorter than asked for, flagged by the client; their "
             "tokens are outside LLMPerf's aggregate and this one"
         )
@@ -395,7 +397,7 @@ def _read_individual(source: Source, doc: list[Any], lenient: bool) -> Partial:
         "mean_ttft_s": statistics.fmean(ttfts) if ttfts else None,
         "median_ttft_s": statistics.median(ttfts) if ttfts else None,
     }
-    notes = [f"LLMPerf: {len(rows)} individual response(s)"]
+    notes = [f"LLMPerf: {counted(len(rows), 'individual response')}"]
     workload: dict[str, Any] = {"stop": "unknown"}
     model = None
     version = None

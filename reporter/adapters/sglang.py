@@ -35,6 +35,7 @@ from reporter.adapters._common import (
 )
 from reporter.grouping import SGLANG_RECORD_KEYS
 from reporter.ingest.lines import Source
+from reporter.numbers import counted
 from reporter.table import Partial
 
 NAME = "sglang"
@@ -126,7 +127,7 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     records, _ = vllm._records(source, problems)
     runs, rows = runs_of_records(records, _any_name, _any_run, source.path, problems, WHAT)
     problems.raise_unless(lenient)
-    notes = [f"SGLang: {len(runs)} run(s), one a line"]
+    notes = [f"SGLang: {counted(len(runs), 'run')}, one a line"]
     partial = finish(source, NAME, runs, rows, records=len(records), notes=notes, problems=problems)
     partial.probes.extend(_prefill_probes(runs, source.path))
     return partial

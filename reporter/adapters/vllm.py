@@ -34,6 +34,7 @@ from reporter.adapters._common import (
     stop_mode,
 )
 from reporter.ingest.lines import Source
+from reporter.numbers import counted
 from reporter.table import Partial
 from reporter.values import finite_number
 
@@ -117,10 +118,10 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
 
     runs, rows = runs_of_records(records, name, _run, source.path, problems, WHAT)
     problems.raise_unless(lenient)
-    notes = [f"vLLM: {len(runs)} run(s) from {shape}"]
+    notes = [f"vLLM: {counted(len(runs), 'run')} from {shape}"]
     with_rows = sum(1 for r in runs if (r["extra"] or {}).get("per_request_lists"))
     if with_rows:
-        notes.append(f"vLLM: {with_rows} run(s) with per-request lists (--save-detailed)")
+        notes.append(f"vLLM: {counted(with_rows, 'run')} with per-request lists (--save-detailed)")
     return finish(source, NAME, runs, rows, records=len(records), notes=notes, problems=problems)
 
 

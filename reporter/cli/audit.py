@@ -10,6 +10,7 @@ import click
 from reporter.cli.errors import ExitCode
 from reporter.cli.options import OUTPUT_FORMATS, config_option, input_options, json_option
 from reporter.errors import UsageError
+from reporter.numbers import counted
 from reporter.safetext import echo, echo_json
 
 
@@ -174,7 +175,8 @@ def audit(
     for inp in verdict.inputs:
         if inp.skipped:
             echo(
-                f"{inp.path}: skipped {inp.skipped} bad line(s) ({'; '.join(inp.skipped_reasons)})",
+                f"{inp.path}: skipped {counted(inp.skipped, 'bad line')} "
+                f"({'; '.join(inp.skipped_reasons)})",
                 err=True,
                 layout=False,
             )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from reporter.cli.options import input_options
+from reporter.numbers import counted
 from reporter.safetext import echo
 
 
@@ -34,7 +35,7 @@ def convert(file: str, out: str, fmt: str, mapping: str | None, lenient: bool) -
     for inp in tables.inputs:
         if inp.skipped:
             echo(
-                f"{inp.path}: skipped {inp.skipped} bad record(s) "
+                f"{inp.path}: skipped {counted(inp.skipped, 'bad record')} "
                 f"({'; '.join(inp.skipped_reasons)})",
                 err=True,
                 layout=False,
@@ -43,7 +44,7 @@ def convert(file: str, out: str, fmt: str, mapping: str | None, lenient: bool) -
             echo(f"{inp.path}: {note}", err=True, layout=False)
     fmt_read = tables.inputs[0].format if tables.inputs else fmt
     echo(
-        f"wrote {out}: {count} records ({len(tables.runs)} run(s), "
-        f"{len(tables.requests)} request(s)) from {file} ({fmt_read})",
+        f"wrote {out}: {counted(count, 'record')} ({counted(len(tables.runs), 'run')}, "
+        f"{counted(len(tables.requests), 'request')}) from {file} ({fmt_read})",
         layout=False,
     )

@@ -6,7 +6,7 @@ import click
 
 from reporter import probe, terminal
 from reporter.errors import UsageError
-from reporter.numbers import fmt
+from reporter.numbers import counted, fmt
 from reporter.safetext import echo
 from reporter.terminal import Column
 
@@ -88,7 +88,7 @@ def bandwidth_cmd(
     results = _measure(max_text, min_text, fraction, passes, threads)
     if out:
         probe.write_records(out, results, run_id=run_id, append=append)
-        echo(f"wrote {len(results)} probe record(s) to {out}", err=True, layout=False)
+        echo(f"wrote {counted(len(results), 'probe record')} to {out}", err=True, layout=False)
 
 
 #: The columns of the bandwidth table, of fixed widths (rows are printed as they come).
@@ -113,7 +113,7 @@ def _measure(
     ):
         if first is None:
             echo(
-                f"read-stream bandwidth ({probe.METHOD}; {result.threads} thread(s), "
+                f"read-stream bandwidth ({probe.METHOD}; {counted(result.threads, 'thread')}, "
                 f"best of {result.passes})"
             )
             first = result.gbps

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import orjson
 
+from reporter.numbers import counted
 from reporter.recorder.config import Api
 
 #: Request fields a server may refuse; the recorder drops them one by one and says so.
@@ -177,8 +178,8 @@ class RequestState:
             return "abort", self.aborted
         if self.finish_raw is None:
             return "abort", (
-                f"the stream ended without a finish reason after {self.n_chunks} "
-                "chunk(s): the server cut it short"
+                "the stream ended without a finish reason after "
+                f"{counted(self.n_chunks, 'chunk')}: the server cut it short"
             )
         return _FINISH.get(self.finish_raw, "stop"), None
 
@@ -231,7 +232,9 @@ class RequestState:
         err = obj.get("error")
         if err:
             msg = err.get("message") if isinstance(err, dict) else err
-            self.error = f"error event after {self.n_chunks} chunk(s): {str(msg)[:MAX_ERROR_CHARS]}"
+            self.error = (
+                f"error event after {counted(self.n_chunks, 'chunk')}: {str(msg)[:MAX_ERROR_CHARS]}"
+            )
             return True
         self._on_object(obj, now)
         return False
@@ -413,7 +416,7 @@ class SSEReader:
             state.on_event(bytes(self.buf[5:]).strip(), now)
         if state.error is None and state.finish_raw is None and not state.saw_done:
             state.error = (
-                f"the connection closed mid-stream after {state.n_chunks} chunk(s), "
+                f"the connection closed mid-stream after {counted(state.n_chunks, 'chunk')}, "
                 "with no finish reason"
             )
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from reporter.errors import BenchreportError, UsageError
 from reporter.ingest.limits import MAX_BYTES
+from reporter.numbers import counted
 from reporter.recorder import client as rc
 from reporter.recorder import schedule
 from reporter.recorder import workload as wl
@@ -148,7 +149,7 @@ def _log_records(lines: list[str], run_id: str | None, t: float | None) -> list[
                 "run": run_id,
                 "level": "info",
                 "t": t,
-                "text": f"benchreport record: {omitted} more server-log line(s) "
+                "text": f"benchreport record: {counted(omitted, 'more server-log line')} "
                 "without a warning or error were not copied",
                 "source": "recorder",
             }
@@ -522,7 +523,7 @@ class Recorder:
             except asyncio.CancelledError:
                 state.aborted = (
                     f"cancelled by the recorder ({self.stop_reason or 'stopped'}) "
-                    f"after {state.n_chunks} chunk(s)"
+                    f"after {counted(state.n_chunks, 'chunk')}"
                 )
                 state.t_end = time.perf_counter() - t0
                 writer.write(state.to_record(run_id))

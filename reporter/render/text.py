@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from reporter import terminal
 from reporter.findings import Finding
 from reporter.model import EMPTY_RUN, GroupSummary, RunSummary, Verdict
-from reporter.numbers import fmt, pct
+from reporter.numbers import counted, fmt, pct
 from reporter.render.common import overlap_cell
 from reporter.safetext import visible as v
 from reporter.terminal import Column
@@ -128,7 +128,7 @@ def summary(verdict: Verdict, *, verbose: bool = False) -> list[RenderableType]:
     out.append(
         f"{counts[Outcome.FIRED]} fired, {counts[Outcome.PASSED]} passed, "
         f"{counts[Outcome.UNDECIDABLE]} undecidable, {counts[Outcome.NOT_APPLICABLE]} not "
-        f"applicable, from {len(verdict.rules)} rules on {len(verdict.inputs)} file(s)"
+        f"applicable, from {len(verdict.rules)} rules on {counted(len(verdict.inputs), 'file')}"
     )
     return out
 

@@ -50,7 +50,7 @@ from __future__ import annotations
 import numpy as np
 
 from reporter.config import threshold
-from reporter.numbers import all_of, fmt
+from reporter.numbers import all_of, counted, fmt
 from reporter.rules.base import AuditData, Finding, Rule, request_refs
 from reporter.types import Outcome, Severity
 
@@ -156,7 +156,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         return RULE.finding(
             run_id,
             Outcome.NOT_APPLICABLE,
-            f"{int(s['requests'])} request(s): no queue of k < N to find",
+            f"{counted(int(s['requests']), 'request')}: no queue of k < N to find",
         )
     if not (s.flag("has_send") and s.flag("has_first") and s.flag("has_end")):
         missing = [

@@ -66,7 +66,7 @@ import math
 from typing import Any
 
 from reporter import compare
-from reporter.numbers import all_of, fmt
+from reporter.numbers import all_of, counted, fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
 from reporter.types import Outcome, Severity
 
@@ -224,7 +224,9 @@ def _check_audit(data: AuditData, by_run: dict[str, dict[str, Any]]) -> Finding 
     runs = data.tables.runs
     if len(runs) < 2:
         return RULE.finding(
-            "audit", Outcome.NOT_APPLICABLE, f"{len(runs)} run(s) in the audit: nothing to compare"
+            "audit",
+            Outcome.NOT_APPLICABLE,
+            f"{counted(len(runs), 'run')} in the audit: nothing to compare",
         )
     tolerance = data.config[LENGTH_TOLERANCE]
     vals = by_run  # every run has figures (a row of data.stats)

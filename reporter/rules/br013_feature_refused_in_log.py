@@ -74,6 +74,7 @@ from typing import Any
 import pandas as pd
 
 from reporter import features
+from reporter.numbers import counted
 from reporter.rules.base import AuditData, Finding, Rule
 from reporter.types import Outcome, Severity
 
@@ -197,7 +198,7 @@ def _check_run(data: AuditData, run_id: str, run: Any, lines: list[_Line]) -> Fi
             for r in features.refusals(line.text, line.level, _EVERY, line.ref)
             if r.feature not in wanted
         ]
-    searched = f"{len(mine)} log line(s), {complaints} at warning or error level"
+    searched = f"{counted(len(mine), 'log line')}, {complaints} at warning or error level"
     numbers: dict[str, Any] = {
         "lines": len(mine),
         "complaints": complaints,

@@ -42,7 +42,7 @@ import math
 import pandas as pd
 
 from reporter.config import threshold
-from reporter.numbers import fmt
+from reporter.numbers import counted, fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
 from reporter.types import Outcome, Severity
 from reporter.values import number_or_nan
@@ -114,7 +114,7 @@ def _repeated_within(data: AuditData, runs: list[str]) -> Finding | None:
     return RULE.finding(
         group,
         Outcome.PASSED,
-        f"{len(runs)} run(s), each the mean of its tool's repetitions with their spread "
+        f"{counted(len(runs), 'run')}, each the mean of its tool's repetitions with their spread "
         f"stated: at most ±{fmt(spread * 100, 2)}% ({run_id}: {text})",
         refs=[x for r in runs for x in run_ref(data, r)][:4],
         numbers={"runs": len(runs), "repeated_levels": 0, "max_relative_stddev": spread},
@@ -145,7 +145,7 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
         return RULE.finding(
             group,
             Outcome.FIRED,
-            f"{len(runs)} run(s), none repeated: the error of each figure is unknown",
+            f"{counted(len(runs), 'run')}, none repeated: the error of each figure is unknown",
             refs=[x for r in runs for x in run_ref(data, r)][:4],
             numbers={"runs": len(runs), "repeated_levels": 0},
             help="repeat each point at least twice and quote the spread",

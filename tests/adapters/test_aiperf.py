@@ -99,8 +99,8 @@ def test_warmup_left_out_and_errors_kept(tmp_path):
     ]) + "\n")  # fmt: skip
     tables = load(path)
     assert tables.inputs[0].notes == [
-        "AIPerf: 3 profiling record(s)",
-        "AIPerf: left out 1 warm-up record(s) (benchmark_phase)",
+        "AIPerf: 3 profiling records",
+        "AIPerf: left out 1 warm-up record (benchmark_phase)",
     ]
     req = tables.requests
     assert list(req["id"]) == ["q1", "q2", "q3"]
@@ -304,7 +304,7 @@ def test_confidence_aggregate_is_one_run_of_means(path):
     assert round(s["in_flight"], 2) == 1.98  # 54 × 2.2 s ÷ 60 s
     assert r["derived"][0].startswith("figures are AIPerf's means across")
     if path == AGGREGATE:
-        assert "3 profile run(s)" in r["derived"][0] and r["tool_version"] == "0.13.0"
+        assert "3 profile runs" in r["derived"][0] and r["tool_version"] == "0.13.0"
 
 
 @pytest.mark.parametrize("path", [SWEEP, SWEEP_CSV], ids=["json", "csv"])

@@ -163,10 +163,8 @@ def test_cli_convert(real, tmp_path):
     src = real("sglang/tonyli15-sglang055-qwen25-3b-agg-n50-c8.jsonl")
     result = CliRunner().invoke(main, ["convert", str(src), "--to", str(out)])
     assert result.exit_code == 0
-    assert result.stdout == (
-        f"wrote {out}: 1 records (1 run(s), 0 request(s)) from {src} (sglang)\n"
-    )
-    assert result.stderr == f"{src}: SGLang: 1 run(s), one a line\n"
+    assert result.stdout == (f"wrote {out}: 1 record (1 run, 0 requests) from {src} (sglang)\n")
+    assert result.stderr == f"{src}: SGLang: 1 run, one a line\n"
 
 
 def test_cli_convert_bad_input(tmp_path):

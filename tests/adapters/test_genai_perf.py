@@ -45,7 +45,7 @@ def test_without_usage_the_tokens_are_unknown():
     assert math.isnan(s["output_tokens"]) and math.isnan(s["aggregate_tps"])
     assert round(s["overlap"], 6) == 4.0  # the times are still there
     assert (
-        "output tokens unknown for 4 of 4 request(s): genai-perf re-tokenizes the text with a "
+        "output tokens unknown for 4 of 4 requests: genai-perf re-tokenizes the text with a "
         "client tokenizer the file does not hold, and no usage was streamed"
     ) in run(tables, "concurrency-4")["derived"]
 
@@ -97,7 +97,7 @@ def test_payloads_that_are_not_strict_json_are_not_read(tmp_path):
 
 def test_a_summary_without_a_request_count_is_not_said_to_hold_none(tmp_path):
     # older GenAI-Perf summaries give rates and latencies but no request_count: the run had
-    # requests, how many the file does not say (not "0 request(s)")
+    # requests, how many the file does not say (not "0 requests")
     path = tmp_path / "profile_export_genai_perf.json"
     path.write_text(json.dumps({
         "request_throughput": {"unit": "requests/sec", "avg": 17.2},

@@ -148,7 +148,7 @@ def test_measurement_window_keeps_overlapping_records(tmp_path):
     assert r["stop"] == "natural"  # ignore_eos false in every body, lengths 41–43
     assert r["group"] == "guidellm abc"
     assert (
-        "2 record(s) outside the measurement window dropped (warm-up / cool-down)" in (r["derived"])
+        "2 records outside the measurement window dropped (warm-up / cool-down)" in (r["derived"])
     )
     text = path.read_text().splitlines()
     assert text[int(req["source_line"][0]) - 1].strip() == "{"
@@ -325,7 +325,7 @@ def test_fewer_requests_than_its_max_requests_asked_for(real, tmp_path, name, he
     path.write_text(json.dumps(_short_of(json.loads(real(name).read_text()), held + 1)))
     tables = load(path)
     said = (
-        f"holds {held} request(s) of the {held + 1} its own max_requests constraint asked for "
+        f"holds {held} requests of the {held + 1} its own max_requests constraint asked for "
         "(1 missing: the benchmark stopped early or the file was cut)"
     )
     assert said in tables.runs["derived"].iloc[0]
@@ -378,7 +378,7 @@ def test_a_time_limit_counted_from_the_scheduler_start_and_a_json_data_spec(real
     assert r["output_tokens_requested"] == 128
     held = bench["request_totals"]["successful"] + bench["request_totals"]["incomplete"]
     assert (
-        f"holds {held} request(s) of up to 100 (its max_requests constraint): its 30 s time "
+        f"holds {held} requests of up to 100 (its max_requests constraint): its 30 s time "
         "limit ended the benchmark first"
     ) in r["derived"]
     assert not any("missing" in d for d in r["derived"])

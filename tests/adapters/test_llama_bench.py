@@ -83,7 +83,7 @@ def test_batched_bench_points_among_log_lines():
     tables = load(HERE / "llama-batched-bench.log")
     assert tables.inputs[0].format == "llama-bench"
     assert tables.inputs[0].notes == [
-        "llama-batched-bench: 3 point(s); 5 log line(s) that are not JSON were left aside"
+        "llama-batched-bench: 3 points; 5 log lines that are not JSON were left aside"
     ]
     assert list(tables.runs["run"]) == ["pp128+tg128:pl1", "pp128+tg128:pl2", "pp128+tg128:pl4"]
     assert list(tables.runs["concurrency"]) == [1, 2, 4]
@@ -178,7 +178,7 @@ def test_default_markdown_output_inside_a_log(real, name, pp, tg):
     assert list(tables.runs["run"]) == [pp[0], tg[0]]
     # the two ggml_vulkan lines (the second holds " | ") and the build trailer are not rows
     assert tables.inputs[0].notes[0] == (
-        "llama-bench: 3 line(s) around the table left aside (lines 1–2, 8: log output, device "
+        "llama-bench: 3 lines around the table left aside (lines 1–2, 8: log output, device "
         "lines, the build trailer)"
     )
     assert list(tables.runs["source_line"]) == [5, 6]
@@ -221,7 +221,7 @@ def test_markdown_of_older_builds_spaced_test_names():
     assert (
         tables.inputs[0]
         .notes[0]
-        .startswith("llama-bench: 1 line(s) around the table left aside (line 6:")
+        .startswith("llama-bench: 1 line around the table left aside (line 6:")
     )
 
 
@@ -260,7 +260,7 @@ def test_sql_output_of_builds_before_the_table_rename(tmp_path):
 def test_json_lines_after_stderr_lines(real):
     tables = load(real(QUICK))
     assert tables.inputs[0].notes[0] == (
-        "4 line(s) of log output before the JSON Lines skipped (lines 1–4); the records start "
+        "4 lines of log output before the JSON Lines skipped (lines 1–4); the records start "
         "at line 5"
     )
     assert list(tables.runs["source_line"]) == [5, 6, 7, 8, 9, 10]
@@ -293,7 +293,7 @@ def test_a_json_array_after_stderr_lines(tmp_path):
     path.write_text(log + json.dumps([test], indent=2) + "\n")
     tables = load(path)
     assert tables.inputs[0].notes[0] == (
-        "2 line(s) of log output before the JSON array skipped (lines 1–3); the records start "
+        "2 lines of log output before the JSON array skipped (lines 1–3); the records start "
         "at line 4"
     )
     assert list(tables.runs["source_line"]) == [5]
@@ -424,9 +424,9 @@ def test_repetitions_with_their_spread_are_repeats(real):
     verdict = api.audit([real("llama-bench/brayniac-rtx4090-b5606-pp8192-tg1280.json")])
     found = sorted(f.message for f in verdict.findings if f.code == "BR016")
     assert found == [
-        "1 run(s), each the mean of its tool's repetitions with their spread stated: at most "
+        "1 run, each the mean of its tool's repetitions with their spread stated: at most "
         "±0.06% (tg1280: 5 repetitions, 85.5 ± 0.05 tok/s)",
-        "1 run(s), each the mean of its tool's repetitions with their spread stated: at most "
+        "1 run, each the mean of its tool's repetitions with their spread stated: at most "
         "±0.09% (pp8192: 5 repetitions, 3,024.4 ± 2.63 tok/s)",
     ]
     # one repetition each: no spread, the finding stands
@@ -513,7 +513,7 @@ def test_a_batched_bench_table_in_a_llama_bench_log_is_said_to_be_left_out(tmp_p
     verdict = api.audit([trace])
     (inp,) = verdict.inputs
     note = (
-        "left out: 1 llama-batched-bench table(s) (line 7; 2 point(s)): their Markdown is not "
+        "left out: 1 llama-batched-bench table (line 7; 2 points): their Markdown is not "
         "read; re-run llama-batched-bench with --output-format jsonl to audit them"
     )
     assert inp.left_out == [note]
@@ -548,7 +548,7 @@ def test_a_stated_spread_is_relative_to_the_mean_rate_and_a_test_label_is_no_set
     assert [r.id for r in verdict.runs] == ["pp512", "pp128"]
     messages = {f.message for f in verdict.findings}
     assert (
-        "1 run(s), each the mean of its tool's repetitions with their spread stated: at most "
+        "1 run, each the mean of its tool's repetitions with their spread stated: at most "
         "±6.11% (pp512: 5 repetitions, 9.9 ± 0.61 tok/s)"
     ) in messages
 
@@ -584,7 +584,7 @@ def test_csv_tables_inside_a_runners_log_are_read(tmp_path):
     assert list(tables.runs["run"]) == ["tg64@d60", "tg64@d60#2"]
     assert list(tables.runs["source_line"]) == [4, 9]
     assert any(
-        n.startswith("llama-bench: 4 line(s) around the CSV tables left aside (lines 1–2, 6–7")
+        n.startswith("llama-bench: 4 lines around the CSV tables left aside (lines 1–2, 6–7")
         for n in tables.inputs[0].notes
     )
 

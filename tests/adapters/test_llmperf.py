@@ -75,7 +75,7 @@ def test_groq_individual_responses_with_their_summary(real):
     assert {x["number_output_tokens"] for x in raw} == {150}
     tables = load(real(INDIVIDUAL))
     assert tables.inputs[0].notes == [
-        "LLMPerf: 150 individual response(s)",
+        "LLMPerf: 150 individual responses",
         "LLMPerf: run settings and wall clock from the sibling leaderboard-groq_70b_summary.json",
     ]
     req = tables.requests

@@ -166,5 +166,5 @@ def test_cli_convert_to_parquet(tmp_path):
         main, ["convert", str(TRACES / "case-b-queue.jsonl"), "--to", str(out)]
     )
     assert result.exit_code == 0, result.output
-    assert "(1 run(s), 16 request(s))" in result.output
+    assert "(1 run, 16 requests)" in result.output
     assert pq.read_metadata(out).num_rows == 18

@@ -41,7 +41,7 @@ def test_probe_writes_valid_records(tmp_path):
     assert lines[1] == "    buffer      GB/s  vs smallest"
     assert lines[2] == "----------- --------- -----------"
     assert lines[3].startswith("    64 MiB")
-    assert lines[-1] == f"wrote 3 probe record(s) to {out}"
+    assert lines[-1] == f"wrote 3 probe records to {out}"
 
 
 def test_probe_appends_to_a_trace(tmp_path):

@@ -207,7 +207,7 @@ def test_duplicate_request_records_count_once_when_lenient(tmp_path: Path) -> No
     (read,) = verdict["inputs"]
     assert read["skipped"] == 2
     assert read["skipped_reasons"] == ["duplicate request id: 2"]
-    assert "skipped 2 bad line(s) (duplicate request id: 2)" in done.stderr
+    assert "skipped 2 bad lines (duplicate request id: 2)" in done.stderr
 
 
 @pytest.mark.parametrize(

@@ -77,8 +77,9 @@ def test_framings_in_any_pieces(piece: int, framing: str) -> None:
 def test_a_cut_chunked_stream_is_an_error_not_a_short_answer() -> None:
     raw = head(b"Transfer-Encoding: chunked\r\n") + chunked(SSE, 7)
     state, _ = feed(raw[: len(raw) // 2], 3, lost=True)
+    chunks = f"{state.n_chunks} chunk{'' if state.n_chunks == 1 else 's'}"
     assert state.finish() == ("error", "the connection closed mid-stream after "
-                              f"{state.n_chunks} chunk(s), with no finish reason")  # fmt: skip
+                              f"{chunks}, with no finish reason")  # fmt: skip
 
 
 def test_an_error_answer_names_the_refused_field() -> None:

@@ -88,7 +88,7 @@ def test_workers_record_mid_stream_errors_and_cut_streams(engine, rec):
         _, trace, v = rec(eng.url, concurrency=(4,), workers=2)
     failed = [r for r in requests_of(trace, "g-c4-r0") if r["finish_reason"] == "error"]
     assert len(failed) == 2
-    assert all(r["error"].startswith("error event after 16 chunk(s)") for r in failed)
+    assert all(r["error"].startswith("error event after 16 chunks") for r in failed)
     assert finding(v, "BR019", "g-c4-r0")["outcome"] == "fired"
 
 

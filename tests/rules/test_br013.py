@@ -62,7 +62,7 @@ def test_clean_server_log_passes():
     assert f["outcome"] == "passed"
     assert f["message"] == (
         "no refusal of continuous batching (--parallel 4), forced output length "
-        "(workload.ignore_eos) in 7 log line(s), 1 at warning or error level"
+        "(workload.ignore_eos) in 7 log lines, 1 at warning or error level"
     )
 
 

@@ -204,8 +204,8 @@ def test_a_run_whose_requests_all_timed_out_has_a_wall_but_nothing_completed() -
     path = _real("aiperf/databloom-aiperf-qwen35-4b-gguf-c1-all-timeouts-profile_export.jsonl")
     (run,) = api.audit([path]).runs
     assert run.wall_s == pytest.approx(618.49, abs=0.01)
-    assert run.reasons == ["none of its 20 request(s) completed, so no total ÷ wall aggregate"]
-    assert run.questions["aggregate"].startswith("none of its 20 request(s) completed")
+    assert run.reasons == ["none of its 20 requests completed, so no total ÷ wall aggregate"]
+    assert run.questions["aggregate"].startswith("none of its 20 requests completed")
 
 
 def test_n_streams_rates_are_said_to_be_n_times_the_mean_not_a_sum() -> None:

@@ -164,7 +164,7 @@ def test_the_html_report_says_how_runs_were_grouped_and_shows_bounds(real: Any) 
     files = sorted(real(YANG).glob("*-20251022-*.json"))
     page = render_html(api.audit([str(p) for p in files]), None)
     assert '<section class="group" id="group-1">' in page  # one section per group, saying why
-    assert "4 run(s) from 4 files sharing every setting" in page
+    assert "4 runs from 4 files sharing every setting" in page
     assert "≥53.5" in page  # the bound of 53.58, rounded down
 
 

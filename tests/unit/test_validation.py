@@ -142,7 +142,7 @@ def test_lenient_audits_the_good_lines_and_says_what_it_skipped(tmp_path: Path) 
     )
     code, _out, err = audit_cli("--lenient", str(path))
     assert code == 0
-    assert err == (f'{path}: skipped 2 bad line(s) ("output_tokens": 1; not valid JSON: 1)\n')
+    assert err == (f'{path}: skipped 2 bad lines ("output_tokens": 1; not valid JSON: 1)\n')
     verdict = api.audit([path], lenient=True).to_dict()
     assert verdict["runs"][0]["requests"] == 2
     assert verdict["inputs"][0]["skipped"] == 2
