@@ -175,7 +175,12 @@ def setting_items(row: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _when(row: dict[str, Any]) -> dt.datetime | None:
-    extra = row.get("extra") or {}
+    return tool_date(row.get("extra"))
+
+
+def tool_date(extra: Any) -> dt.datetime | None:
+    """The `date` a tool wrote in a run's settings, read to the second (vLLM writes it when
+    the run has ended, in local time); None where there is none or it does not read."""
     text = extra.get("date") if isinstance(extra, dict) else None
     if not isinstance(text, str):
         return None

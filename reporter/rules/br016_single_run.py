@@ -16,7 +16,13 @@ differ in any of them are points of a sweep, not repeats of one point. With at l
 two runs at some level the spread `max ÷ min − 1` of their aggregates (of their prompt
 rates, for prompt-processing tests that write no output tokens) is shown, and the
 finding fires when it exceeds `repeat_spread` (25%: the repeats disagree by more than any
-figure of them can be trusted to); with one run
+figure of them can be trusted to). Runs of one point that ran at the same time are no
+repeats for certain: where both files carry the date their tool wrote as the run ended
+(vLLM's `date`), two runs whose dates lie closer together than half the shorter run's wall
+clock overlapped for most of it. On one server each then carried the other's load as well;
+on two they repeat each other only if the servers were set up alike, which such files do not
+record. Such points are left out of the spread; when no other point is repeated, the
+finding fires. With one run
 at every level the finding fires (informational), unless every run repeats its test itself
 and states the spread (llama-bench's `-r`: the mean of N repetitions ± their standard
 deviation), which passes with the largest relative spread.
@@ -37,11 +43,13 @@ METHOD.md §7 "How sure are we"; seed 001 §6.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pandas as pd
 
 from reporter.config import threshold
+from reporter.grouping import tool_date
 from reporter.numbers import counted, fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
 from reporter.types import Outcome, Severity
@@ -68,6 +76,40 @@ def _point(n: float, rate: float, prompts: float) -> str:
     if not math.isnan(prompts):
         parts.append(f"{prompts:g} prompts")
     return ", ".join(parts) or "N unknown"
+
+
+def _at_once(data: AuditData, runs: list[str]) -> tuple[str, str] | None:
+    """How two of `runs` (one load point) are known to have run at the same time: their tools'
+    end dates lie closer together than half the shorter one's wall clock (a date is read to
+    the second, and is written a little after its run's last request). None when no two are
+    known to; else how it is known, in short and at length."""
+    timed = []
+    for run_id in runs:
+        when = tool_date(data.run_field(run_id, "extra"))
+        wall = float(data.figures(run_id)["wall_s"])
+        if when is not None and wall > 0:
+            timed.append((when, wall, run_id))
+    timed.sort()
+    for (end_a, wall_a, _), (end_b, wall_b, _) in itertools.combinations(timed, 2):
+        gap = (end_b - end_a).total_seconds()
+        if gap + 1 < min(wall_a, wall_b) / 2:
+            walls = sorted((wall_a, wall_b))
+            lasted = (
+                f"{fmt(walls[0], 0)} s"
+                if round(walls[0]) == round(walls[1])
+                else f"{fmt(walls[0], 0)}–{fmt(walls[1], 0)} s"
+            )
+            return (
+                f"dates {fmt(gap, 0)} s apart, runs of {lasted}",
+                f"their dates, written as each run ended, are {end_a:%Y-%m-%d %H:%M:%S} and "
+                + (
+                    f"{end_b:%H:%M:%S}"
+                    if end_b.date() == end_a.date()
+                    else f"{end_b:%Y-%m-%d %H:%M:%S}"
+                )
+                + f", {fmt(gap, 0)} s apart, and each run lasted {lasted}",
+            )
+    return None
 
 
 REPEAT_SPREAD = threshold(
@@ -152,7 +194,11 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
         )
     spreads = []
     lines = []
+    together: list[tuple[str, int, tuple[str, str]]] = []
     for point, sub in frame.groupby("point", sort=False):
+        if len(sub) >= 2 and (how := _at_once(data, list(sub["run"]))) is not None:
+            together.append((str(point), len(sub), how))
+            continue
         # repeats of a prompt-processing test (no output tokens) compare their prompt rates
         values, unit = sub["agg"].dropna(), "tok/s"
         if len(values) < 2:
@@ -165,6 +211,22 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
             f"{point}: {len(values)} repeats, {fmt(values.min())}–{fmt(values.max())} "
             f"{unit}, spread {fmt(spread * 100, 1)}%"
         )
+    at_once = "; ".join(
+        f"the {n} runs at {point} ran at the same time ({how[0]})" for point, n, how in together
+    )
+    if not spreads and together:
+        return RULE.finding(
+            group,
+            Outcome.FIRED,
+            f"no repeat for certain: {at_once}: on one server each carried the other's load "
+            "as well, and on two they repeat each other only if the servers were set up "
+            "alike, which the files do not record",
+            arithmetic=[f"{point}: {how[1]}" for point, _, how in together],
+            refs=[x for r in runs for x in run_ref(data, r)][:4],
+            numbers={"runs": len(runs), "repeated_levels": 0, "simultaneous_levels": len(together)},
+            help="repeat each point one run after another against one server, and record "
+            "which server each run measured",
+        )
     if not spreads:
         return RULE.finding(
             group,
@@ -174,6 +236,7 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
         )
     worst = max(spreads)
     limit = data.config[REPEAT_SPREAD]
+    aside = f"; not counted as repeats: {at_once}" if together else ""
     numbers = {"max_spread": worst if math.isfinite(worst) else None}
     if worst > limit:
         return RULE.finding(
@@ -181,8 +244,8 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
             Outcome.FIRED,
             f"repeated, but repeats of one point differ by up to {fmt(worst * 100, 1)}% "
             f"(above {fmt(limit * 100, 0)}%): either the point's figure is uncertain by that "
-            "much, or something the files do not record differed between the runs",
-            arithmetic=lines,
+            "much, or something the files do not record differed between the runs" + aside,
+            arithmetic=lines + [f"{point}: {how[1]}" for point, _, how in together],
             numbers=numbers,
             refs=[x for r in runs for x in run_ref(data, r)][:4],
             help="find what differed between the repeats (a cold first run, other load on "
@@ -191,8 +254,8 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
     return RULE.finding(
         group,
         Outcome.PASSED,
-        f"repeated: the largest spread between repeats is {fmt(worst * 100, 1)}%",
-        arithmetic=lines,
+        f"repeated: the largest spread between repeats is {fmt(worst * 100, 1)}%{aside}",
+        arithmetic=lines + [f"{point}: {how[1]}" for point, _, how in together],
         numbers=numbers,
     )
 

@@ -366,3 +366,45 @@ def test_a_multi_turn_run_is_a_closed_loop_of_its_conversations(tmp_path):
     assert group.axis == "concurrency" and len(group.runs) == 3
     assert finding(verdict, "BR005", group.name)["outcome"] == "passed"
     assert "concurrency" not in verdict.undisclosed
+
+
+def _rate_run(date: str, duration: float, output_tokens: int) -> dict:
+    """A `vllm bench serve` result at 1 req/s (Oct 2025 schema, summary only)."""
+    return {
+        "date": date, "endpoint_type": "vllm", "backend": "vllm", "label": None,
+        "model_id": "Qwen/Qwen3-235B-A22B", "tokenizer_id": "Qwen/Qwen3-235B-A22B",
+        "num_prompts": 256, "request_rate": 1.0, "burstiness": 1.0, "max_concurrency": None,
+        "duration": duration, "completed": 256, "total_input_tokens": 1048576,
+        "total_output_tokens": output_tokens, "request_throughput": 256 / duration,
+        "output_throughput": output_tokens / duration, "mean_ttft_ms": 300.0,
+        "median_ttft_ms": 300.0, "mean_tpot_ms": 13.0, "median_tpot_ms": 13.0,
+        "mean_e2el_ms": 5000.0,
+    }  # fmt: skip
+
+
+def test_runs_at_one_rate_that_ran_at_the_same_time_are_not_called_repeats(tmp_path):
+    # Two results at 1 req/s whose dates (written when each run ended) are 15 s apart while
+    # each run lasted 261-262 s: the two ran at the same time, against one server (each
+    # then carried the other's load too) or two (the files do not say which setup each was)
+    paths = []
+    for date, duration, tokens in (
+        ("20251021-203116", 262.18, 94860),
+        ("20251021-203131", 261.49, 92080),
+    ):
+        path = tmp_path / f"vllm-1.0qps-{date}.json"
+        path.write_text(json.dumps(_rate_run(date, duration, tokens)))
+        paths.append(path)
+    verdict = api.audit(paths, select=["BR016"])
+    (f,) = [f for f in verdict.to_dict()["findings"] if f["code"] == "BR016"]
+    assert f["outcome"] == "fired"
+    assert "repeated: the largest spread" not in f["message"]
+    assert f["message"].startswith(
+        "no repeat for certain: the 2 runs at 1 req/s, 256 prompts ran at the same time"
+    )
+    assert "each run lasted 261–262 s" in " ".join(f["arithmetic"])
+    # the same two runs a day apart are repeats
+    later = _rate_run("20251022-203131", 261.49, 92080)
+    paths[1].write_text(json.dumps(later))
+    verdict = api.audit(paths, select=["BR016"])
+    messages = [f.message for f in verdict.findings if f.code == "BR016"]
+    assert not any("same time" in m for m in messages)
