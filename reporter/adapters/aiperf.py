@@ -55,6 +55,7 @@ _CSV_ALIASES = {
     "total_input_sequence_length": "total_isl",
     "http_waiting_(ttfb)": "http_req_waiting",
     "goodrequestfraction": "good_request_fraction",
+    "osl_mismatch_diff_%": "osl_mismatch_diff_pct",
 }
 #: Metric tags of AIPerf's first releases (its `MetricTag` enum, mid-2025) → today's tags; a
 #: record or summary written with the old names reads as one written with the new.
@@ -562,9 +563,13 @@ def _read_siblings(
 def _all_short_of_asked(stats: dict[str, Any], completed: float) -> str | None:
     """Why the stop was natural, when every completed request wrote fewer tokens than the
     length AIPerf asked of it (osl_mismatch_diff_pct below 0 for all of them: the model ended
-    each, not the cap); else None."""
+    each, not the cap); else None. The summary CSV writes no count per metric: there, every
+    request counted in osl_mismatch_count (the ones that wrote another length than asked) has
+    a difference, so a count equal to the completed requests covers them all."""
     longest = _scaled(stats, "osl_mismatch_diff_pct", "max")
     counted = _scaled(stats, "osl_mismatch_diff_pct", "count")
+    if counted is None:
+        counted = _scaled(stats, "osl_mismatch_count", "avg")
     if longest is None or not longest < 0 or not completed > 0 or counted != completed:
         return None
     median = _scaled(stats, "osl_mismatch_diff_pct", "p50")

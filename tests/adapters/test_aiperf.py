@@ -542,3 +542,41 @@ def test_outputs_all_short_of_their_asked_length_are_a_natural_stop(tmp_path, re
         assert r["stop"] == "unknown" and not any(
             "osl_mismatch_diff_pct" in d for d in r["derived"]
         )
+
+
+@pytest.mark.parametrize("longest", ["-9.47", "0.00"])
+def test_a_summary_csv_with_every_output_short_of_its_asked_length_is_a_natural_stop(
+    tmp_path, longest
+):
+    # the same agent runs' profile_export_aiperf.csv: the CSV writes no count per metric, but
+    # its "OSL Mismatch Count" (96) equals the requests: every one wrote another length than
+    # asked, and the largest difference (-9.47%) is below 0, so every one wrote fewer
+    head = "Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std"
+    stats = [
+        "OSL Mismatch Diff % (%),-78.77,-98.19,{longest},-7562.30,-96.25,-95.86,-94.92,-92.14,"
+        "-87.48,-71.56,-52.10,-38.12,-13.09,19.52",
+        "Output Sequence Length (tokens),434.71,37.00,1854.00,41732.00,76.90,84.75,104.00,"
+        "161.00,256.50,582.50,981.00,1267.25,1779.90,399.82",
+        "Request Latency (ms),2617.76,284.05,10683.64,251304.81,508.09,582.38,686.46,1038.46,"
+        "1560.04,3393.58,5869.87,7053.48,10438.08,2294.58",
+        "Time to First Token (ms),154.26,74.40,341.90,14809.38,78.61,88.37,92.10,117.29,136.49,"
+        "189.90,224.47,248.81,292.50,53.98",
+    ]
+    totals = [
+        "Metric,Value", "Benchmark Duration (sec),128.68", "OSL Mismatch Count,96.00",
+        "Output Token Throughput (tokens/sec),324.31", "Request Count,96.00",
+        "Total Output Sequence Length (tokens),41732.00",
+    ]  # fmt: skip
+    lines = [head, *(s.format(longest=longest) for s in stats), "", *totals, ""]
+    path = tmp_path / "profile_export_aiperf.csv"
+    path.write_bytes("\r\n".join(lines).encode())
+    r = run(load(path))
+    said = (
+        "stop natural: every one of the 96 completed requests wrote fewer tokens than the "
+        "length asked of it (osl_mismatch_diff_pct at most -9.5%, median -87.5%): the model "
+        "ended them, not the cap"
+    )
+    if longest != "0.00":
+        assert r["stop"] == "natural" and said in r["derived"]
+    else:
+        assert r["stop"] == "unknown"
