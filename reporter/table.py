@@ -233,9 +233,11 @@ UNFINISHED = ("error", "abort", "cancelled", "time_limit", "too_short")
 #: asked for), mean_prompt_tokens, std_tpot_s (the standard deviation of the requests'
 #: TPOTs), spec_drafts, spec_draft_tokens and spec_accepted_tokens (the server's draft
 #: counters over the run, as the tool took them), length_mismatches (how many requests wrote
-#: another length than the one asked of them). Latency percentiles the tool gives:
-#: `<metric>_p<q>_s` for TTFT, ITL, TPOT and e2e at p50, p90 and p99 (LATENCY_SUMMARY_KEYS),
-#: each absent where the tool does not give it.
+#: another length than the one asked of them), batch_ttft_s (the one time to first token of a
+#: run whose requests were all admitted at once and prefilled together as one batch, timed
+#: once: every request's, none waited for a slot; a timing, not a percentile). Latency
+#: percentiles the tool gives: `<metric>_p<q>_s` for TTFT, ITL, TPOT and e2e at p50, p90 and
+#: p99 (LATENCY_SUMMARY_KEYS), each absent where the tool does not give it.
 LATENCY_SUMMARY_KEYS = tuple(
     f"{metric}_p{q}_s" for metric in ("ttft", "itl", "tpot", "e2e") for q in (50, 90, 99)
 )
@@ -246,7 +248,7 @@ SUMMARY_KEYS = (
     "tool_peak_concurrency_trusted", "tool_concurrency", "mean_output_tokens",
     "min_output_tokens", "max_output_tokens", "chunks", "cancelled", "time_limited", "too_short",
     "mean_prompt_tokens", "std_tpot_s", "spec_drafts", "spec_draft_tokens",
-    "spec_accepted_tokens", "length_mismatches", *LATENCY_SUMMARY_KEYS,
+    "spec_accepted_tokens", "length_mismatches", "batch_ttft_s", *LATENCY_SUMMARY_KEYS,
 )  # fmt: skip
 
 

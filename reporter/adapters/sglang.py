@@ -483,9 +483,12 @@ def _one_batch_run(
         if prefill is not None:
             summary["mean_ttft_s"] = summary["median_ttft_s"] = prefill
             summary["ttft_p50_s"] = prefill
+            # one timing of the whole batch, every sequence's: the first wave's TTFT (nothing
+            # waited for a slot)
+            summary["batch_ttft_s"] = prefill
             derived.append(
-                "time to first token = prefill_latency: the whole batch is prefilled in one "
-                "forward pass, which yields every sequence's first token"
+                "time to first token = prefill_latency: every sequence is admitted at once and "
+                "the whole batch prefilled in one forward pass, which yields every first token"
             )
             if output_len > 1 and wall > prefill:
                 step = (wall - prefill) / (output_len - 1)

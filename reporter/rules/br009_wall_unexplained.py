@@ -25,6 +25,15 @@ rate `output tokens ÷ (t_end − t_first)`, the longest output. The run fires w
 `|measured ÷ predicted − 1|` exceeds `wall_tolerance` (20%). The predicted aggregate
 `Σ output tokens ÷ predicted wall` is shown beside the measured one.
 
+A run without per-request times whose requests were all admitted at once and prefilled
+together as one batch (its record gives that batch's one time to first token,
+`summary.batch_ttft_s`: SGLang `bench_one_batch`, which sends no request through a queue) is
+one wave, and that time is its first term: no request waited for a slot. The prefill gave
+every request its first token, so the rest is `longest output − 1` decode steps, each
+`1 ÷ decode rate` (the rate is one over the time per token after the first), and none when
+one token was asked for. Such a tool's wall is by its own account the prefill plus the decode
+steps; the finding shows that sum.
+
 An open-loop run (a request rate is set) lasts as long as its arrival schedule: the prediction
 is then the span of the send times (else `(requests − 1) ÷ rate`) plus one request's TTFT and
 decode, and only a wall longer than that (a queue building up) is unexplained. When failed
@@ -44,8 +53,9 @@ prompts, which is where a queue's time shows.
 
 ## When it cannot decide
 Without per-request first-token and end times, the first wave's time to first token is
-unknown (a summary's median TTFT may contain the queue the prediction must leave out); without
-a decode rate there is nothing to predict from.
+unknown (a summary's median TTFT may contain the queue the prediction must leave out), unless
+the run is one request or one batch admitted at once; without a decode rate there is nothing
+to predict from, except for a batch of one output token per request, which has no decode step.
 
 ## What to do
 Find where the unexplained time went: a queue (BR003, BR004), a few slow requests, errors
@@ -125,17 +135,40 @@ def check(data: AuditData) -> list[Finding]:
     return [_check_run(data, str(r)) for r in data.stats.index]
 
 
+def batch_ttft(data: AuditData, run_id: str) -> float:
+    """The one time to first token of a run whose requests were all admitted at once and
+    prefilled together (its summary's `batch_ttft_s`), NaN for any other run.
+
+    Every request of such a run is in the first wave: none waited for a slot."""
+    summary = data.run_field(run_id, "summary")
+    value = number(summary.get("batch_ttft_s")) if isinstance(summary, dict) else None
+    return math.nan if value is None else value
+
+
+def _batch_name(requests: int) -> str:
+    """The prefill term of a batch admitted at once, named."""
+    who = "its one request" if requests == 1 else f"{requests:,} requests prefilled together"
+    return f"the batch's one TTFT ({who})"
+
+
 def _check_run(data: AuditData, run_id: str) -> Finding:
     s = data.figures(run_id)
     ttft, rate = first_wave_ttft(data, run_id), float(s["median_decode_tps"])
-    one = int(s["requests"]) == 1 and s.flag("from_summary")
-    if math.isnan(ttft) and one:
+    # one batch admitted at once, known only from its record when no request has times
+    batch = batch_ttft(data, run_id) if math.isnan(ttft) else math.nan
+    together = not math.isnan(batch)
+    one = int(s["requests"]) == 1 and s.flag("from_summary") and not together
+    if together:
+        ttft = batch
+    elif math.isnan(ttft) and one:
         # a summary of one request: its median TTFT is that request's, the whole first wave
         ttft = float(s["median_ttft_s"])
     longest, wall = float(s["out_max"]), float(s["wall_s"])
     if math.isnan(longest) and one:
         longest = float(s["output_tokens"])  # its one output
-    if math.isnan(ttft) or math.isnan(rate) or rate <= 0:
+    # a batch of one output token has no decode step, and needs no decode rate
+    no_decode = together and longest == 1
+    if math.isnan(ttft) or ((math.isnan(rate) or rate <= 0) and not no_decode):
         return RULE.finding(run_id, Outcome.UNDECIDABLE, _missing(ttft, rate, s))
     if math.isnan(wall) or wall <= 0 or math.isnan(longest):
         return RULE.finding(run_id, Outcome.UNDECIDABLE, "no wall clock or output lengths")
@@ -145,27 +178,45 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     first_term, term_name = (
         ttft,
         (
-            "TTFT of its one request"
+            _batch_name(int(s["requests"]))
+            if together
+            else "TTFT of its one request"
             if one
             else "median TTFT"
             if data.concurrency(run_id) == 1
             else "median TTFT of the first wave"
         ),
     )
-    if not math.isnan(prefill) and prefill > ttft:
+    # the batch's prefill gave every request its first token: decode steps make the rest
+    # (1 ÷ the rate is a TPOT, the time per token after the first)
+    if no_decode:
+        decode_s, decode_text = 0.0, "no decode step (each request's one token is the prefill's)"
+    elif together:
+        decode_s = (longest - 1) / rate
+        decode_text = (
+            f"(longest output {fmt(longest, 0)} − 1, its first token from the prefill) ÷ "
+            f"median decode {fmt(rate, 2)}"
+        )
+    else:
+        decode_s = longest / rate
+        decode_text = f"longest output {fmt(longest, 0)} ÷ median decode {fmt(rate, 2)}"
+    # a prefill rate taken from this TTFT itself (a batch's, one request's) gives it back up
+    # to rounding: only a longer Σ prompt ÷ rate is another first term
+    if not math.isnan(prefill) and prefill > ttft * (1 + 1e-9):
         first_term, term_name = prefill, "Σ prompt ÷ prefill rate"
     schedule = _schedule(data, run_id)
     if schedule is not None:
         # open loop: the last request is sent when the schedule says, then takes one request's time
         waves, typical = 1, longest
-        predicted = schedule[0] + first_term + longest / rate
+        predicted = schedule[0] + first_term + decode_s
     else:
         # closed loop with more requests than slots: requests ÷ N waves, one after another
         n = data.concurrency(run_id)
         waves = math.ceil(int(s["requests"]) / n) if not math.isnan(n) and n >= 1 else 1
         # the last wave ends with the longest request; the waves before it take a typical one
         typical = float(s["out_mean"]) if waves > 1 else longest
-        predicted = (waves - 1) * (first_term + typical / rate) + first_term + longest / rate
+        earlier = (waves - 1) * (first_term + typical / rate) if waves > 1 else 0.0
+        predicted = earlier + first_term + decode_s
     total = float(s["output_tokens"])
     off = wall / predicted - 1
     numbers = {
@@ -189,8 +240,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
                 if waves > 1
                 else ""
             )
-            + f"{term_name} {fmt(first_term, 2)} + longest output {fmt(longest, 0)} ÷ median "
-            f"decode {fmt(rate, 2)} = {fmt(predicted, 2)} s"
+            + f"{term_name} {fmt(first_term, 2)} + {decode_text} = {fmt(predicted, 2)} s"
         ),
         f"predicted aggregate = {fmt(total, 0)} ÷ {fmt(predicted, 2)} = "
         f"{_rate(total / predicted)} tok/s; measured {fmt(total, 0)} ÷ {fmt(wall, 2)} = "

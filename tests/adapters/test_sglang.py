@@ -392,3 +392,75 @@ def test_bench_one_batch_notes_are_short_enough_to_be_shown_whole(tmp_path):
     notes = [d for r in api.audit([str(path)]).runs for d in r.derived]
     assert len(notes) >= 10
     assert all(len(note) <= MAX_SHOWN for note in notes), max(notes, key=len)
+
+
+def test_bench_one_batch_wall_is_its_prefill_and_decode_steps(tmp_path):
+    # all 8 sequences are admitted and prefilled in one pass (nothing waits for a slot), so
+    # the batch's 0.31 s prefill is every sequence's time to first token; 15 decode steps of
+    # 0.0119 s follow (the first of the 16 tokens came from the prefill): 0.4885 s, the wall.
+    # BR009 called this undecidable, saying the TTFT "may include waiting for a slot"
+    path = tmp_path / "result.jsonl"
+    path.write_text(json.dumps(OFFLINE_BATCH) + "\n")
+    (wall,) = api.audit([str(path)], select=["BR009"]).findings
+    assert "slot" not in wall.message
+    assert str(wall.outcome) == "passed"
+    assert wall.message == (
+        "TTFT + decode explain the wall: predicted 0.49 s, measured 0.49 s (0.0% apart)"
+    )
+    assert wall.arithmetic[0] == (
+        "predicted wall = the batch's one TTFT (8 requests prefilled together) 0.31 + "
+        "(longest output 16 − 1, its first token from the prefill) ÷ median decode 84.03 "
+        "= 0.49 s"
+    )
+    assert wall.numbers["predicted_wall_s"] == pytest.approx(0.4885)
+
+
+def test_bench_one_batch_of_two_tokens_is_not_said_to_be_short_of_its_prediction(tmp_path):
+    # one sequence, 2 tokens: a 20 ms prefill, then one 20 ms decode step. Counting the first
+    # token as decoded too (16 tokens ÷ the rate of one step) would predict 60 ms against the
+    # 40 ms wall, "33% shorter", of a wall that is exactly prefill + its one step
+    line = OFFLINE_BATCH | {
+        "batch_size": 1, "input_len": 32, "output_len": 2, "prefill_latency": 0.02,
+        "median_decode_latency": 0.02, "median_decode_throughput": 50.0,
+        "total_latency": 0.04,
+    }  # fmt: skip
+    path = tmp_path / "result.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    (wall,) = api.audit([str(path)], select=["BR009"]).findings
+    assert str(wall.outcome) == "passed"
+    assert wall.arithmetic[0] == (
+        "predicted wall = the batch's one TTFT (its one request) 0.02 + (longest output 2 − 1, "
+        "its first token from the prefill) ÷ median decode 50.00 = 0.04 s"
+    )
+
+
+def test_bench_one_batch_of_one_token_is_its_prefill(tmp_path):
+    # output_len 1: the prefill yields each sequence's only token, no decode step follows, so
+    # the wall is the prefill and no decode rate is needed (it was undecidable for want of one)
+    line = {
+        "run_name": "default", "batch_size": 4, "input_len": 512, "output_len": 1,
+        "prefill_latency": 0.05, "prefill_throughput": 40960.0, "total_latency": 0.05,
+        "overall_throughput": 40960.0,
+    }  # fmt: skip
+    path = tmp_path / "result.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    (wall,) = api.audit([str(path)], select=["BR009"]).findings
+    assert str(wall.outcome) == "passed"
+    assert wall.arithmetic[0] == (
+        "predicted wall = the batch's one TTFT (4 requests prefilled together) 0.05 + no decode "
+        "step (each request's one token is the prefill's) = 0.05 s"
+    )
+
+
+def test_bench_one_batch_server_line_makes_no_claim_about_waiting(tmp_path):
+    # the server schedules the batch's sequences as it likes: nothing says they were admitted
+    # at once, and the line times no first token, so BR009 stays undecidable, without a hedge
+    line = {
+        "run_name": "default", "batch_size": 64, "input_len": 128, "output_len": 32,
+        "latency": 3.2, "output_throughput": 640.0, "overall_throughput": 3200.0,
+    }  # fmt: skip
+    path = tmp_path / "result.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    (wall,) = api.audit([str(path)], select=["BR009"]).findings
+    assert str(wall.outcome) == "undecidable"
+    assert "slot" not in wall.message
