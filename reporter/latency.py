@@ -210,6 +210,13 @@ def with_summary(
     return latency, None
 
 
+def batch_ttft(source: str | None, summary: dict[str, Any]) -> float | None:
+    """The one time to first token of a run prefilled as one batch (summary `batch_ttft_s`),
+    when its requests' own TTFTs are unknown (`source` is not "requests"); else None. It is a
+    timing of the whole batch, not a percentile: shown beside the percentiles, never as one."""
+    return None if source == "requests" else finite_number(summary.get("batch_ttft_s"))
+
+
 def run_latencies(table: pd.DataFrame) -> dict[str, dict[str, dict[str, Any]]]:
     """`run_latency` of every run of the table, read at once (a pandas look-up per figure
     cost more than the verdict's own work per run on a sweep of thousands of runs); a run

@@ -154,6 +154,10 @@ class RunSummary:
     #: Where the latency percentiles come from: "requests" (computed from the request rows),
     #: "summary" (the tool's own, as its file states them), None when there are none.
     latency_source: str | None = None
+    #: The one time to first token of a run whose requests were all prefilled together as one
+    #: batch, timed once (seconds): every request's, and no percentile; None for other runs
+    #: and wherever the requests' own TTFTs are known.
+    batch_ttft_s: float | None = None
     #: "prompt" for a prompt-processing test (llama-bench pp), whose figure is prompt_tps.
     phase: str | None = None
     prompt_tps: float | None = None
@@ -514,7 +518,7 @@ def _run_dict(r: RunSummary) -> dict[str, Any]:
         "verdict": str(r.verdict), "reasons": r.reasons, "questions": r.questions,
         "derived": r.derived, "source": r.source,
         "latency": {m: {p: _num(v, 9) for p, v in q.items()} for m, q in r.latency.items()},
-        "latency_source": r.latency_source,
+        "latency_source": r.latency_source, "batch_ttft_s": _num(r.batch_ttft_s, 9),
         "phase": r.phase, "prompt_tps": _num(r.prompt_tps),
         "decode_bound": _num(r.decode_bound), "decode_bound_exact": r.decode_bound_exact,
         "in_flight_how": r.in_flight_how, "request_rate": _num(r.request_rate), "load": r.load,

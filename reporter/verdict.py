@@ -18,7 +18,7 @@ from reporter.claims import CLAIM_TOLERANCE, matching
 from reporter.facts import RATE, Decision, RunFacts
 from reporter.findings import Finding, RuleDoc
 from reporter.ingest.validate import SCHEMA_NAME
-from reporter.latency import run_latencies, run_latency, with_summary
+from reporter.latency import batch_ttft, run_latencies, run_latency, with_summary
 from reporter.model import (
     EMPTY_RUN,
     FORMAT_VERSION,
@@ -151,9 +151,9 @@ def build_verdict(
             kind = VerdictKind.SUPPORTED
         run_verdicts[run_id] = kind
         summary = row.get("summary")
+        stated = summary if isinstance(summary, dict) else {}
         latency, latency_source = with_summary(
-            latency_of.get(run_id) or run_latency(latencies, run_id),
-            summary if isinstance(summary, dict) else {},
+            latency_of.get(run_id) or run_latency(latencies, run_id), stated
         )
         runs.append(
             RunSummary(
@@ -182,6 +182,7 @@ def build_verdict(
                 else str(row["source_path"]),
                 latency=latency,
                 latency_source=latency_source,
+                batch_ttft_s=batch_ttft(latency_source, stated),
                 phase=None if row.get("phase") is None else str(row["phase"]),
                 prompt_tps=number(s["prompt_tps"]) if prompt_only else None,
                 decode_bound=rf.decode.value if rf.decode is not None else None,

@@ -49,6 +49,13 @@ MAX_EVIDENCE_ROWS = 20
 HANDFUL = 6
 MAX_REFS = 12
 
+#: The mark of a TTFT cell that holds a batch's one time to first token, and what it means.
+BATCH_MARK = "(whole batch)"
+BATCH_TTFT = (
+    f"{BATCH_MARK}: the batch's one time to first token, timed once by the tool (its sequences "
+    "were prefilled together and got their first tokens in that one pass), not a percentile"
+)
+
 VERDICT_TEXT = {
     VerdictKind.SUPPORTED: "Supported",
     VerdictKind.UNDERSTATED: "Understated",
@@ -193,6 +200,8 @@ class RunView:
     latency: dict[str, str]
     #: Whether those are the tool's own percentiles, from its summary (not the requests').
     latency_from_summary: bool = False
+    #: Whether its TTFT cell is a batch's one time to first token (BATCH_TTFT), not percentiles.
+    batch_ttft: bool = False
     #: The run's element in its group's section, and the findings that concern it.
     anchor: str = ""
     findings: list[Link] = field(default_factory=list)
@@ -288,6 +297,8 @@ class ReportContext:
     chart_notes: list[str] = field(default_factory=list)
     #: Whether any run has latency percentiles to print.
     has_latency: bool = False
+    #: What a TTFT cell marked BATCH_MARK holds (the template prints it under the table).
+    batch_ttft_note: str = BATCH_TTFT
     #: One section per group, in the verdict's order (reporter.render.context.sections).
     sections: list[GroupSection] = field(default_factory=list)
     #: Charts about no one group (the wall-clock split, bandwidth).
@@ -490,6 +501,7 @@ def run_view(
 ) -> RunView:
     """The run's cells; `context` is BR017's finding of it, whose context length the context
     cell shows; `lone` are the runs of one request in its group (for its prefill note)."""
+    latency = latency_cells(r.latency, r.batch_ttft_s)
     return RunView(
         id=shown(r.id),
         group=shown(r.group),
@@ -522,17 +534,21 @@ def run_view(
         median_decode_tps=num(r.median_decode_tps),
         source=shown(r.source),
         derived=[shown(x) for x in r.derived],
-        latency=latency_cells(r.latency),
+        latency=latency,
         latency_from_summary=r.latency_source == "summary",
+        batch_ttft=latency["ttft_s"].endswith(BATCH_MARK),
     )
 
 
 LATENCY_METRICS = (("ttft_s", "TTFT"), ("itl_s", "ITL"), ("tpot_s", "TPOT"), ("e2e_s", "e2e"))
 
 
-def latency_cells(latency: dict[str, dict[str, Any]]) -> dict[str, str]:
+def latency_cells(
+    latency: dict[str, dict[str, Any]], batch_ttft_s: float | None = None
+) -> dict[str, str]:
     """Each latency metric as "p50 / p90 / p99" in milliseconds, `n/a` for a percentile the
-    file does not give (a tool's summary may state p50 and p99 only); "" when none is known."""
+    file does not give (a tool's summary may state p50 and p99 only); "" when none is known.
+    A batch's one time to first token is its TTFT cell, once, marked (BATCH_MARK)."""
     cells = {}
     for key, _ in LATENCY_METRICS:
         q = latency.get(key) or {}
@@ -541,6 +557,9 @@ def latency_cells(latency: dict[str, dict[str, Any]]) -> dict[str, str]:
         cells[key] = (
             " / ".join(num(None if v is None else v * 1000, 1) for v in values) if known else ""
         )
+    batch = finite(batch_ttft_s)
+    if batch is not None and not cells["ttft_s"]:
+        cells["ttft_s"] = f"{num(batch * 1000, 1)} {BATCH_MARK}"
     return cells
 
 

@@ -155,11 +155,14 @@ def _axis_label(g: GroupSummary, concurrency: dict[str, float | None]) -> str:
 
 def _latency_table(verdict: Verdict) -> list[RenderableType]:
     """Per run, TTFT / TPOT / ITL / e2e at p50 / p90 / p99 in ms, where measured."""
-    from reporter.render.context import LATENCY_METRICS, latency_cells
+    from reporter.render.context import BATCH_MARK, BATCH_TTFT, LATENCY_METRICS, latency_cells
 
     rows = [
         # the mark first: a long run id is cut at the column's width, the mark is not
-        (("* " if r.latency_source == "summary" else "") + v(r.id), latency_cells(r.latency))
+        (
+            ("* " if r.latency_source == "summary" else "") + v(r.id),
+            latency_cells(r.latency, r.batch_ttft_s),
+        )
         for r in verdict.runs
     ]
     rows = [(run_id, cells) for run_id, cells in rows if any(cells.values())]
@@ -173,6 +176,8 @@ def _latency_table(verdict: Verdict) -> list[RenderableType]:
     out: list[RenderableType] = ["latency, ms (p50 / p90 / p99)", terminal.indented(table)]
     if any(r.latency_source == "summary" for r in verdict.runs):
         out.append("  * the tool's own percentiles, from its summary (n/a where it gives none)")
+    if any(cells["ttft_s"].endswith(BATCH_MARK) for _, cells in rows):
+        out.append(f"  {BATCH_TTFT}")
     return [*out, ""]
 
 

@@ -464,3 +464,46 @@ def test_bench_one_batch_server_line_makes_no_claim_about_waiting(tmp_path):
     (wall,) = api.audit([str(path)], select=["BR009"]).findings
     assert str(wall.outcome) == "undecidable"
     assert "slot" not in wall.message
+
+
+def test_bench_one_batch_ttft_is_the_batchs_one_not_a_percentile(tmp_path):
+    # prefill_latency is one timing of the whole batch, not the tool's median of per-request
+    # TTFTs: the latency table showed it as "310.0 / n/a / n/a" under "the tool's own
+    # percentiles". It is shown once, said to be the batch's; the median decode step stays
+    # the tool's own p50 of the gaps between tokens
+    from reporter.render.html import render_html
+    from reporter.render.text import render_text
+
+    path = tmp_path / "result.jsonl"
+    path.write_text(json.dumps(OFFLINE_BATCH) + "\n")
+    verdict = api.audit([str(path)])
+    page, text = render_html(verdict), render_text(verdict)
+    assert "310.0 / n/a / n/a" not in page
+    assert "310.0 / n/a / n/a" not in text
+    (run_,) = verdict.runs
+    assert run_.latency["ttft_s"] == {"p50": None, "p90": None, "p99": None}
+    assert run_.latency["itl_s"]["p50"] == pytest.approx(0.0119)
+    assert run_.batch_ttft_s == pytest.approx(0.31)
+    assert verdict.to_dict()["runs"][0]["batch_ttft_s"] == pytest.approx(0.31)
+    cells = '<td class="num">310.0 (whole batch)</td><td class="num">11.9 / n/a / n/a</td>'
+    assert cells in page
+    assert "310.0 (whole batch)" in text and "11.9 / n/a / n/a" in text
+    note = (
+        "(whole batch): the batch's one time to first token, timed once by the tool (its "
+        "sequences were prefilled together and got their first tokens in that one pass), "
+        "not a percentile"
+    )
+    assert f"  {note}" in text
+    escaped = note.replace("'", "&#39;")  # as the report's escaping writes it
+    assert f'<p class="note">{escaped}</p>' in page
+
+
+def test_a_converted_bench_one_batch_keeps_its_batch_ttft(tmp_path):
+    path = tmp_path / "result.jsonl"
+    path.write_text(json.dumps(OFFLINE_BATCH) + "\n")
+    converted = tmp_path / "converted.jsonl"
+    api.convert_file(path, str(converted))
+    verdict = api.audit([converted], select=["BR009"])
+    (wall,) = verdict.findings
+    assert str(wall.outcome) == "passed"
+    assert verdict.runs[0].batch_ttft_s == pytest.approx(0.31)
