@@ -200,6 +200,11 @@ class AuditData:
         """One run's record, flattened (reporter.table.RUN_COLUMNS)."""
         return self._run_rows[run_id]
 
+    def run_rows(self) -> list[pd.Series]:
+        """Every run's record in file order, the Series taken once for every rule and the
+        verdict (a pass of iterrows builds one Series per run, each time). Read only."""
+        return list(self._run_rows.values())
+
     @cached_property
     def _run_rows(self) -> dict[str, pd.Series]:
         """Each run's record as a Series, taken once (rules ask for it per finding)."""

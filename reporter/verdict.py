@@ -107,7 +107,7 @@ def build_verdict(
     latency_of = run_latencies(latencies)  # each run's, read at once
     runs: list[RunSummary] = []
     run_verdicts: dict[str, VerdictKind] = {}
-    for _, row in data.tables.runs.iterrows():
+    for row in data.run_rows():
         run_id, group = str(row["run"]), str(row["group"])
         s = data.figures(run_id)
         reasons = []
@@ -305,7 +305,7 @@ def _inputs(data: AuditData) -> list[InputSummary]:
     """The files read, each with the tools its run records name and the schema they declare."""
     tools: dict[str, list[tuple[str, str | None]]] = {}
     schemas: dict[str, str] = {}
-    for _, row in data.tables.runs.iterrows():
+    for row in data.run_rows():
         path = str(row.get("source_path") or "")
         if row.get("tool_name"):
             tool = (str(row["tool_name"]), _text(row.get("tool_version")))

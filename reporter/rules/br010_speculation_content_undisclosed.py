@@ -46,7 +46,7 @@ from reporter.types import Outcome, Severity
 
 
 def check(data: AuditData) -> list[Finding]:
-    return [_check_run(data, str(r["run"]), r) for _, r in data.tables.runs.iterrows()]
+    return [_check_run(data, str(r["run"]), r) for r in data.run_rows()]
 
 
 def _content(run: Any) -> str | None:

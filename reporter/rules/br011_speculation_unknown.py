@@ -50,7 +50,7 @@ from reporter.types import Outcome, Severity
 
 
 def check(data: AuditData) -> list[Finding]:
-    return [_check_run(data, str(r["run"]), r) for _, r in data.tables.runs.iterrows()]
+    return [_check_run(data, str(r["run"]), r) for r in data.run_rows()]
 
 
 def _evidence_on(run: Any) -> str | None:

@@ -133,7 +133,7 @@ def _lines(logs: pd.DataFrame) -> list[_Line]:
 
 def check(data: AuditData) -> list[Finding]:
     lines = _lines(data.tables.logs) if len(data.tables.logs) else []
-    return [_check_run(data, str(r["run"]), r, lines) for _, r in data.tables.runs.iterrows()]
+    return [_check_run(data, str(r["run"]), r, lines) for r in data.run_rows()]
 
 
 def _wanted(run: Any, lines: list[_Line]) -> dict[str, list[features.Flag]]:

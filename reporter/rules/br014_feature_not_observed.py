@@ -120,9 +120,7 @@ class Verdict:
 def check(data: AuditData) -> list[Finding]:
     repeats: dict[tuple[str, ...], _Repeats] = {}
     sweeps: dict[str, pd.Series] = {}
-    return [
-        _check_run(data, str(r["run"]), r, repeats, sweeps) for _, r in data.tables.runs.iterrows()
-    ]
+    return [_check_run(data, str(r["run"]), r, repeats, sweeps) for r in data.run_rows()]
 
 
 def _cache_config(run: Any) -> str | None:

@@ -82,7 +82,7 @@ MOE_TYPICAL = 0.65  # METHOD §6: "MoE decode typically reaches 60–65%"
 
 
 def check(data: AuditData) -> list[Finding]:
-    findings = [_check_run(data, str(r["run"]), r) for _, r in data.tables.runs.iterrows()]
+    findings = [_check_run(data, str(r["run"]), r) for r in data.run_rows()]
     findings += [_check_claim(data, c) for c in data.claim_checks if c.metric == "stream_tps"]
     return findings
 

@@ -100,7 +100,7 @@ _LENGTHS = ("prompt_tokens", "context_tokens", "output_tokens_requested")
 
 
 def check(data: AuditData) -> list[Finding]:
-    findings = [_check_run(data, str(r["run"]), r) for _, r in data.tables.runs.iterrows()]
+    findings = [_check_run(data, str(r["run"]), r) for r in data.run_rows()]
     sweep = _check_sweep(data)
     if sweep is not None:
         findings.append(sweep)
@@ -290,7 +290,7 @@ def _check_sweep(data: AuditData) -> Finding | None:
     """
     sets: dict[tuple[str, ...], list[_Point]] = {}
     modes: dict[tuple[str, ...], tuple[Any, Any]] = {}
-    for _, run in data.tables.runs.iterrows():
+    for run in data.run_rows():
         run_id = str(run["run"])
         rate = compare.cell(data.stats, run_id, "median_decode_tps")
         ctx, _ = context_of(data, run_id, run)

@@ -75,7 +75,7 @@ CPU = threshold(
 
 
 def check(data: AuditData) -> list[Finding]:
-    return [_check_run(data, str(r["run"]), r) for _, r in data.tables.runs.iterrows()]
+    return [_check_run(data, str(r["run"]), r) for r in data.run_rows()]
 
 
 def client_health(run: Any) -> Mapping[str, Any] | None:
