@@ -165,7 +165,7 @@ def start(count: int | None = None) -> None:
     _workers.append(_Helper(_process.stdin, _process.stdout))
     for _, jobs_w, answers_r, _ in forks:
         _workers.append(_Helper(os.fdopen(jobs_w, "wb"), os.fdopen(answers_r, "rb")))
-    atexit.register(stop)
+    atexit.register(_stop_at_exit)
 
 
 def stop() -> None:
@@ -182,6 +182,19 @@ def stop() -> None:
         _process.kill()
         _ended.append(_process)
         _process = None
+
+
+#: How long the report process waits at its exit for a killed helper to be reaped.
+REAP_SECONDS = 1.0
+
+
+def _stop_at_exit() -> None:
+    """`stop`, then reap the killed helpers: a killed process ends at once, and one left
+    unreaped at exit is reported by Python as a subprocess still running."""
+    stop()
+    while _ended:
+        with contextlib.suppress(subprocess.TimeoutExpired, OSError):
+            _ended.pop().wait(timeout=REAP_SECONDS)
 
 
 def running() -> bool:

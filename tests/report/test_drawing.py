@@ -302,3 +302,15 @@ def test_a_lagging_load_average_does_not_hide_an_idle_core(monkeypatch: pytest.M
 def test_the_threads_running_now_are_read_from_the_kernel() -> None:
     running = drawing._running_now()
     assert isinstance(running, int) and running >= 0
+
+
+def test_a_process_that_started_helpers_reaps_them_at_its_exit(tmp_path: Path) -> None:
+    # the helper is killed at exit without waiting for it to draw; left unreaped, Python
+    # reports a subprocess still running (a ResourceWarning, shown with -W default)
+    program = "from reporter.render import drawing\ndrawing.start(1)\nassert drawing.running()\n"
+    done = subprocess.run(
+        [sys.executable, "-W", "always::ResourceWarning", "-c", program],
+        capture_output=True, text=True, cwd=ROOT, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "still running" not in done.stderr
