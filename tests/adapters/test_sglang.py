@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -394,14 +396,20 @@ def test_bench_one_batch_notes_are_short_enough_to_be_shown_whole(tmp_path):
     assert all(len(note) <= MAX_SHOWN for note in notes), max(notes, key=len)
 
 
+def _wall_finding(tmp_path: Path, line: dict[str, Any]) -> Any:
+    """BR009's finding on a result file of this one line."""
+    path = tmp_path / "result.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    (wall,) = api.audit([str(path)], select=["BR009"]).findings
+    return wall
+
+
 def test_bench_one_batch_wall_is_its_prefill_and_decode_steps(tmp_path):
     # all 8 sequences are admitted and prefilled in one pass (nothing waits for a slot), so
     # the batch's 0.31 s prefill is every sequence's time to first token; 15 decode steps of
     # 0.0119 s follow (the first of the 16 tokens came from the prefill): 0.4885 s, the wall.
     # BR009 called this undecidable, saying the TTFT "may include waiting for a slot"
-    path = tmp_path / "result.jsonl"
-    path.write_text(json.dumps(OFFLINE_BATCH) + "\n")
-    (wall,) = api.audit([str(path)], select=["BR009"]).findings
+    wall = _wall_finding(tmp_path, OFFLINE_BATCH)
     assert "slot" not in wall.message
     assert str(wall.outcome) == "passed"
     assert wall.message == (
@@ -424,9 +432,7 @@ def test_bench_one_batch_of_two_tokens_is_not_said_to_be_short_of_its_prediction
         "median_decode_latency": 0.02, "median_decode_throughput": 50.0,
         "total_latency": 0.04,
     }  # fmt: skip
-    path = tmp_path / "result.jsonl"
-    path.write_text(json.dumps(line) + "\n")
-    (wall,) = api.audit([str(path)], select=["BR009"]).findings
+    wall = _wall_finding(tmp_path, line)
     assert str(wall.outcome) == "passed"
     assert wall.arithmetic[0] == (
         "predicted wall = the batch's one TTFT (its one request) 0.02 + (longest output 2 − 1, "
@@ -442,9 +448,7 @@ def test_bench_one_batch_of_one_token_is_its_prefill(tmp_path):
         "prefill_latency": 0.05, "prefill_throughput": 40960.0, "total_latency": 0.05,
         "overall_throughput": 40960.0,
     }  # fmt: skip
-    path = tmp_path / "result.jsonl"
-    path.write_text(json.dumps(line) + "\n")
-    (wall,) = api.audit([str(path)], select=["BR009"]).findings
+    wall = _wall_finding(tmp_path, line)
     assert str(wall.outcome) == "passed"
     assert wall.arithmetic[0] == (
         "predicted wall = the batch's one TTFT (4 requests prefilled together) 0.05 + no decode "
@@ -459,9 +463,7 @@ def test_bench_one_batch_server_line_makes_no_claim_about_waiting(tmp_path):
         "run_name": "default", "batch_size": 64, "input_len": 128, "output_len": 32,
         "latency": 3.2, "output_throughput": 640.0, "overall_throughput": 3200.0,
     }  # fmt: skip
-    path = tmp_path / "result.jsonl"
-    path.write_text(json.dumps(line) + "\n")
-    (wall,) = api.audit([str(path)], select=["BR009"]).findings
+    wall = _wall_finding(tmp_path, line)
     assert str(wall.outcome) == "undecidable"
     assert "slot" not in wall.message
 
