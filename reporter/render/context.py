@@ -474,7 +474,7 @@ def _prompt_cell(r: RunSummary) -> str:
 CONTEXT_SOURCES = (
     ("workload.context_tokens", "{}"),
     ("workload.prompt_tokens", "{} (stated prompt, at first token)"),
-    ("the requests' prompt_tokens", "≈ {} (mean prompt, at first token)"),
+    ("the requests' mean prompt_tokens", "≈ {} (mean prompt, at first token)"),
     ("the summary's mean prompt length", "≈ {} (summary's mean prompt, at first token)"),
     ("the summary's prompt tokens ÷ completed", "≈ {} (prompt total ÷ completed, at first token)"),
 )

@@ -114,12 +114,12 @@ def context_of(data: AuditData, run_id: str, run: Any) -> tuple[float | None, st
         return ctx, "workload.context_tokens"
     prompt = number(run.get("prompt_tokens"))
     if prompt is not None:
-        return prompt, "workload.prompt_tokens (context at the first decoded token)"
+        return prompt, "workload.prompt_tokens; context at the first decoded token"
     mean = number(compare.cell(data.stats, run_id, "prompt_tokens_mean"))
     if mean is not None and compare.cell(data.stats, run_id, "from_summary") == 1:
         return mean, "the summary's mean prompt length; context at the first decoded token"
     if mean is not None:
-        return mean, "the requests' prompt_tokens (mean; context at the first decoded token)"
+        return mean, "the requests' mean prompt_tokens; context at the first decoded token"
     # a summary's prompt tokens over its completed requests (vLLM, SGLang and LLMPerf count
     # the prompts of those only): their mean
     total = number(compare.cell(data.stats, run_id, "prompt_tokens_total"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from reporter import api
 from tests.conftest import FIXTURES, finding
 
@@ -260,3 +262,29 @@ def test_shipped_traces_put_no_decode_change_on_context(traces_verdict):
         "b-queue-n16); not put on context: natural-stop answers of 218.3 and 56.6 tokens a "
         "request",
     ]
+
+
+def _depth(text: str) -> int:
+    """How deep the parentheses of `text` nest."""
+    deepest = level = 0
+    for c in text:
+        level += (c == "(") - (c == ")")
+        deepest = max(deepest, level)
+    return deepest
+
+
+def test_a_context_from_the_prompt_length_is_said_without_nested_parentheses(tmp_path):
+    # "context 24 tokens (workload.prompt_tokens (context at the first decoded token))"
+    run = {"kind": "run", "schema": "benchreport/1", "id": "r", "engine": {"name": "e"},
+           "workload": {"concurrency": 1, "prompt_tokens": 24}}  # fmt: skip
+    request = {"kind": "request", "run": "r", "id": 0, "t_send": 0.0, "t_first": 0.1,
+               "t_end": 1.1, "prompt_tokens": 24, "output_tokens": 100}  # fmt: skip
+    stated = tmp_path / "stated.jsonl"
+    stated.write_text(json.dumps(run) + "\n" + json.dumps(request) + "\n")
+    del run["workload"]["prompt_tokens"]
+    counted = tmp_path / "counted.jsonl"
+    counted.write_text(json.dumps(run) + "\n" + json.dumps(request) + "\n")
+    for path, source in ((stated, "workload.prompt_tokens"), (counted, "mean prompt_tokens")):
+        f = finding(api.audit([path], select=["BR017"]).to_dict(), "BR017", "r")
+        assert f["outcome"] == "passed" and source in f["message"]
+        assert _depth(f["message"]) == 1, f["message"]
