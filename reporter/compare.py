@@ -26,7 +26,7 @@ from reporter import features
 from reporter.bandwidth import bytes_per_token, gb
 from reporter.config import threshold
 from reporter.errors import UsageError
-from reporter.numbers import fmt
+from reporter.numbers import fmt, listed
 from reporter.values import number
 
 if TYPE_CHECKING:
@@ -722,7 +722,7 @@ def resolve(runs: pd.DataFrame, name: str) -> str:
         ]
         if len(here):
             return str(here["run"].iloc[0])
-    shown = ", ".join(ids[:12]) + (f" and {len(ids) - 12} more" if len(ids) > 12 else "")
+    shown = listed(ids, 12)
     raise UsageError(f"no run {name!r} in the traces; expected one of {shown}")
 
 

@@ -20,6 +20,7 @@ No imports beyond the standard library: the command line's fast paths may use it
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from decimal import ROUND_FLOOR, Decimal
 
 #: What a figure that is not known prints as.
@@ -118,6 +119,12 @@ def all_of(count: float | int, noun: str) -> str:
     if count == 1:
         return f"the one {noun}"
     return f"both {noun}s" if count == 2 else f"all {fmt(count, 0)} {noun}s"
+
+
+def listed(items: Sequence[str], limit: int) -> str:
+    """The first `limit` items, then how many more: "a, b, c and 4 more"."""
+    more = len(items) - limit
+    return ", ".join(items[:limit]) + (f" and {more} more" if more > 0 else "")
 
 
 def counted(count: float | int, noun: str) -> str:

@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 
 from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, RenderError, TraceError
 from reporter.ingest.validate import record_problems
+from reporter.numbers import listed
 from reporter.table import InputFile, Partial, Tables, normalize_requests
 from reporter.types import PathLike
 
@@ -475,7 +476,5 @@ def notes(where: str, origins: set[str]) -> list[str]:
     elsewhere = [o for o in sorted(origins) if o and o != where]
     if not elsewhere:
         return []
-    shown = ", ".join(elsewhere[:3]) + (
-        f" and {len(elsewhere) - 3} more" if len(elsewhere) > 3 else ""
-    )
+    shown = listed(elsewhere, 3)
     return [f"Parquet rows keep the lines of the file(s) they were converted from: {shown}"]

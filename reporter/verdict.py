@@ -34,7 +34,7 @@ from reporter.model import (
     rate_digits,
     verdict_from_dict,
 )
-from reporter.numbers import counted, fmt
+from reporter.numbers import counted, fmt, listed
 from reporter.series import run_series, with_request_times
 from reporter.types import Outcome, VerdictKind, worst
 from reporter.values import finite, number
@@ -512,11 +512,6 @@ def undisclosed(data: AuditData) -> list[str]:
     for label, missing_mask in checks:
         missing = ids[missing_mask]
         if len(missing):
-            which = (
-                "all runs"
-                if len(missing) == len(runs)
-                else ", ".join(missing[:5])
-                + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-            )
+            which = "all runs" if len(missing) == len(runs) else listed(list(missing), 5)
             out.append(f"{label}: {which}")
     return out

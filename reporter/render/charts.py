@@ -20,6 +20,7 @@ import vl_convert as vlc
 
 from reporter.errors import RenderError
 from reporter.model import Completions, GroupSummary, RunSeries, RunSummary, Timeline, Verdict
+from reporter.numbers import listed
 from reporter.render import chartjobs, fonts
 from reporter.render.common import (
     MAX_MESSAGE,
@@ -533,9 +534,7 @@ def wall_split_chart(verdict: Verdict, notes: list[str]) -> Chart | None:
             by_lack.setdefault(_split_lacks(r), []).append(r.id)
         parts = []
         for lack, ids in by_lack.items():
-            names = ", ".join(_label(u) for u in ids[:5])
-            more = f" and {len(ids) - 5} more" if len(ids) > 5 else ""
-            parts.append(f"{lack} for {names}{more}")
+            parts.append(f"{lack} for {listed([_label(u) for u in ids], 5)}")
         notes.append("wall clock split: " + "; ".join(parts))
     if not rows:
         return None

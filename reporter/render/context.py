@@ -26,6 +26,7 @@ from reporter.model import (
     Verdict,
     claim_digits,
 )
+from reporter.numbers import listed
 from reporter.render.common import (
     MAX_MESSAGE,
     SPACES,
@@ -626,8 +627,7 @@ def input_views(verdict: Verdict) -> list[InputView]:
             schema=i.schema or "—", records=f"{i.records:,}", skipped=f"{i.skipped:,}",
             skipped_reasons=[shown(x) for x in i.skipped_reasons],
             notes=[shown(x, MAX_MESSAGE) for x in i.notes],
-            tools=", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-            or "not recorded",
+            tools=listed(names, 4) or "not recorded",
         ))  # fmt: skip
     return out
 
@@ -745,9 +745,7 @@ def _headline(verdict: Verdict) -> str:
 
 def _title(verdict: Verdict) -> str:
     names = [i.path.rsplit("/", 1)[-1] for i in verdict.inputs]
-    shown_names = ", ".join(shown(n, 60) for n in names[:3])
-    if len(names) > 3:
-        shown_names += f" and {len(names) - 3} more"
+    shown_names = listed([shown(n, 60) for n in names], 3)
     return f"benchreport audit: {VERDICT_TEXT[verdict.verdict].lower()}" + (
         f" ({shown_names})" if shown_names else ""
     )

@@ -66,7 +66,7 @@ import math
 from typing import Any
 
 from reporter import compare
-from reporter.numbers import all_of, counted, fmt
+from reporter.numbers import all_of, counted, fmt, listed
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
 from reporter.types import Outcome, Severity
 
@@ -301,7 +301,7 @@ def _check_audit(data: AuditData, by_run: dict[str, dict[str, Any]]) -> Finding 
     lines = []
     for f, by in varying:
         items = list(by.items())
-        shown = "; ".join(f"{value}: {_runs_text(r)}" for value, r in items[:6])
+        shown = "; ".join(f"{value}: {listed(r, 4)}" for value, r in items[:6])
         if len(items) > 6:
             shown += f"; and {len(items) - 6} more values"
         lines.append(f"{f.label}: {shown}")
@@ -351,11 +351,6 @@ def _check_audit(data: AuditData, by_run: dict[str, dict[str, Any]]) -> Finding 
         numbers=numbers,
         refs=refs,
     )
-
-
-def _runs_text(runs: list[str], limit: int = 4) -> str:
-    text = ", ".join(runs[:limit])
-    return text + (f" and {len(runs) - limit} more" if len(runs) > limit else "")
 
 
 def _bucket_label(f: compare.Factor, rep: Any, values: list[Any]) -> str:

@@ -71,7 +71,7 @@ from typing import Any
 
 from reporter import compare
 from reporter.config import threshold
-from reporter.numbers import fmt, pct
+from reporter.numbers import fmt, listed, pct
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
 from reporter.types import Outcome, Severity
 from reporter.values import number
@@ -234,7 +234,7 @@ def _also_differs(
         missing = sorted(p.run for p in pts if p.answer is None)
         answers = _by_context(pts, lambda p: p.answer)
         if missing:
-            out.append(("answer length", f"no output length for {_runs(missing)}{tail}"))
+            out.append(("answer length", f"no output length for {listed(missing, 4)}{tail}"))
         elif _spread(answers) > tolerance:
             shown = _shown(answers, lambda v: fmt(v, 1))
             out.append(("answer length", f"{mode} of {shown} tokens a request{tail}"))
@@ -242,17 +242,12 @@ def _also_differs(
         missing = sorted(p.run for p in pts if p.acceptance is None)
         rates = _by_context(pts, lambda p: p.acceptance)
         if missing:
-            words = f"speculation on with no acceptance rate for {_runs(missing)}"
+            words = f"speculation on with no acceptance rate for {listed(missing, 4)}"
             out.append(("speculation acceptance", words))
         elif _gap(rates) > gap:
             words = f"speculation on with acceptance {_shown(rates, lambda v: pct(v, 1))}"
             out.append(("speculation acceptance", words))
     return out
-
-
-def _runs(names: list[str]) -> str:
-    more = len(names) - 4
-    return ", ".join(names[:4]) + (f" and {more} more" if more > 0 else "")
 
 
 @dataclass
