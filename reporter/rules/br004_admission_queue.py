@@ -283,7 +283,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     wait = _median(waited_ttft)
     queued = len(waited_at)
     arithmetic.append(
-        f"{queued} {'request' if queued == 1 else 'requests'} got their first token only after "
+        f"{counted(queued, 'request')} got their first token only after "
         f"another finished: median "
         f"time to first token {fmt(wait, 2)} s against {fmt(served, 2)} s "
         f"for the admitted ones; one request decodes in {fmt(decode, 2)} s"

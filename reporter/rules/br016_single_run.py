@@ -214,6 +214,8 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
     at_once = "; ".join(
         f"the {n} runs at {point} ran at the same time ({how[0]})" for point, n, how in together
     )
+    # how each such point is known to have run at once, one arithmetic line a point
+    simultaneous = [f"{point}: {how[1]}" for point, _, how in together]
     if not spreads and together:
         return RULE.finding(
             group,
@@ -221,7 +223,7 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
             f"no repeat for certain: {at_once}: on one server each carried the other's load "
             "as well, and on two they repeat each other only if the servers were set up "
             "alike, which the files do not record",
-            arithmetic=[f"{point}: {how[1]}" for point, _, how in together],
+            arithmetic=simultaneous,
             refs=[x for r in runs for x in run_ref(data, r)][:4],
             numbers={"runs": len(runs), "repeated_levels": 0, "simultaneous_levels": len(together)},
             help="repeat each point one run after another against one server, and record "
@@ -245,7 +247,7 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
             f"repeated, but repeats of one point differ by up to {fmt(worst * 100, 1)}% "
             f"(above {fmt(limit * 100, 0)}%): either the point's figure is uncertain by that "
             "much, or something the files do not record differed between the runs" + aside,
-            arithmetic=lines + [f"{point}: {how[1]}" for point, _, how in together],
+            arithmetic=lines + simultaneous,
             numbers=numbers,
             refs=[x for r in runs for x in run_ref(data, r)][:4],
             help="find what differed between the repeats (a cold first run, other load on "
@@ -255,7 +257,7 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
         group,
         Outcome.PASSED,
         f"repeated: the largest spread between repeats is {fmt(worst * 100, 1)}%{aside}",
-        arithmetic=lines + [f"{point}: {how[1]}" for point, _, how in together],
+        arithmetic=lines + simultaneous,
         numbers=numbers,
     )
 

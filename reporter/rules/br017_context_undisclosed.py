@@ -187,7 +187,7 @@ def _answer(data: AuditData, run_id: str) -> float | None:
 
 def _by_context(pts: list[_Point], value: Callable[[_Point], float | None]) -> list[float | None]:
     """The median of `value` over the runs at each context (None where no run gives it),
-    shortest context first, as the sweep's table takes its decode rates."""
+    shortest context first: the sweep's decode rates, answer lengths and acceptances."""
     groups: dict[float, list[float]] = {}
     for p in pts:
         known = groups.setdefault(p.context, [])
@@ -302,10 +302,9 @@ def _check_sweep(data: AuditData) -> Finding | None:
     for key, pts in sets.items():
         if len({round(p.context) for p in pts}) < 2:
             continue
-        by_ctx: dict[float, list[float]] = {}
-        for p in pts:
-            by_ctx.setdefault(p.context, []).append(p.rate)
-        table = sorted((c, sorted(rs)[len(rs) // 2]) for c, rs in by_ctx.items())
+        contexts = sorted({p.context for p in pts})
+        rates = [r for r in _by_context(pts, lambda p: p.rate) if r is not None]
+        table = list(zip(contexts, rates, strict=True))
         sweeps.append(_Sweep(pts, table, _also_differs(pts, *modes[key], tolerance, gap)))
     if not sweeps:
         return None
