@@ -183,6 +183,7 @@ def _sweep_folder(tmp_path, real, concurrency: int, name: str = HALF):
     return folder / "profile_export.jsonl"
 
 
+@pytest.mark.slow
 def test_records_of_one_sweep_audit_together(tmp_path, real):
     paths = [_sweep_folder(tmp_path, real, n) for n in (1, 2, 4)]
     verdict = api.audit(paths)  # every file was run "aiperf" before: an AssertionError

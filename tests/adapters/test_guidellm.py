@@ -181,6 +181,7 @@ def test_not_a_report(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_the_yaml_report_reads_the_same(real, tmp_path):
     import yaml
 

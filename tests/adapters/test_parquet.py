@@ -20,8 +20,8 @@ from tests.adapters.conftest import HERE
 from tests.adapters.test_detect import FIXTURES, REAL_FILES
 
 TRACES = Path(__file__).resolve().parents[2] / "traces"
-#: Two shipped traces in the default lane; all of them, and every real file, in the slow one.
-QUICK = ("case-a-ladder.jsonl", "case-b-queue.jsonl")
+#: One shipped trace in the default lane; all of them, and every real file, in the slow one.
+QUICK = ("case-b-queue.jsonl",)
 SHIPPED = [
     pytest.param(p.name, marks=() if p.name in QUICK else pytest.mark.slow)
     for p in sorted(TRACES.glob("*.jsonl"))
@@ -89,6 +89,7 @@ def _split_into_folder(source: Path, folder: Path, parts: int) -> None:
         pq.write_table(table.slice(i * step, step), folder / f"part-{i:03d}.parquet")
 
 
+@pytest.mark.slow
 def test_folder_of_parquet_files_is_one_trace(tmp_path):
     out = tmp_path / "trace.parquet"
     convert_file(TRACES / "case-b-forced.jsonl", str(out))

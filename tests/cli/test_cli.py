@@ -61,6 +61,7 @@ def test_json_to_stdout_is_the_machine_verdict() -> None:
         assert key in verdict["findings"][0]
 
 
+@pytest.mark.slow
 def test_json_file_is_byte_identical_across_runs(tmp_path: Path) -> None:
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     assert invoke("audit", "--json", str(a), "--fail-on", "never", LADDER)[0] == 0

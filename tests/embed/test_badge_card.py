@@ -127,6 +127,7 @@ def test_the_card_holds_the_verdict_claims_questions_and_one_chart(
     assert len(html.encode()) < 40_000
 
 
+@pytest.mark.slow
 def test_hostile_strings_in_the_card_stay_text(audited: Callable[[str], Verdict]) -> None:
     for name in ("report-hostile", "hostile"):
         verdict = audited(name)
@@ -143,6 +144,7 @@ def test_hostile_strings_in_the_card_stay_text(audited: Callable[[str], Verdict]
             assert "aggregate against N: </svg><script>alert(2)</script><U+202E>&lt;" in text
 
 
+@pytest.mark.slow
 def test_a_claim_the_card_cannot_judge_by_its_factor_says_why() -> None:
     verdict = api.audit(
         ["traces/case-a-ladder.jsonl"],

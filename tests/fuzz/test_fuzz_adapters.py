@@ -76,6 +76,7 @@ def test_broken_records_of_any_adapter_end_cleanly() -> None:
     run_property(prop)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS, ids=lambda s: f"{s.family}:{s.name}")
 def test_every_seed_is_valid(seed: Seed) -> None:
     """The unbroken seeds audit (exit 0 or 1): a mutation is then what breaks them."""

@@ -151,6 +151,7 @@ def test_hostile_options_end_cleanly() -> None:
     run_property(prop)
 
 
+@pytest.mark.slow
 def test_hostile_options_sample() -> None:
     """The default lane's sample: claims, selection and --fail-on on one trace."""
 

@@ -192,6 +192,7 @@ def test_a_yaml_alias_bomb_is_refused(hostile: Path) -> None:
     assert time.monotonic() - started < TIMEOUT_S
 
 
+@pytest.mark.slow
 def test_deeply_nested_yaml_is_refused(hostile: Path) -> None:
     path = str(hostile / "tb-mapping-deep-nesting.yaml")
     code, out, err = invoke(
@@ -215,16 +216,18 @@ SPECIAL_USES = {
 }
 
 
-def _matrix(first: str) -> list[object]:
-    """One use per special file in the quick suite; the others run with the slow tests
-    (each is a fresh interpreter)."""
-    return [u if u == first else pytest.param(u, marks=pytest.mark.slow) for u in SPECIAL_USES]
+def test_a_special_file_is_refused_in_process() -> None:
+    # the quick lane's check; the fresh-interpreter cases below (each use, /dev/zero, a FIFO)
+    # run in the full lane. /dev/null cannot hang the test run if the check regresses.
+    code, out, err = invoke("audit", "/dev/null", "--no-html")
+    assert_refused(
+        code, out + err, "/dev/null: not a regular file (a character device)", "a trace file"
+    )
 
 
-@pytest.mark.parametrize("use", _matrix("trace"))
-@pytest.mark.parametrize(
-    "device", ["/dev/zero", pytest.param("/dev/urandom", marks=pytest.mark.slow)]
-)
+@pytest.mark.slow  # a fresh interpreter per case
+@pytest.mark.parametrize("use", list(SPECIAL_USES))
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
 def test_a_character_device_is_refused(device: str, use: str) -> None:
     if not Path(device).exists():
         pytest.skip(f"{device} is absent")
@@ -233,8 +236,8 @@ def test_a_character_device_is_refused(device: str, use: str) -> None:
     assert_refused(code, output, f"{device}: not a regular file (a character device)", expected)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("use", _matrix("trace"))
+@pytest.mark.slow  # a fresh interpreter per case
+@pytest.mark.parametrize("use", list(SPECIAL_USES))
 def test_a_fifo_is_refused_without_blocking(fifo: str, use: str) -> None:
     args, expected = SPECIAL_USES[use]
     code, output = run_cli(*args(fifo))
@@ -521,10 +524,8 @@ def test_a_mapping_may_use_a_few_aliases(tmp_path: Path) -> None:
     assert "alias" not in err and "Traceback" not in out + err  # refused for its content only
 
 
-@pytest.mark.parametrize(
-    "option",
-    ["--server-log", pytest.param("--prompt-file", marks=pytest.mark.slow)],
-)
+@pytest.mark.slow  # a fresh interpreter per case
+@pytest.mark.parametrize("option", ["--server-log", "--prompt-file"])
 def test_the_recorder_refuses_special_files_before_it_starts(fifo: str, option: str) -> None:
     code, output = run_cli(
         "record", "http://127.0.0.1:9", "--model", "m", option, fifo, "--out", fifo + ".jsonl"

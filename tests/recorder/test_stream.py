@@ -108,6 +108,7 @@ def _send(url: str, **kw: Any) -> rc.RequestState:
     return asyncio.run(go())
 
 
+@pytest.mark.slow
 def test_refused_connection_and_idle_timeout() -> None:
     import socket
 
@@ -130,6 +131,7 @@ def test_refused_connection_and_idle_timeout() -> None:
     assert took >= 0.3
 
 
+@pytest.mark.slow
 def test_a_kept_alive_connection_the_server_closed_is_retried_on_a_new_one() -> None:
     """One answer per connection, and the next request on it closed unanswered (no
     "Connection: close" said): that request goes again on a new connection."""

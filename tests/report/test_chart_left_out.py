@@ -47,6 +47,7 @@ def test_only_the_unsafe_chart_is_left_out(tmp_path: Path) -> None:
     assert all("url(http" not in part for part in svg_parts)
 
 
+@pytest.mark.slow
 def test_the_command_writes_the_report_and_keeps_its_exit_code(tmp_path: Path) -> None:
     out = tmp_path / "report.html"
     result = CliRunner().invoke(main, ["audit", str(two_runs(tmp_path)), "-o", str(out)])

@@ -135,7 +135,7 @@ def test_the_report_process_imports_no_chart_code_when_the_helpers_make_every_ch
     [
         ([], True),
         pytest.param(["--pdf", "r.pdf"], True, marks=pytest.mark.slow),
-        (["--no-html"], False),
+        pytest.param(["--no-html"], False, marks=pytest.mark.slow),
         pytest.param(["--json", "v.json"], False, marks=pytest.mark.slow),
     ],
 )

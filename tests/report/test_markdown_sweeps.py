@@ -44,6 +44,7 @@ def test_rate_sweep_shows_its_rates() -> None:
     assert lines and all(" req/s " in line for line in lines), lines
 
 
+@pytest.mark.slow
 def test_a_run_alone_is_no_sweep_and_many_sweeps_are_counted(tmp_path: Path) -> None:
     one = tmp_path / "one.jsonl"
     one.write_text(

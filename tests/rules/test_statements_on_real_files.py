@@ -66,6 +66,7 @@ def test_a_wall_that_is_mostly_timeouts_says_so() -> None:
     assert "unexplained" not in f.message and "longer than" not in f.message
 
 
+@pytest.mark.slow
 def test_lengths_are_counted_over_completed_requests_and_short_ones_are_not_hidden() -> None:
     # 101 completed of 150: 120–152 tokens for 150 requested, 9 of them short (BR019: cut).
     f = _finding(BEDROCK, "BR006")

@@ -16,6 +16,9 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "reporter"
 
+#: One worker reads the package's source for every test here (the graph is built once).
+pytestmark = pytest.mark.xdist_group("import-graph")
+
 #: The layers, lowest first; a module may import its own layer or a lower one. A module is
 #: placed by the longest prefix of its name listed here.
 LAYERS: list[tuple[str, list[str]]] = [

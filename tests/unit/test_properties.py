@@ -180,6 +180,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(records=st.lists(json_values, min_size=1, max_size=6))
 def test_the_reader_on_arbitrary_json_only_raises_trace_errors(tmp_path, records):
