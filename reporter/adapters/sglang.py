@@ -207,7 +207,8 @@ def _run(
     peak = f.integer("max_concurrent_requests")
     server = f.mapping("server_info")
     details = vllm._details(f, record)
-    if not f.ok:
+    ordered, one_piece = _ttft_past_end(record, f, line, problems)
+    if not f.ok or not ordered:
         return None, []
     assert duration is not None and completed is not None and total_output is not None
     derived: list[str] = []
@@ -305,6 +306,12 @@ def _run(
         "mean_output_tokens": total_output / completed if completed else None,
         "chunks": n_chunks,
     }
+    if one_piece is not None:
+        # the time to the whole answer, not to its first token: kept, it would read as a
+        # prefill filling the wall clock
+        for key in [k for k in summary if k.endswith("_s") and _is_chunk_timing(k)]:
+            summary[key] = None
+        derived.append(one_piece)
     if retokenized == 0 and total_output > 0 and not rows:
         # the client timed the first chunk and the gaps between chunks; it received no text,
         # so the zeros it wrote for them are no measurement (the end-to-end times are)
@@ -416,6 +423,49 @@ def _requested_lengths(record: dict[str, Any], f: Fields, derived: list[str]) ->
 
 def _s(ms: float | None) -> float | None:
     return None if ms is None else ms / 1000.0
+
+
+#: How far a TTFT statistic may sit past the same end-to-end one. bench_serving's request
+#: functions read the end clock when a chunk arrives and the first-token clock after parsing
+#: it, so an answer that came in one piece (no stream) has a TTFT a parse later than its
+#: latency: microseconds for a short answer, well under this for a megabyte of JSON.
+ONE_PIECE_SLACK_MS = 10.0
+#: The statistics written for both TTFT and end-to-end latency, as their keys name them.
+_ORDERED_STATS = ("mean", "median", "p90", "p99")
+
+
+def _ttft_past_end(
+    record: dict[str, Any], f: Fields, line: int, problems: Problems
+) -> tuple[bool, str | None]:
+    """Whether the TTFT statistics are ordered before the end-to-end ones, and a note when
+    they sit just past them (an answer in one piece). Both are taken over the same completed
+    requests, each with TTFT ≤ latency, so every statistic is ordered too; past the slack it
+    is impossible and a problem of the line."""
+    ok, note = True, None
+    for stat in _ORDERED_STATS:
+        ttft_key, e2e_key = f"{stat}_ttft_ms", f"{stat}_e2e_latency_ms"
+        if ttft_key not in record or e2e_key not in record:
+            continue
+        ttft, e2e = f.number(ttft_key), f.number(e2e_key)
+        if ttft is None or e2e is None or ttft <= e2e:
+            continue
+        past = f"{ttft_key} {ttft:.3f} is {ttft - e2e:.3f} ms past {e2e_key} {e2e:.3f}"
+        if ttft - e2e > ONE_PIECE_SLACK_MS:
+            ok = False
+            problems.add(
+                line,
+                past,
+                "a TTFT no later than the end-to-end latency (bench_serving takes both over "
+                "the same completed requests; an answer that came in one piece puts the TTFT "
+                f"at most {ONE_PIECE_SLACK_MS:g} ms past it)",
+            )
+        elif note is None:
+            note = (
+                f"{past}: the client reads its first-token clock after parsing a chunk and its "
+                "end clock before, so the text came in one piece; the TTFT, ITL and TPOT "
+                "statistics time no first token and are unknown"
+            )
+    return ok, note
 
 
 def _one_batch_name(record: dict[str, Any]) -> str:

@@ -509,3 +509,53 @@ def test_a_converted_bench_one_batch_keeps_its_batch_ttft(tmp_path):
     (wall,) = verdict.findings
     assert str(wall.outcome) == "passed"
     assert verdict.runs[0].batch_ttft_s == pytest.approx(0.31)
+
+
+#: One request of SGLang's LoRA benchmark client (benchmark/lora/lora_bench.py, which
+#: imports bench_serving's metrics), as a public fork's result line has it: the /generate
+#: answer came in one piece, the client counted the length it asked for (285) and
+#: re-tokenized the 3 tokens of text it got back.
+ONE_PIECE = {
+    "backend": "sglang", "request_rate": float("inf"), "total_input_tokens": 42,
+    "total_output_tokens": 285, "total_output_tokens_retokenized": 3,
+    "mean_e2e_latency_ms": 97.98683994449675, "median_e2e_latency_ms": 97.98683994449675,
+    "median_ttft_ms": 98.00630086101592, "median_itl_ms": 0.0,
+    "output_throughput": 2894.8968119024844, "random_input_len": 1024,
+    "random_output_len": 128, "random_range_ratio": 0.0, "duration": 0.09844910493120551,
+    "completed": 1,
+}  # fmt: skip
+
+
+def test_a_ttft_just_past_the_end_times_an_answer_that_came_in_one_piece(tmp_path):
+    path = tmp_path / "bench.jsonl"
+    path.write_text(json.dumps(ONE_PIECE) + "\n")
+    r = run(load(path))
+    summary = r["summary"]
+    assert all(summary[k] is None for k in summary if any(m in k for m in ("ttft", "itl", "tpot")))
+    assert (
+        "median_ttft_ms 98.006 is 0.019 ms past median_e2e_latency_ms 97.987: the client "
+        "reads its first-token clock after parsing a chunk and its end clock before, so the "
+        "text came in one piece; the TTFT, ITL and TPOT statistics time no first token and are "
+        "unknown"
+    ) in r["derived"]
+    verdict = api.audit([path], select=["BR008"])
+    assert [str(f.outcome) for f in verdict.findings] == ["undecidable"]
+
+
+def test_a_ttft_far_past_the_end_to_end_latency_is_refused(tmp_path):
+    line = ONE_PIECE | {"mean_ttft_ms": 120.0, "median_ttft_ms": 120.0, "p99_ttft_ms": 90.0}
+    path = tmp_path / "bench.jsonl"
+    path.write_text(json.dumps(ONE_PIECE) + "\n" + json.dumps(line) + "\n")
+    with pytest.raises(TraceError) as err:
+        api.load([path], "sglang")
+    expected = (
+        "a TTFT no later than the end-to-end latency (bench_serving takes both over the same "
+        "completed requests; an answer that came in one piece puts the TTFT at most 10 ms past "
+        "it)"
+    )
+    assert str(err.value).splitlines() == [
+        f"{path}:2: mean_ttft_ms 120.000 is 22.013 ms past mean_e2e_latency_ms 97.987; "
+        f"expected {expected}",
+        f"{path}:2: median_ttft_ms 120.000 is 22.013 ms past median_e2e_latency_ms 97.987; "
+        f"expected {expected}",
+    ]
