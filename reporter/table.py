@@ -235,7 +235,9 @@ UNFINISHED = ("error", "abort", "cancelled", "time_limit", "too_short")
 #: counters over the run, as the tool took them), length_mismatches (how many requests wrote
 #: another length than the one asked of them), batch_ttft_s (the one time to first token of a
 #: run whose requests were all admitted at once and prefilled together as one batch, timed
-#: once: every request's, none waited for a slot; a timing, not a percentile). Latency
+#: once: every request's, none waited for a slot; a timing, not a percentile),
+#: received_output_tokens (the tokens of the text the client received, as the tool
+#: re-tokenized it, beside output_tokens as it counted them). Latency
 #: percentiles the tool gives: `<metric>_p<q>_s` for TTFT, ITL, TPOT and e2e at p50, p90 and
 #: p99 (LATENCY_SUMMARY_KEYS), each absent where the tool does not give it.
 LATENCY_SUMMARY_KEYS = tuple(
@@ -248,7 +250,8 @@ SUMMARY_KEYS = (
     "tool_peak_concurrency_trusted", "tool_concurrency", "mean_output_tokens",
     "min_output_tokens", "max_output_tokens", "chunks", "cancelled", "time_limited", "too_short",
     "mean_prompt_tokens", "std_tpot_s", "spec_drafts", "spec_draft_tokens",
-    "spec_accepted_tokens", "length_mismatches", "batch_ttft_s", *LATENCY_SUMMARY_KEYS,
+    "spec_accepted_tokens", "length_mismatches", "batch_ttft_s", "received_output_tokens",
+    *LATENCY_SUMMARY_KEYS,
 )  # fmt: skip
 
 

@@ -35,6 +35,7 @@ from reporter.model import (
     verdict_from_dict,
 )
 from reporter.numbers import counted, fmt, listed
+from reporter.received import shortfall
 from reporter.series import run_series, with_request_times
 from reporter.types import Outcome, VerdictKind, worst
 from reporter.values import finite, number
@@ -149,8 +150,14 @@ def build_verdict(
             )
         else:
             kind = VerdictKind.SUPPORTED
-        run_verdicts[run_id] = kind
         summary = row.get("summary")
+        gap = shortfall(summary if isinstance(summary, dict) else None, data.config)
+        if gap is not None:
+            # the aggregate's token count is not borne out by the text the client received
+            reasons.append(gap.message())
+            if kind is VerdictKind.SUPPORTED:
+                kind = VerdictKind.INSUFFICIENT_DATA
+        run_verdicts[run_id] = kind
         stated = summary if isinstance(summary, dict) else {}
         latency, latency_source = with_summary(
             latency_of.get(run_id) or run_latency(latencies, run_id), stated

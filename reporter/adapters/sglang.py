@@ -241,8 +241,9 @@ def _run(
     )
     if retokenized is not None:
         derived.append(
-            f"output tokens as the server counted them ({total_output}); "
-            f"re-tokenized by the client: {retokenized}"
+            f"output tokens as the tool counted them ({total_output}: the server's count, or "
+            "the length asked for where a client falls back to it); re-tokenized from the "
+            f"text the client received: {retokenized}"
         )
 
     lengths = _requested_lengths(record, f, derived)
@@ -305,6 +306,7 @@ def _run(
         "tool_peak_concurrency": peak,
         "mean_output_tokens": total_output / completed if completed else None,
         "chunks": n_chunks,
+        "received_output_tokens": retokenized,
     }
     if one_piece is not None:
         # the time to the whole answer, not to its first token: kept, it would read as a

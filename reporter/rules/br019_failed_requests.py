@@ -3,6 +3,8 @@
 ## What it checks
 Requests with an error, an abort, no tokens although "successful", or a stream cut short (no
 finish reason and fewer tokens than asked for), and whether a tool's aggregate counted them.
+Also output the client never received as text: a tool that re-tokenizes what came back
+(SGLang's `total_output_tokens_retokenized`) and found far fewer tokens than it counted.
 
 ## Why it matters
 A request that fails fast frees its slot and shortens the wall clock; one that is cut short
@@ -20,6 +22,12 @@ errors at `error` severity when they exceed `failed_share` (10%) of the requests
 finding says how many tokens that leaves out. For summary-only files, the tool's failed count,
 at the same severities.
 
+Received text: where the run's summary gives the tokens the client re-tokenized from the text
+it received (`received_output_tokens`) beside the count the aggregate divides by, a received
+count below `received_share` (50%) of it fires at `error`: re-tokenizing moves a count by a
+few percent, never by half. The finding gives the aggregate on the text received, and the
+run's verdict becomes insufficient data, since the count it rests on is not borne out.
+
 Requests the client ended on purpose are named by their cause and are not failures of the
 server: `finish_reason` `cancelled` (AIPerf `--request-cancellation-rate`, `was_cancelled`) is
 "cancelled by the client", `time_limit` (GuideLLM's incomplete requests when the benchmark's
@@ -33,7 +41,10 @@ the client flagged as shorter than asked for, not a server failure; a summary co
 ## Worked example
 The LambdaLabs vLLM file (FORMATS.md §11b): three "successful" requests with 0 output tokens
 of 10. llama-cpp-python with its default settings at N=4: three of four streams got 1 token,
-so "275 tok/s" nominal was 70 tok/s received.
+so "275 tok/s" nominal was 70 tok/s received. A fork of SGLang's LoRA benchmark client
+(which counts the length it asked for and sends no `ignore_eos`) wrote one request as 285
+output tokens in 0.0984 s, 2,894.9 tok/s, while the text it got back re-tokenized to 3
+tokens: 3 ÷ 0.0984 s = 30.5 tok/s on what arrived.
 
 ## When it cannot decide
 Without output token counts or finish reasons, a cut stream cannot be told from a short
@@ -56,6 +67,7 @@ import pandas as pd
 
 from reporter.config import threshold
 from reporter.numbers import all_of, fmt
+from reporter.received import shortfall
 from reporter.rules.base import AuditData, Finding, Rule, request_refs, run_ref
 from reporter.types import Outcome, Severity
 from reporter.values import number
@@ -167,6 +179,25 @@ def _all_well(rows: pd.DataFrame, requested: float | None) -> bool:
 
 
 def _check_run(data: AuditData, run_id: str) -> Finding:
+    finding = _check_requests(data, run_id)
+    gap = shortfall(data.run_field(run_id, "summary"), data.config)
+    if gap is None:
+        return finding
+    # the received text outweighs a failure count: it says the aggregate's tokens never came
+    failures = f"; {finding.message}" if finding.fired else ""
+    return RULE.finding(
+        run_id,
+        Outcome.FIRED,
+        gap.message() + failures,
+        severity=Severity.ERROR,
+        numbers={**(finding.numbers if finding.fired else {}), **gap.numbers()},
+        refs=run_ref(data, run_id),
+        help="count the tokens the client received (the server's usage with the text it "
+        "streamed); never divide requested tokens by the wall clock",
+    )
+
+
+def _check_requests(data: AuditData, run_id: str) -> Finding:
     rows = data.requests_of(run_id)
     if rows.empty:
         return _check_summary(data, run_id)

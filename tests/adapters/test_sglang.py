@@ -40,8 +40,9 @@ def test_concurrency_is_little_law_at_max_concurrency_8(real):
     )  # fmt: skip
     assert r["model_name"] == "Qwen/Qwen2.5-3B-Instruct"
     assert (
-        "output tokens as the server counted them (1401); re-tokenized by the client: 1400"
-        in (r["derived"])
+        "output tokens as the tool counted them (1401: the server's count, or the length "
+        "asked for where a client falls back to it); re-tokenized from the text the client "
+        "received: 1400" in (r["derived"])
     )
 
 
@@ -559,3 +560,30 @@ def test_a_ttft_far_past_the_end_to_end_latency_is_refused(tmp_path):
         f"{path}:2: median_ttft_ms 120.000 is 22.013 ms past median_e2e_latency_ms 97.987; "
         f"expected {expected}",
     ]
+
+
+def test_output_the_client_never_received_as_text_is_not_supported(tmp_path):
+    path = tmp_path / "bench.jsonl"
+    path.write_text(json.dumps(ONE_PIECE) + "\n")
+    verdict = api.audit([path], select=["BR019"])
+    (finding,) = verdict.findings
+    assert (str(finding.outcome), str(finding.severity)) == ("fired", "error")
+    assert finding.message == (
+        "the client received text for 3 of the 285 output tokens counted (re-tokenized, "
+        "1.1%): 285 ÷ 0.0984 s = 2,894.9 tok/s counts tokens no received text shows; "
+        "on the text received, 3 ÷ 0.0984 s = 30.5 tok/s"
+    )
+    assert finding.numbers["received_tps"] == pytest.approx(3 / 0.09844910493120551)
+    (r,) = verdict.runs
+    assert str(r.verdict) == "insufficient-data"
+    assert r.reasons == [finding.message]
+
+
+def test_re_tokenizing_a_little_below_the_servers_count_is_no_shortfall(tmp_path):
+    # the real c16 vLLM-backend repeats re-tokenize 223,505 of 256,000 (87%)
+    line = ONE_PIECE | {"total_output_tokens_retokenized": 249, "median_ttft_ms": 50.0}
+    path = tmp_path / "bench.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    verdict = api.audit([path], select=["BR019"])
+    assert [str(f.outcome) for f in verdict.findings] == ["undecidable"]
+    assert str(verdict.runs[0].verdict) == "supported"
