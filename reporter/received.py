@@ -13,16 +13,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reporter.config import Config, threshold
+from reporter.config import threshold
 from reporter.numbers import fmt, pct
 from reporter.values import finite
 
 RECEIVED_SHARE = threshold(
     "received_share",
     0.5,
-    "re-tokenizing the text a client received gives the counted tokens within a few percent "
-    "(tokens merge or split at chunk edges, special tokens are left out; real files keep 87% "
-    "and more); less than half is text that never arrived, or a count of the length asked for",
+    "re-tokenizing received text moves a count by a few percent (real files keep 87% and "
+    "more); less than half is text that never arrived, or a count of the length asked for",
     high=1.0,
 )
 
@@ -69,16 +68,17 @@ class Shortfall:
         }
 
 
-def shortfall(summary: Mapping[str, Any] | None, config: Config) -> Shortfall | None:
+def shortfall(summary: Mapping[str, Any] | None, share: float) -> Shortfall | None:
     """The run's shortfall of received text, when its summary gives both counts and the
-    received one is below `received_share` of the counted one; else None."""
+    received one is below `share` (the `received_share` threshold) of the counted one; else
+    None."""
     if not summary:
         return None
     received = finite(summary.get("received_output_tokens"))
     counted = finite(summary.get("output_tokens"))
     if received is None or counted is None or counted <= 0:
         return None
-    if received >= config[RECEIVED_SHARE] * counted:
+    if received >= share * counted:
         return None
     wall = finite(summary.get("wall_s"))
     return Shortfall(received, counted, wall)

@@ -35,7 +35,7 @@ from reporter.model import (
     verdict_from_dict,
 )
 from reporter.numbers import counted, fmt, listed
-from reporter.received import shortfall
+from reporter.received import RECEIVED_SHARE, shortfall
 from reporter.series import run_series, with_request_times
 from reporter.types import Outcome, VerdictKind, worst
 from reporter.values import finite, number
@@ -151,7 +151,7 @@ def build_verdict(
         else:
             kind = VerdictKind.SUPPORTED
         summary = row.get("summary")
-        gap = shortfall(summary if isinstance(summary, dict) else None, data.config)
+        gap = shortfall(summary if isinstance(summary, dict) else None, data.config[RECEIVED_SHARE])
         if gap is not None:
             # the aggregate's token count is not borne out by the text the client received
             reasons.append(gap.message())

@@ -67,7 +67,7 @@ import pandas as pd
 
 from reporter.config import threshold
 from reporter.numbers import all_of, fmt
-from reporter.received import shortfall
+from reporter.received import RECEIVED_SHARE, shortfall
 from reporter.rules.base import AuditData, Finding, Rule, request_refs, run_ref
 from reporter.types import Outcome, Severity
 from reporter.values import number
@@ -180,7 +180,7 @@ def _all_well(rows: pd.DataFrame, requested: float | None) -> bool:
 
 def _check_run(data: AuditData, run_id: str) -> Finding:
     finding = _check_requests(data, run_id)
-    gap = shortfall(data.run_field(run_id, "summary"), data.config)
+    gap = shortfall(data.run_field(run_id, "summary"), data.config[RECEIVED_SHARE])
     if gap is None:
         return finding
     # the received text outweighs a failure count: it says the aggregate's tokens never came
