@@ -412,11 +412,23 @@ def _requested_lengths(record: dict[str, Any], f: Fields, derived: list[str]) ->
     if fixed is not None:
         return _Lengths(fixed, None, None)
     name = dataset if isinstance(dataset, str) else "not recorded"
-    if "random_output_len" in record or "random_input_len" in record:
+    lengths = (
+        f"random_input_len {record.get('random_input_len')} and random_output_len "
+        f"{record.get('random_output_len')}"
+    )
+    if not isinstance(dataset, str) and (
+        "random_output_len" in record or "random_input_len" in record
+    ):
+        # no dataset named (clients built on bench_serving's metrics, such as its LoRA
+        # benchmark): the lengths may be what was sent, or defaults written whatever it was
         derived.append(
-            f"requested lengths not recorded: the dataset is {name!r}, so random_input_len "
-            f"{record.get('random_input_len')} and random_output_len "
-            f"{record.get('random_output_len')} describe nothing that was sent"
+            f"requested lengths not recorded: the dataset is not recorded, so {lengths} may "
+            "or may not describe what was sent (they are written whatever the dataset)"
+        )
+    elif "random_output_len" in record or "random_input_len" in record:
+        derived.append(
+            f"requested lengths not recorded: the dataset is {name!r}, so {lengths} describe "
+            "nothing that was sent"
         )
     else:
         derived.append(f"requested lengths not recorded (dataset {name!r})")

@@ -587,3 +587,17 @@ def test_re_tokenizing_a_little_below_the_servers_count_is_no_shortfall(tmp_path
     verdict = api.audit([path], select=["BR019"])
     assert [str(f.outcome) for f in verdict.findings] == ["undecidable"]
     assert str(verdict.runs[0].verdict) == "supported"
+
+
+def test_random_lengths_of_a_line_without_a_dataset_are_not_said_to_describe_nothing(tmp_path):
+    # the LoRA benchmark client writes no dataset_name; upstream it sent random prompts of
+    # random_input_len, the fork ShareGPT ones: the file cannot tell which
+    path = tmp_path / "bench.jsonl"
+    path.write_text(json.dumps(ONE_PIECE) + "\n")
+    derived = run(load(path))["derived"]
+    assert (
+        "requested lengths not recorded: the dataset is not recorded, so random_input_len 1024 "
+        "and random_output_len 128 may or may not describe what was sent (they are written "
+        "whatever the dataset)"
+    ) in derived
+    assert not any("describe nothing" in d for d in derived)
