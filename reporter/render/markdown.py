@@ -26,6 +26,9 @@ from reporter.resources import templates_dir
 TEMPLATE = "summary.md.j2"
 #: Rules whose findings are listed (one line each); the rest are counted.
 TOP_FINDINGS = 8
+#: Rules whose undecided checks with arithmetic (a bound, figures a reader can check) are
+#: listed, one line each; the rest of the undecided checks are counted.
+TOP_UNDECIDED = 2
 #: Subjects named per rule.
 SUBJECTS = 3
 #: Runs in the table; the rest are counted.
@@ -35,12 +38,16 @@ TOP_SWEEPS = 5
 #: Longest value in a table cell, and longest finding message.
 CELL = 60
 MESSAGE = 300
+#: Longest arithmetic of a line (all its steps, joined on one line).
+ARITHMETIC = 500
 
 # ASCII punctuation that starts Markdown or HTML syntax anywhere in a line.
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|!#~&$(){}])")
 #: Where GFM's autolinks and GitHub's references would start: a zero-width joiner goes there.
 _AUTOLINK = re.compile(r"(?i)(?<=www)(?=\.)|(?<=:)(?=//)|(?<=[@#])")
 ZWJ = "\u200d"
+#: Between the lines of a finding's arithmetic printed on one line ("; " is inside some lines).
+ARITHMETIC_JOIN = " · "
 _SPACE = re.compile(r"\s+")
 
 
@@ -91,8 +98,8 @@ def environment() -> jinja2.Environment:
 
 @dataclass(frozen=True)
 class CodeLine:
-    """The fired findings of one rule at one severity, as one line: the subjects, and the
-    message (the first subject's, named in `example`, where their messages differ)."""
+    """The findings of one rule at one severity, as one line: the subjects, and the message
+    and arithmetic (the first subject's, named in `example`, where their messages differ)."""
 
     code: str
     name: str
@@ -103,13 +110,15 @@ class CodeLine:
     message: str
     #: The subject whose message is quoted, when the subjects' messages differ ("" if alike).
     example: str = ""
+    #: The quoted finding's arithmetic, its lines joined on one line ("" if it has none).
+    arithmetic: str = ""
 
 
 def by_code(findings: list[FindingView]) -> list[CodeLine]:
-    """Fired findings of one rule at one severity on one line, with their subjects, in the
-    order of their first (worst) finding. Where their messages differ, the line quotes the
-    first and names its subject (`example`): one run's figures are never printed as
-    another's, nor one severity as another's."""
+    """Findings (fired, or undecided) of one rule at one severity on one line, with their
+    subjects, in the order of their first (worst) finding. Where their messages differ, the
+    line quotes the first and names its subject (`example`): one run's figures are never
+    printed as another's, nor one severity as another's."""
     groups: dict[tuple[str, str], list[FindingView]] = {}
     for f in findings:
         groups.setdefault((f.code, f.severity), []).append(f)
@@ -123,6 +132,7 @@ def by_code(findings: list[FindingView]) -> list[CodeLine]:
             more=max(0, len(fs) - SUBJECTS),
             message=fs[0].message,
             example=fs[0].subject if len({f.message for f in fs}) > 1 else "",
+            arithmetic=ARITHMETIC_JOIN.join(fs[0].arithmetic),
         )
         for fs in groups.values()
     ]
@@ -130,14 +140,19 @@ def by_code(findings: list[FindingView]) -> list[CodeLine]:
 
 def render_markdown_context(context: ReportContext) -> str:
     fired = by_code([f for g in context.groups for f in g.findings])
+    # only those with arithmetic: the rest say no more than their count, in a PR comment
+    undecided = by_code([f for f in context.undecided if f.arithmetic])[:TOP_UNDECIDED]
     extra: dict[str, Any] = {
         "top": fired[:TOP_FINDINGS],
         "more_findings": sum(line.count for line in fired[TOP_FINDINGS:]),
+        "undecided": undecided,
+        "more_undecided": context.counts.undecidable - sum(line.count for line in undecided),
         "runs": context.runs[:TOP_RUNS],
         "more_runs": max(0, len(context.runs) - TOP_RUNS),
         "command": fenced(context.command, context.command_fence),
         "cell": CELL,
         "message": MESSAGE,
+        "arithmetic": ARITHMETIC,
         "max_sweeps": TOP_SWEEPS,
     }
     text = environment().get_template(TEMPLATE).render(r=context, **extra)

@@ -119,6 +119,8 @@ def summary(verdict: Verdict, *, verbose: bool = False) -> list[RenderableType]:
         out.append(f"could not decide ({len(undecided)})")
         for f in undecided[: None if verbose else 12]:
             out.append(f"  {f.code} {f.name} [{v(f.subject)}]: {v(f.message)}")
+            # an undecided check often holds a bound or figures to check: its steps too
+            out.extend(f"      {v(a)}" for a in f.arithmetic)
         if not verbose and len(undecided) > 12:
             out.append(f"  … and {len(undecided) - 12} more (--verbose lists them)")
         out.append("")

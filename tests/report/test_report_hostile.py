@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 from markdown_it import MarkdownIt
 from report_helpers import parse
 
+from reporter.findings import Finding
 from reporter.render.drawing import draw_charts
 from reporter.render.html import render_html
 from reporter.render.markdown import render_markdown
+from reporter.types import Outcome, Severity
 from reporter.verdict import Verdict
 
 SCRIPT = "<script>alert(1)</script>"
@@ -97,3 +100,31 @@ def test_markdown_renders_to_no_tag_and_no_link(md: str) -> None:
         "code",
     }, tags
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in rendered
+
+
+def test_arithmetic_of_undecided_and_passed_checks_stays_text(hostile: Verdict) -> None:
+    """A run id inside the steps of a check that could not decide (BR017 names its runs) or
+    passed is escaped like the message around it, in the HTML and in the Markdown."""
+    steps = [f"decode at context 296 tokens: 52.5 tok/s (runs {SCRIPT}, {IMG})", "www.evil.invalid"]
+    extra = [
+        Finding("BR017", "context-undisclosed", Severity.WARNING, outcome, "audit", "m", steps)
+        for outcome in (Outcome.UNDECIDABLE, Outcome.PASSED)
+    ]
+    verdict = replace(hostile, findings=[*hostile.findings, *extra])
+    html = render_html(verdict)
+    assert (
+        html.count(
+            "<li><bdi>decode at context 296 tokens: 52.5 tok/s (runs &lt;script&gt;alert(1)"
+            "&lt;/script&gt;, &#34;&gt;&lt;img src=x onerror=alert(1)&gt;)</bdi></li>"
+        )
+        == 2
+    )
+    doc = parse(html)
+    assert not [t for t, _ in doc.tags if t in ("script", "img")]
+    md = render_markdown(verdict)
+    line = next(x for x in md.splitlines() if x.startswith("- **BR017**"))
+    assert line.endswith(
+        "; arithmetic: decode at context 296 tokens: 52.5 tok/s \\(runs \\<script\\>alert\\(1\\)"
+        '\\</script\\>, "\\>\\<img src=x onerror=alert\\(1\\)\\>\\) · www\u200d.evil.invalid'
+    )
+    assert "<" not in md.replace("\\<", "")
