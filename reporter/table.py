@@ -237,7 +237,10 @@ UNFINISHED = ("error", "abort", "cancelled", "time_limit", "too_short")
 #: run whose requests were all admitted at once and prefilled together as one batch, timed
 #: once: every request's, none waited for a slot; a timing, not a percentile),
 #: received_output_tokens (the tokens of the text the client received, as the tool
-#: re-tokenized it, beside output_tokens as it counted them). Latency
+#: re-tokenized it, beside output_tokens as it counted them), batch_decode_steps (the decode
+#: steps such a run timed after that prefill, where its tool says: llama-batched-bench's
+#: prefill yields no token and it times one step per output token; absent, each sequence's
+#: first token came from the prefill). Latency
 #: percentiles the tool gives: `<metric>_p<q>_s` for TTFT, ITL, TPOT and e2e at p50, p90 and
 #: p99 (LATENCY_SUMMARY_KEYS), each absent where the tool does not give it.
 LATENCY_SUMMARY_KEYS = tuple(
@@ -251,6 +254,7 @@ SUMMARY_KEYS = (
     "min_output_tokens", "max_output_tokens", "chunks", "cancelled", "time_limited", "too_short",
     "mean_prompt_tokens", "std_tpot_s", "spec_drafts", "spec_draft_tokens",
     "spec_accepted_tokens", "length_mismatches", "batch_ttft_s", "received_output_tokens",
+    "batch_decode_steps",
     *LATENCY_SUMMARY_KEYS,
 )  # fmt: skip
 

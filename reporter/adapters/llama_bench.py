@@ -958,14 +958,21 @@ def _batched_run(
         "mean_output_tokens": tg,
         "min_output_tokens": tg,
         "max_output_tokens": tg,
+        # every prompt goes into the one batch t_pp times, before any generation step: one
+        # timing of the whole batch, and no sequence waits for a slot
+        "batch_ttft_s": t_pp,
+        # the prefill samples no token (it asks logits of the batch's last position only):
+        # t_tg times tg steps, one per output token, the first included
+        "batch_decode_steps": tg,
     }
     derived = [
         (f"{pl} sequences decoded together" if pl != 1 else "1 sequence decoded alone")
         + " in one process (no HTTP, no scheduling): an upper "
         "bound for a server",
         "Σ latency = pl × t: every sequence is in flight for the whole point",
-        "time to first token = t_pp: all prompts are processed before the first token",
-        "per-sequence decode = tg ÷ t_tg: one token per sequence per step",
+        "time to first token = t_pp: all prompts are processed together, as one batch, before "
+        "the first token",
+        "per-sequence decode = tg ÷ t_tg: one token per sequence per step, tg steps after t_pp",
         "stop forced: batched-bench always generates tg tokens per sequence",
         "speed_tg counts generated tokens only; speed mixes prompt and generated tokens",
     ]

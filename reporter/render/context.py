@@ -53,8 +53,9 @@ MAX_REFS = 12
 #: The mark of a TTFT cell that holds a batch's one time to first token, and what it means.
 BATCH_MARK = "(whole batch)"
 BATCH_TTFT = (
+    # not "got their first tokens in that pass": llama-batched-bench's prefill samples none
     f"{BATCH_MARK}: the batch's one time to first token, timed once by the tool (its sequences "
-    "were prefilled together and got their first tokens in that one pass), not a percentile"
+    "were prefilled together, in one pass), not a percentile"
 )
 
 VERDICT_TEXT = {

@@ -27,12 +27,16 @@ rate `output tokens ÷ (t_end − t_first)`, the longest output. The run fires w
 
 A run without per-request times whose requests were all admitted at once and prefilled
 together as one batch (its record gives that batch's one time to first token,
-`summary.batch_ttft_s`: SGLang `bench_one_batch`, which sends no request through a queue) is
-one wave, and that time is its first term: no request waited for a slot. The prefill gave
-every request its first token, so the rest is `longest output − 1` decode steps, each
-`1 ÷ decode rate` (the rate is one over the time per token after the first), and none when
-one token was asked for. Such a tool's wall is by its own account the prefill plus the decode
-steps; the finding shows that sum.
+`summary.batch_ttft_s`: SGLang `bench_one_batch`, which sends no request through a queue, and
+llama.cpp's `llama-batched-bench`, which puts the prompts of its `pl` sequences in one batch
+and times it as `t_pp` before any generation step) is one wave, and that time is its first
+term: no request waited for a slot, and no other run's prefill rate replaces it. The
+prefill gave every request its first token, so the rest is `longest output − 1` decode steps,
+each `1 ÷ decode rate` (the rate is one over the time per token after the first), and none
+when one token was asked for; where the record states the steps instead
+(`summary.batch_decode_steps`: `llama-batched-bench` samples no token from its prefill and
+times `tg` steps, one per output token, in `t_tg`), that many. Such a tool's wall is by its
+own account the prefill plus the decode steps; the finding shows that sum.
 
 An open-loop run (a request rate is set) lasts as long as its arrival schedule: the prediction
 is then the span of the send times (else `(requests − 1) ÷ rate`) plus one request's TTFT and
@@ -145,6 +149,15 @@ def batch_ttft(data: AuditData, run_id: str) -> float:
     return math.nan if value is None else value
 
 
+def batch_decode_steps(data: AuditData, run_id: str, longest: float) -> tuple[float, bool]:
+    """The decode steps timed after a batch's prefill, and whether its record states them
+    (`batch_decode_steps`: llama-batched-bench times one per output token, its prefill
+    sampling none); else `longest − 1`, the prefill having given each its first token."""
+    summary = data.run_field(run_id, "summary")
+    value = number(summary.get("batch_decode_steps")) if isinstance(summary, dict) else None
+    return (longest - 1, False) if value is None else (value, True)
+
+
 def _batch_name(requests: int) -> str:
     """The prefill term of a batch admitted at once, named."""
     who = "its one request" if requests == 1 else f"{requests:,} requests prefilled together"
@@ -166,8 +179,10 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     longest, wall = float(s["out_max"]), float(s["wall_s"])
     if math.isnan(longest) and one:
         longest = float(s["output_tokens"])  # its one output
-    # a batch of one output token has no decode step, and needs no decode rate
-    no_decode = together and longest == 1
+    steps, stated = batch_decode_steps(data, run_id, longest) if together else (math.nan, False)
+    # a batch of one output token, the prefill's, has no decode step and needs no rate (a
+    # tool that states its steps samples no token from its prefill: none is the prefill's)
+    no_decode = together and steps == 0 and not stated
     if math.isnan(ttft) or ((math.isnan(rate) or rate <= 0) and not no_decode):
         return RULE.finding(run_id, Outcome.UNDECIDABLE, _missing(ttft, rate, s))
     if math.isnan(wall) or wall <= 0 or math.isnan(longest):
@@ -192,17 +207,21 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     if no_decode:
         decode_s, decode_text = 0.0, "no decode step (each request's one token is the prefill's)"
     elif together:
-        decode_s = (longest - 1) / rate
+        decode_s = steps / rate
         decode_text = (
-            f"(longest output {fmt(longest, 0)} − 1, its first token from the prefill) ÷ "
+            f"{fmt(steps, 0)} decode steps (one per output token: the prefill sampled none) "
+            f"÷ median decode {fmt(rate, 2)}"
+            if stated
+            else f"(longest output {fmt(longest, 0)} − 1, its first token from the prefill) ÷ "
             f"median decode {fmt(rate, 2)}"
         )
     else:
         decode_s = longest / rate
         decode_text = f"longest output {fmt(longest, 0)} ÷ median decode {fmt(rate, 2)}"
-    # a prefill rate taken from this TTFT itself (a batch's, one request's) gives it back up
-    # to rounding: only a longer Σ prompt ÷ rate is another first term
-    if not math.isnan(prefill) and prefill > ttft * (1 + 1e-9):
+    # a prefill rate taken from this TTFT itself (one request's) gives it back up to
+    # rounding: only a longer Σ prompt ÷ rate is another first term. A batch's TTFT is its
+    # whole prefill, timed: a rate from another run (a lone request) does not replace it
+    if not together and not math.isnan(prefill) and prefill > ttft * (1 + 1e-9):
         first_term, term_name = prefill, "Σ prompt ÷ prefill rate"
     schedule = _schedule(data, run_id)
     if schedule is not None:

@@ -95,6 +95,82 @@ def test_batched_bench_points_among_log_lines():
     assert run(tables, "pp128+tg128:pl4")["summary"]["tool_aggregate_tps"] == 150.146628
 
 
+def _batched_point(**point):
+    """A llama-batched-bench -jsonl point, its times and rates as the tool derives them."""
+    pp, tg, pl, t_pp, t_tg = (point[k] for k in ("pp", "tg", "pl", "t_pp", "t_tg"))
+    return {
+        "n_kv_max": 8192, "n_batch": 2048, "n_ubatch": 512, "flash_attn": 1,
+        "is_pp_shared": 0, "n_gpu_layers": 99, "n_threads": 12, "n_threads_batch": 12,
+        "pp": pp, "tg": tg, "pl": pl, "n_kv": pl * (pp + tg), "t_pp": t_pp,
+        "speed_pp": pl * pp / t_pp, "t_tg": t_tg, "speed_tg": pl * tg / t_tg,
+        "t": t_pp + t_tg, "speed": pl * (pp + tg) / (t_pp + t_tg),
+    }  # fmt: skip
+
+
+def _batched_walls(tmp_path, *points):
+    path = tmp_path / "batched.log"
+    path.write_text("".join(json.dumps(_batched_point(**p)) + "\n" for p in points))
+    return {f.subject: f for f in api.audit([str(path)], select=["BR009"]).findings}
+
+
+def test_batched_bench_wall_is_its_prefill_and_tg_steps():
+    # batched-bench puts the prompts of its pl sequences in one batch and times it (t_pp)
+    # before any generation step: nothing waits for a slot, so BR009 decides. Its prefill
+    # samples no token (logits of the batch's last position only) and t_tg times tg steps,
+    # one per output token: t_pp + tg steps is the wall, not t_pp + (tg − 1) steps. BR009
+    # called pl 2 and 4 undecidable, their TTFT "may include waiting for a slot"
+    walls = {
+        f.subject: f
+        for f in api.audit([HERE / "llama-batched-bench.log"], select=["BR009"]).findings
+    }
+    assert [str(f.outcome) for f in walls.values()] == ["passed"] * 3
+    assert all("slot" not in f.message for f in walls.values())
+    pl4 = walls["pp128+tg128:pl4"]
+    assert pl4.message == (
+        "TTFT + decode explain the wall: predicted 4.02 s, measured 4.02 s (0.0% apart)"
+    )
+    assert pl4.arithmetic[0] == (
+        "predicted wall = the batch's one TTFT (4 requests prefilled together) 0.61 + 128 "
+        "decode steps (one per output token: the prefill sampled none) ÷ median decode 37.54 "
+        "= 4.02 s"
+    )
+    assert pl4.numbers["predicted_wall_s"] == pytest.approx(0.612 + 3.41)  # t_pp + t_tg
+
+
+def test_batched_bench_of_one_output_token_has_one_step(tmp_path):
+    # tg 1: the one token is a timed step of its own (unlike bench_one_batch's output_len 1,
+    # whose token is the prefill's), so the wall is t_pp + t_tg and needs the decode rate
+    walls = _batched_walls(tmp_path, {"pp": 512, "tg": 1, "pl": 8, "t_pp": 2.0, "t_tg": 0.5})
+    wall = walls["pp512+tg1:pl8"]
+    assert str(wall.outcome) == "passed"
+    assert wall.numbers["predicted_wall_s"] == pytest.approx(2.5)
+    assert "1 decode steps (one per output token: the prefill sampled none)" in (wall.arithmetic[0])
+
+
+def test_batched_bench_prefill_is_its_own_not_a_lone_sequences_rate(tmp_path):
+    # a batch prefills faster per token than one sequence (1,280 against 1,000 tok/s here):
+    # Σ prompt ÷ the lone rate (0.51 s) is not the batch's prefill, its timed 0.40 s is
+    walls = _batched_walls(
+        tmp_path,
+        {"pp": 128, "tg": 64, "pl": 1, "t_pp": 0.128, "t_tg": 1.28},
+        {"pp": 128, "tg": 64, "pl": 4, "t_pp": 0.4, "t_tg": 1.6},
+    )
+    wall = walls["pp128+tg64:pl4"]
+    assert wall.arithmetic[0].startswith(
+        "predicted wall = the batch's one TTFT (4 requests prefilled together) 0.40 + 64 "
+    )
+    assert wall.numbers["predicted_wall_s"] == pytest.approx(2.0)
+    assert wall.numbers["off"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_batched_bench_ttft_is_shown_as_the_batchs_one():
+    from reporter.render.text import render_text
+
+    text = render_text(api.audit([HERE / "llama-batched-bench.log"]))
+    assert "  pp128+tg128:pl4  612.0 (whole batch)" in text
+    assert "prefilled together, in one pass), not a percentile" in text
+
+
 def test_truncated_array(tmp_path):
     text = (HERE / "llama-bench.jsonl").read_text().splitlines()[0]
     path = tmp_path / "bench.json"

@@ -493,8 +493,7 @@ def test_bench_one_batch_ttft_is_the_batchs_one_not_a_percentile(tmp_path):
     assert "310.0 (whole batch)" in text and "11.9 / n/a / n/a" in text
     note = (
         "(whole batch): the batch's one time to first token, timed once by the tool (its "
-        "sequences were prefilled together and got their first tokens in that one pass), "
-        "not a percentile"
+        "sequences were prefilled together, in one pass), not a percentile"
     )
     assert f"  {note}" in text
     escaped = note.replace("'", "&#39;")  # as the report's escaping writes it
