@@ -36,7 +36,9 @@ each `1 ÷ decode rate` (the rate is one over the time per token after the first
 when one token was asked for; where the record states the steps instead
 (`summary.batch_decode_steps`: `llama-batched-bench` samples no token from its prefill and
 times `tg` steps, one per output token, in `t_tg`), that many. Such a tool's wall is by its
-own account the prefill plus the decode steps; the finding shows that sum.
+own account the prefill plus the decode steps; the finding shows that sum. A summary of one
+request is one wave too: its TTFT, then `output − 1` decode steps at its tool's decode rate,
+`1 ÷ TPOT` (the time per token after the first).
 
 An open-loop run (a request rate is set) lasts as long as its arrival schedule: the prediction
 is then the span of the send times (else `(requests − 1) ÷ rate`) plus one request's TTFT and
@@ -182,7 +184,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     steps, stated = batch_decode_steps(data, run_id, longest) if together else (math.nan, False)
     # a batch of one output token, the prefill's, has no decode step and needs no rate (a
     # tool that states its steps samples no token from its prefill: none is the prefill's)
-    no_decode = together and steps == 0 and not stated
+    no_decode = (together and steps == 0 and not stated) or (one and longest == 1)
     if math.isnan(ttft) or ((math.isnan(rate) or rate <= 0) and not no_decode):
         return RULE.finding(run_id, Outcome.UNDECIDABLE, _missing(ttft, rate, s))
     if math.isnan(wall) or wall <= 0 or math.isnan(longest):
@@ -214,6 +216,14 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             if stated
             else f"(longest output {fmt(longest, 0)} − 1, its first token from the prefill) ÷ "
             f"median decode {fmt(rate, 2)}"
+        )
+    elif one:
+        # a summary's rate is 1 ÷ its TPOT, the time per token after the first: the TTFT
+        # brought the first token, the other tokens are decode steps
+        decode_s = (longest - 1) / rate
+        decode_text = (
+            f"(output {fmt(longest, 0)} − 1, its first token at the TTFT) ÷ "
+            f"decode {fmt(rate, 2)} (1 ÷ TPOT)"
         )
     else:
         decode_s = longest / rate

@@ -184,8 +184,9 @@ def test_rows_percentiles_are_the_requests_own() -> None:
 def test_one_request_summarised_is_explained_and_its_prefill_told() -> None:
     # one request, 102,399 prompt tokens, TTFT 21.82 s of a 49.96 s wall (SOURCES.md): the
     # summary's TTFT is that request's, so its prefill rate is known (4.7k tok/s) and the
-    # 31.3 tok/s mixes prefill into a decode figure (BR008); TTFT + 1,565 tokens at 55.6 tok/s
-    # explain the wall (BR009), with no "waiting for a slot" of a request alone
+    # 31.3 tok/s mixes prefill into a decode figure (BR008); TTFT + 1,564 tokens after the
+    # first at 55.6 tok/s (1 ÷ TPOT 17.99 ms) explain the wall (BR009): 21.82 + 28.14, the
+    # file's own e2e latency, with no "waiting for a slot" of a request alone
     name = "vllm/diogoaav-llama33-70b-fp8-100k-prompt-single-request.json"
     prefill = _finding(name, "BR008")
     assert str(prefill.outcome) == "fired"
@@ -196,9 +197,10 @@ def test_one_request_summarised_is_explained_and_its_prefill_told() -> None:
     wall = _finding(name, "BR009")
     assert str(wall.outcome) == "passed"
     assert wall.arithmetic[0] == (
-        "predicted wall = TTFT of its one request 21.82 + longest output 1,565 ÷ median "
-        "decode 55.58 = 49.98 s"
+        "predicted wall = TTFT of its one request 21.82 + (output 1,565 − 1, its first token "
+        "at the TTFT) ÷ decode 55.58 (1 ÷ TPOT) = 49.96 s"
     )
+    assert wall.numbers["predicted_wall_s"] == pytest.approx(49.9579, abs=1e-4)  # e2el_ms
 
 
 def test_a_run_whose_requests_all_timed_out_has_a_wall_but_nothing_completed() -> None:
