@@ -351,7 +351,9 @@ def _benchmark(
             )
             + "; their tokens are not in the aggregate"
         )
-    shortfall = _shortfall(bench, args, total, time_limit if timed_out else None)
+    shortfall = _shortfall(
+        bench, args, total, time_limit if timed_out else None, _made(bench, len(all_rows))
+    )
     if shortfall is not None:
         derived.append(shortfall)
     keep = inside
@@ -522,19 +524,56 @@ def _stopped_by(bench: dict[str, Any], kinds: tuple[str, ...]) -> bool:
     return isinstance(ended, dict) and any(k in ended for k in kinds)
 
 
+def _made(bench: dict[str, Any], records: int) -> int | None:
+    """How many requests the benchmark made, its warm-up and cool-down included: the
+    scheduler's count (0.5+ `scheduler_metrics`, 0.3 `run_stats`), or the request records the
+    file holds, whichever is larger; None when neither is known."""
+    counts = [
+        _whole(get(bench, "scheduler_metrics", "requests_made", "total")),
+        _whole(get(bench, "run_stats", "requests_made", "total")),
+        records or None,
+    ]
+    known = [c for c in counts if c is not None]
+    return max(known) if known else None
+
+
 def _shortfall(
-    bench: dict[str, Any], args: dict[str, Any], total: int | None, time_limit: float | None
+    bench: dict[str, Any],
+    args: dict[str, Any],
+    total: int | None,
+    time_limit: float | None,
+    made: int | None = None,
 ) -> str | None:
     """A file holding fewer requests than its own max_requests constraint asked for; when the
-    time limit ended the benchmark (`time_limit`), that is why."""
+    time limit ended the benchmark (`time_limit`), that is why. `total` counts the requests
+    inside GuideLLM's measurement window; `made` (`_made`) those outside it too."""
     wanted = _max_requests(bench, args)
     if wanted is None or total is None or total >= wanted:
         return None
+    outside = made - total if made is not None and made > total else 0
+    window = (
+        f" inside its measurement window ({made} made: the other {outside} fell in the "
+        "warm-up or cool-down, which GuideLLM's figures leave out)"
+        if outside
+        else ""
+    )
+    if made is not None and made >= wanted:
+        # every request asked for was made: the window, not the file, holds fewer
+        return (
+            f"holds {counted(total, 'request')}{window}; all {wanted} its max_requests "
+            "constraint asked for were made, none is missing"
+        )
     if time_limit is not None:
         return (
-            f"holds {counted(total, 'request')} of up to {wanted} "
+            f"holds {counted(total, 'request')}{window} of up to {wanted} "
             "(its max_requests constraint): its "
             f"{time_limit:g} s time limit ended the benchmark first"
+        )
+    if outside:
+        return (
+            f"holds {counted(total, 'request')}{window} of the {wanted} its own max_requests "
+            f"constraint asked for ({wanted - (made or total)} not made: the benchmark "
+            "stopped early or the file was cut)"
         )
     return (
         f"holds {counted(total, 'request')} of the {wanted} its own max_requests constraint "

@@ -335,6 +335,27 @@ def test_fewer_requests_than_its_max_requests_asked_for(real, tmp_path, name, he
     assert not any("max_requests" in d for d in load(real(name)).runs["derived"].iloc[0])
 
 
+def test_requests_a_warm_up_left_out_of_the_window_are_not_missing(real, tmp_path):
+    # GuideLLM 0.5 with --warmup: the scheduler made every request max_requests asked for,
+    # and its figures count those inside the measurement window only (a real 0.5.0.dev0 file
+    # of 30 requests had 26 in it, a 90 s warm-up holding the first 4). That was said to be
+    # "4 missing: the benchmark stopped early or the file was cut"
+    doc = json.loads(real(SANITY).read_text())
+    bench = doc["benchmarks"][0]
+    ends = sorted(r["request_end_time"] for r in bench["requests"]["successful"])
+    bench["scheduler_metrics"]["measure_start_time"] = (ends[0] + ends[1]) / 2
+    bench["metrics"]["request_totals"].update(successful=3, total=3)
+    path = tmp_path / "benchmarks.json"
+    path.write_text(json.dumps(doc))
+    derived = load(path).runs["derived"].iloc[0]
+    assert (
+        "holds 3 requests inside its measurement window (4 made: the other 1 fell in the "
+        "warm-up or cool-down, which GuideLLM's figures leave out); all 4 its max_requests "
+        "constraint asked for were made, none is missing"
+    ) in derived
+    assert not any("missing:" in d or "file was cut" in d for d in derived)
+
+
 def test_request_bodies_written_as_python_dicts_read_as_the_json_ones(real, tmp_path):
     # GuideLLM 0.5.0 writes request_args as the repr of a dict (single quotes, True, None);
     # read as JSON it failed, and the bodies (ignore_eos, the prompts) were silently lost:
