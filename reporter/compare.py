@@ -96,6 +96,15 @@ def _prompt(run: pd.Series, stats: pd.Series | None) -> float | None:
     return given
 
 
+def _requested(run: pd.Series, _: pd.Series | None) -> float | None:
+    """The requested output length; none at all for a prompt-processing test (llama-bench
+    `pp512` writes `"n_gen": 0`), which is a length, not an undisclosed one."""
+    given = number(run.get("output_tokens_requested"))
+    if given is None and run.get("phase") == "prompt":
+        return 0.0
+    return given
+
+
 def _flags(run: pd.Series, _: pd.Series | None) -> str | None:
     flags = run.get("engine_flags")
     if not isinstance(flags, list | tuple):
@@ -183,7 +192,7 @@ FACTORS: tuple[Factor, ...] = (
         "requested output length",
         CONDITION,
         "output",
-        lambda r, s: number(r.get("output_tokens_requested")),
+        _requested,
         numeric=True,
     ),
     Factor("content", "content", CONDITION, "content", lambda r, s: _str(r.get("content"))),

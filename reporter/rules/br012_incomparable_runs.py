@@ -285,6 +285,9 @@ def _check_audit(data: AuditData, by_run: dict[str, dict[str, Any]]) -> Finding 
             Outcome.PASSED,
             f"{all_of(len(ids), 'run')} share one setting: they differ only in N or repeat",
         )
+    # a factor differs when two runs state different values; one value stated beside runs
+    # that state none is known for some runs only, and is not said to differ
+    partly = {f.key for f, by in varying if len([v for v in by if v != "undisclosed"]) < 2}
     diffs = [
         compare.FactorDiff(
             f.key,
@@ -293,7 +296,7 @@ def _check_audit(data: AuditData, by_run: dict[str, dict[str, Any]]) -> Finding 
             f.category,
             None,
             None,
-            compare.DIFFERS if "undisclosed" not in by else compare.ONE_SIDED,
+            compare.ONE_SIDED if f.key in partly else compare.DIFFERS,
         )
         for f, by in varying
     ]
@@ -319,13 +322,18 @@ def _check_audit(data: AuditData, by_run: dict[str, dict[str, Any]]) -> Finding 
             f"{_decomposition_text(best)}"
         )
     refs = [x for r in ids for x in run_ref(data, r)][:8]
-    labels = ", ".join(f.label for f, _ in varying)
+    labels = ", ".join(f.label for f, _ in varying if f.key not in partly)
+    some = ", ".join(f.label for f, _ in varying if f.key in partly)
+    if labels:
+        labels = f"the {len(ids)} runs differ in {labels}"
+        labels += f" ({some} disclosed for some runs only)" if some else ""
+    else:
+        labels = f"{some} disclosed for some of the {len(ids)} runs only"
     if j.comparable is False:
         return RULE.finding(
             "audit",
             Outcome.FIRED,
-            f"the {len(ids)} runs differ in {labels}: their figures are not comparable "
-            f"with each other: {j.reason}{tail}",
+            f"{labels}: their figures are not comparable with each other: {j.reason}{tail}",
             severity=Severity.INFO,
             arithmetic=lines,
             numbers=numbers,
@@ -337,8 +345,7 @@ def _check_audit(data: AuditData, by_run: dict[str, dict[str, Any]]) -> Finding 
         return RULE.finding(
             "audit",
             Outcome.UNDECIDABLE,
-            f"the runs differ in {labels}, disclosed for some runs only: cannot tell whether "
-            "their figures are comparable",
+            f"{labels}: cannot tell whether their figures are comparable",
             arithmetic=lines,
             numbers=numbers,
             refs=refs,

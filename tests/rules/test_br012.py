@@ -232,8 +232,59 @@ def test_runs_of_other_conditions_say_why_without_nested_parentheses():
     f = finding(api.audit([path], select=["BR012"]).to_dict(), "BR012", "audit")
     assert f["message"] == (
         "the 2 runs differ in prompt length, requested output length, context length: their "
-        "figures are not comparable with each other: conditions differ (prompt length, context "
-        "length)"
+        "figures are not comparable with each other: conditions differ (prompt length, "
+        "requested output length, context length)"
+    )
+
+
+def _llama_bench_line(n_prompt: int, n_gen: int, depth: int, avg_ts: float) -> str:
+    import json
+
+    ns = int((n_prompt + n_gen) / avg_ts * 1e9)
+    return json.dumps({
+        "build_commit": "1c1409e1", "build_number": 6865, "model_type": "llama 1B Q4_K",
+        "model_size": 800000000, "model_n_params": 1235814432, "n_prompt": n_prompt,
+        "n_gen": n_gen, "n_depth": depth, "avg_ns": ns, "avg_ts": avg_ts,
+        "samples_ns": [ns], "samples_ts": [avg_ts],
+    })  # fmt: skip
+
+
+def test_a_prompt_processing_test_requests_no_output(tmp_path):
+    # llama-bench -o jsonl depth sweep: a pp test writes "n_gen": 0, a tg test "n_prompt": 0;
+    # the pp test asked for no output, which is a length, not an undisclosed one
+    path = tmp_path / "sweep.jsonl"
+    path.write_text(
+        _llama_bench_line(512, 0, 0, 1472.0) + "\n" + _llama_bench_line(0, 128, 0, 49.9) + "\n"
+    )
+    f = finding(api.audit([path], select=["BR012"]).to_dict(), "BR012", "audit")
+    assert "undisclosed" not in " ".join([f["message"], *f["arithmetic"]])
+    assert "requested output length: 0: pp512; 128: tg128" in f["arithmetic"]
+    assert f["message"] == (
+        "the 2 runs differ in prompt length, requested output length, context length: their "
+        "figures are not comparable with each other: conditions differ (prompt length, "
+        "requested output length, context length)"
+    )
+
+
+def test_a_factor_known_for_some_runs_only_is_not_said_to_differ(tmp_path):
+    # vLLM bench serve results: one names its max_tokens (forced), one file has no such key;
+    # only the prompt length is known to differ, the stop mode is known for one run only
+    import json
+
+    def line(prompt: int, extra: dict[str, object]) -> str:
+        return json.dumps({
+            "backend": "vllm", "model_id": "m", "max_concurrency": 4, "duration": 10.0,
+            "completed": 40, "num_prompts": 40, "total_input_tokens": 40 * prompt,
+            "total_output_tokens": 40 * 128, **extra,
+        })  # fmt: skip
+
+    path = tmp_path / "two.jsonl"
+    path.write_text(line(512, {"ignore_eos": True}) + "\n" + line(4096, {}) + "\n")
+    f = finding(api.audit([path], fmt="vllm", select=["BR012"]).to_dict(), "BR012", "audit")
+    assert f["message"] == (
+        "the 2 runs differ in prompt length, deployment settings (stop mode disclosed for some "
+        "runs only): their figures are not comparable with each other: conditions differ "
+        "(prompt length)"
     )
 
 
