@@ -366,6 +366,11 @@ def run_stats(tables: Tables) -> pd.DataFrame:
         prompt_tps = np.where(prompt > 0, prompt / wall, np.nan)
     no_wall = wall <= 0
     prefill_share[no_wall] = np.nan
+    # nothing completed: the prompt tokens counted (of completed requests, as vLLM and
+    # SGLang count them) say nothing of the time spent on the failed requests' prompts
+    none_done = stats["ok"].to_numpy(dtype="float64") == 0
+    prefill_s[none_done] = np.nan
+    prefill_share[none_done] = np.nan
     prompt_tps[no_wall] = np.nan
     stats["prefill_rate"] = rate
     stats["prefill_rate_source"] = pd.Series(source, index=stats.index, dtype=object)

@@ -462,6 +462,9 @@ def _prompt_length(r: RunSummary) -> tuple[float | None, bool]:
 
 def _prompt_cell(r: RunSummary) -> str:
     length, divided = _prompt_length(r)
+    if length is None and r.requests and r.failed == r.requests:
+        # a summary's prompt tokens count completed requests only: 0 here says nothing
+        return "unknown (no request completed)"
     if length is None:
         # prompt tokens counted in all, with no request count to divide them by
         total = r.prompt_tokens_total

@@ -38,7 +38,8 @@ test (phase `prompt`, no output) is not a decode figure and the rule does not ap
 ## When it cannot decide
 Without prompt token counts or a prefill rate (no probe, no lone request, no prompt test),
 and a first-token bound above the limit: the time before first tokens then holds queueing as
-well as prefill, and only a prefill rate tells them apart.
+well as prefill, and only a prefill rate tells them apart. When no request completed: tools
+count the prompt tokens of completed requests only.
 
 ## What to do
 Quote decode throughput from runs with short prompts and forced length; quote long-prompt runs
@@ -81,6 +82,13 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     window = data.facts.runs[run_id].prefill_window
     limit = data.config[PREFILL_SHARE]
     prompt = float(s["prompt_tokens_total"])
+    if float(s["ok"]) == 0:
+        # tools count the prompts of completed requests only: a count of 0 is not "no prompt"
+        return RULE.finding(
+            run_id,
+            Outcome.UNDECIDABLE,
+            "no request completed: how much of the wall clock went to prompts is unknown",
+        )
     if prompt == 0:
         return RULE.finding(
             run_id,
