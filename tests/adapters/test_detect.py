@@ -246,3 +246,23 @@ def test_near_formats_say_what_they_look_like(tmp_path, text, line, what, expect
     with pytest.raises(TraceError) as err:
         api.load([path])
     assert str(err.value) == f"{path}:{line}: {what}; expected {expected}"
+
+
+def test_vllms_offline_throughput_result_says_why_it_cannot_be_audited(tmp_path):
+    # vLLM's benchmark_throughput.py --output-json: these five keys, indent 4; its
+    # total_num_tokens counts the prompts with the outputs
+    path = tmp_path / "throughput.json"
+    path.write_text(
+        '{\n    "elapsed_time": 72.381,\n    "num_requests": 200,\n'
+        '    "total_num_tokens": 86204,\n    "requests_per_second": 2.763,\n'
+        '    "tokens_per_second": 1190.974\n}'
+    )
+    with pytest.raises(TraceError) as err:
+        api.load([path])
+    assert str(err.value) == (
+        f"{path}: vLLM's offline throughput benchmark (elapsed_time, total_num_tokens, "
+        "tokens_per_second): no serving run to audit: one total over 200 requests, with no "
+        "request's times, no concurrency, and a tokens_per_second that vLLM counts over prompt "
+        "and output tokens together; expected a serving benchmark's result (vllm bench serve "
+        "--save-result, with --save-detailed for per-request times)"
+    )
