@@ -82,6 +82,8 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     window = data.facts.runs[run_id].prefill_window
     limit = data.config[PREFILL_SHARE]
     prompt = float(s["prompt_tokens_total"])
+    if math.isnan(prompt):
+        return _by_window(run_id, window, limit, "no prompt token counts (prompt_tokens)")
     if float(s["ok"]) == 0:
         # tools count the prompts of completed requests only: a count of 0 is not "no prompt"
         return RULE.finding(
@@ -96,8 +98,6 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             "no prompt tokens were processed in the run: its wall clock holds no prompt processing",
             numbers={"prompt_tokens": prompt},
         )
-    if math.isnan(prompt):
-        return _by_window(run_id, window, limit, "no prompt token counts (prompt_tokens)")
     rate = float(s["prefill_rate"])
     if math.isnan(rate):
         return _by_window(
