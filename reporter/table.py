@@ -232,10 +232,13 @@ UNFINISHED = ("error", "abort", "cancelled", "time_limit", "too_short")
 #: limit), too_short (how many were finished answers the client flagged as shorter than
 #: asked for), mean_prompt_tokens, std_tpot_s (the standard deviation of the requests'
 #: TPOTs), spec_drafts, spec_draft_tokens and spec_accepted_tokens (the server's draft
-#: counters over the run, as the tool took them), length_mismatches (how many requests wrote
-#: another length than the one asked of them), batch_ttft_s (the one time to first token of a
-#: run whose requests were all admitted at once and prefilled together as one batch, timed
-#: once: every request's, none waited for a slot; a timing, not a percentile),
+#: counters over the run, as the tool took them), length_mismatches (the tool's count of
+#: requests whose output differs from the length asked of them by more than its threshold:
+#: not all that differ), length_compared and length_{exact,short,over}_{min,max} (of the
+#: requests compared with the length asked, how many wrote exactly it, fewer or more tokens:
+#: bounds proved from the tool's statistics of the differences), batch_ttft_s (the one time
+#: to first token of a run whose requests were all admitted at once and prefilled together
+#: as one batch, timed once: every request's, none waited for a slot; a timing, not a percentile),
 #: received_output_tokens (the tokens of the text the client received, as the tool
 #: re-tokenized it, beside output_tokens as it counted them), batch_decode_steps (the decode
 #: steps such a run timed after that prefill, where its tool says: llama-batched-bench's
@@ -254,7 +257,8 @@ SUMMARY_KEYS = (
     "min_output_tokens", "max_output_tokens", "chunks", "cancelled", "time_limited", "too_short",
     "mean_prompt_tokens", "std_tpot_s", "spec_drafts", "spec_draft_tokens",
     "spec_accepted_tokens", "length_mismatches", "batch_ttft_s", "received_output_tokens",
-    "batch_decode_steps",
+    "batch_decode_steps", "length_compared", "length_exact_min", "length_exact_max",
+    "length_short_min", "length_short_max", "length_over_min", "length_over_max",
     *LATENCY_SUMMARY_KEYS,
 )  # fmt: skip
 

@@ -16,6 +16,7 @@ honest aggregate is recomputed from `total_osl` ÷ `benchmark_duration`.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,7 @@ _CSV_ALIASES = {
     "http_waiting_(ttfb)": "http_req_waiting",
     "goodrequestfraction": "good_request_fraction",
     "osl_mismatch_diff_%": "osl_mismatch_diff_pct",
+    "osl_mismatch_diff": "osl_mismatch_diff_pct",  # newer AIPerf drops the "%" of its header
 }
 #: Metric tags of AIPerf's first releases (its `MetricTag` enum, mid-2025) → today's tags; a
 #: record or summary written with the old names reads as one written with the new.
@@ -557,6 +559,178 @@ def _read_siblings(
         notes.append(f"AIPerf: read {where} (the payloads sent) for max_tokens and ignore_eos")
 
 
+# --------------------------------------------------------------------------- asked lengths
+
+#: AIPerf's percentiles of per-request metrics (numpy's linear interpolation between ranks).
+_PERCENTILES = (1, 5, 10, 25, 50, 75, 90, 95, 99)
+#: What osl_mismatch_count counts (AIPerf's OSLMismatchCountMetric, since it appeared in 2026):
+#: requests whose output differs from the length asked by more than this, so not those that
+#: differ by less; it never says how many wrote exactly the length.
+OSL_MISMATCH_THRESHOLD = "min(5% of the length asked, 50 tokens)"
+
+
+@dataclass(frozen=True)
+class LengthBounds:
+    """What `osl_mismatch_diff_pct`'s statistics prove about the requests' differences from
+    the length asked of them: how many wrote fewer or more tokens (at least, at most), and
+    the steps that prove it."""
+
+    compared: int
+    short: tuple[int, int]
+    over: tuple[int, int]
+    steps: tuple[str, ...]
+
+    @property
+    def exact(self) -> tuple[int, int]:
+        """Requests that wrote exactly the length asked: at least, at most."""
+        return (
+            max(self.compared - self.short[1] - self.over[1], 0),
+            self.compared - self.short[0] - self.over[0],
+        )
+
+    def summary(self) -> dict[str, float]:
+        return {
+            "length_compared": float(self.compared),
+            "length_short_min": float(self.short[0]),
+            "length_short_max": float(self.short[1]),
+            "length_over_min": float(self.over[0]),
+            "length_over_max": float(self.over[1]),
+            "length_exact_min": float(self.exact[0]),
+            "length_exact_max": float(self.exact[1]),
+        }
+
+
+def _pct(value: float) -> str:
+    return f"{value:.2f}".replace("-", "−")
+
+
+def length_bounds(
+    stats: dict[str, Any], rounded: bool, longest_output: float | None
+) -> LengthBounds | None:
+    """Bounds on how many requests wrote fewer, more or exactly the tokens asked of them, from
+    the statistics of osl_mismatch_diff_pct ((written − asked) ÷ asked × 100 per request); None
+    without them. `rounded`: the figures are rounded to 2 decimals (the CSV), so a sign is
+    taken only where the rounding cannot flip it, and a 0.00 is a true 0 only when no request
+    can differ by less than 0.005% (one token of the longest output, plus one, is more)."""
+    entry = stats.get("osl_mismatch_diff_pct")
+    if not isinstance(entry, dict):
+        return None
+    low, high, total = (finite_number(entry.get(k)) for k in ("min", "max", "sum"))
+    if low is None or high is None or total is None:
+        return None
+    half = 0.005 if rounded else 0.0
+    n = whole(entry.get("count"))
+    mean = finite_number(entry.get("avg"))
+    if n is None and mean:
+        # the CSV writes no count: sum ÷ mean gives it where it reproduces the mean
+        guess = round(total / mean)
+        if guess > 0 and abs(total / guess - mean) <= half * 2 + 1e-9 * abs(mean):
+            n = guess
+    if n is None or n < 1:
+        return None
+    # the smallest difference a request can have that is not 0: one token of (longest + 1)
+    grain = 100 / (longest_output + 1) if longest_output else 0.0
+    values = {0.0: low, 100.0: high}
+    for q in _PERCENTILES:
+        p = finite_number(entry.get(f"p{q}"))
+        if p is not None:
+            values[float(q)] = p
+    steps = [
+        f"osl_mismatch_diff_pct over {n} requests: min {_pct(low)}%, max {_pct(high)}%, "
+        f"sum {_pct(total)}%"
+    ]
+    short = _one_side(values, total, n, half, grain, steps, mirrored=False)
+    over = _one_side(
+        {100 - q: -v for q, v in values.items()}, -total, n, half, grain, steps, mirrored=True
+    )
+    return LengthBounds(n, short, over, tuple(steps))
+
+
+def _one_side(
+    values: dict[float, float],
+    total: float,
+    n: int,
+    half: float,
+    grain: float,
+    steps: list[str],
+    mirrored: bool,
+) -> tuple[int, int]:
+    """How many values are below 0 (at least, at most), given the statistics with the lowest
+    at 0 (the over-length side is read mirrored: −value, percentile 100 − q). `half` is the
+    rounding of each figure, `grain` the smallest difference that is not 0."""
+    word, name = ("above", "max") if mirrored else ("below", "min")
+
+    def shown(v: float) -> str:
+        return _pct(-v if mirrored else v)
+
+    def label(q: float) -> str:
+        return name if q == 0 else f"p{100 - q if mirrored else q:g}"
+
+    lowest, top = values[0.0], values[100.0]
+    least = n if top + half < 0 else 1 if lowest + half < 0 else 0
+    for q, p in sorted(values.items()):
+        rank = q / 100 * (n - 1)
+        if 0 < q < 100 and p + half < 0 and int(rank) + 1 > least:
+            least = int(rank) + 1
+            steps.append(
+                f"{label(q)} = {shown(p)}% at rank {rank + 1:g} of {n}: at least {least} {word} 0"
+            )
+    known = 1 if least else 0  # the lowest values known exactly, for the sum
+    # figures recomputed here carry float error (and the rounding, where rounded)
+    tol = 2 * half + 1e-9 * (abs(lowest) + abs(total) + 1)
+    f = 0.01 * (n - 1)
+    second = values.get(1.0)
+    order = "highest" if mirrored else "lowest"
+    if least and second is not None and 0 < f < 1:
+        # p1 interpolates between the lowest two: it gives the second lowest
+        x1 = lowest + (second - lowest) / f
+        if x1 + half * (2 - f) / f + tol < 0:
+            known, least = 2, max(least, 2)
+            steps.append(
+                f"second {order} = {name} + ({label(1.0)} − {name}) ÷ {f:g} = {shown(lowest)} + "
+                f"({shown(second)} − ({shown(lowest)})) ÷ {f:g} = {shown(x1)}%"
+            )
+            rest = total - lowest - x1
+            if rest + half + half / f + half * abs(1 - 2 * f) / f + tol < 0:
+                least = max(least, 3)
+                steps.append(
+                    f"sum − the two {order} = {shown(total)} − ({shown(lowest)}) − "
+                    f"({shown(x1)}) = {shown(rest)}%: one more {word} 0"
+                )
+    if known == 1 and total - lowest + tol < 0:
+        least = max(least, 2)
+        steps.append(
+            f"sum − {name} = {shown(total)} − ({shown(lowest)}) = {shown(total - lowest)}%: "
+            f"another {word} 0"
+        )
+    # at most: from the first rank proven not below 0, none is below 0
+    other = "below" if mirrored else "above"
+    none_over = top < 0 or (top == 0 and (half == 0 or grain > half))
+    most = n
+    for q, p in sorted(values.items()):
+        rank = q / 100 * (n - 1)
+        lo, frac = int(rank), rank - int(rank)
+        at, why = None, ""
+        # min and max are requests' own values: a 0.00 of them is 0 where no value can round
+        # to it (the grain); percentiles interpolate, and are taken below
+        exact = q in (0.0, 100.0) and abs(p) <= half and grain > half
+        if p - half >= 0 or exact:
+            at = lo if frac == 0 else min(lo + 1, n - 1)
+            why = f"{label(q)} = {shown(p)}%"
+        if abs(p) <= half and none_over and (half == 0 or (1 - frac) * grain > half):
+            # an interpolation that is 0 with nothing on the other side of 0: both ends are 0
+            at = lo
+            why = f"{label(q)} = {shown(p)}% with none {other} 0"
+        if at is not None and at < most:
+            most = at
+            if 0 < q < 100:
+                steps.append(
+                    f"{why} (ranks {lo + 1}–{lo + 2} of {n}): from rank {most + 1} on none is "
+                    f"{word} 0, so at most {most} are"
+                )
+    return least, max(most, least)
+
+
 # --------------------------------------------------------------------------- summary
 
 
@@ -579,6 +753,32 @@ def _all_short_of_asked(stats: dict[str, Any], completed: float) -> str | None:
         f"than the length asked of it (osl_mismatch_diff_pct at most {longest:.1f}%{typical}): "
         "the model ended them, not the cap"
     )
+
+
+def _asked_lengths_note(
+    bounds: LengthBounds | None, mismatches: float | None, completed: float
+) -> str:
+    """The derived line for lengths asked per request: what the summary proves of them."""
+    head = "output lengths asked per request (AIPerf sends each its expected length as max_tokens)"
+    counted_ = (
+        f"osl_mismatch_count {mismatches:g} counts those past {OSL_MISMATCH_THRESHOLD}"
+        if mismatches is not None
+        else "no osl_mismatch_count"
+    )
+    if bounds is None:
+        return (
+            f"{head}: {counted_}, of {completed:g} completed; how many wrote exactly their "
+            "length is not recorded (no osl_mismatch_diff_pct)"
+        )
+    (e0, e1), (s0, s1) = bounds.exact, bounds.short
+    return (
+        f"{head}: from osl_mismatch_diff_pct, {_span(e0, e1)} of {bounds.compared} wrote "
+        f"exactly that length and {_span(s0, s1)} fewer tokens; {counted_}"
+    )
+
+
+def _span(least: int, most: int) -> str:
+    return f"{least}" if least == most else f"{least}–{most}"
 
 
 def _scaled(stats: dict[str, Any], name: str, field: str) -> float | None:
@@ -795,18 +995,23 @@ def _summary_partial(
     stop = stop_mode(ignore_eos, [lo, hi] if lo is not None and hi is not None else None)
     mismatches = _scaled(stats, "osl_mismatch_count", "avg")
     completed = (requests or 0) - (summary["failed"] or 0)
-    if stop == "natural" and mismatches is not None and completed > 0:
+    bounds = length_bounds(stats, shape.startswith("profile_export_aiperf.csv"), hi)
+    length_steps: list[str] = []
+    asked = mismatches is not None or bounds is not None
+    if stop != "forced" and asked and completed > 0:
         # AIPerf sends each request its expected output length (the dataset's, or one drawn
-        # for it) as max_tokens, and counts the requests that wrote another length
-        summary["length_mismatches"] = mismatches
-        if completed - mismatches >= completed / 2:
-            stop = "unknown"
-            derived.append(
-                f"output lengths asked per request (AIPerf sends each its expected length as "
-                f"max_tokens): {completed - mismatches:g} of {completed:g} wrote exactly that "
-                f"length (osl_mismatch_count {mismatches:g}), so they were capped, not stopped "
-                "by the model"
-            )
+        # for it) as max_tokens; its count is of those past a threshold, not of all that
+        # wrote another length, so how many wrote exactly it comes from the differences
+        if mismatches is not None:
+            summary["length_mismatches"] = mismatches
+        if bounds is not None:
+            summary.update(bounds.summary())
+            length_steps = list(bounds.steps)
+        # natural stays only where most provably wrote another length than asked
+        off = (bounds.short[0] + bounds.over[0]) if bounds is not None else mismatches or 0
+        if off <= completed / 2:
+            stop = "unknown"  # a CSV records no extras: it may be unknown already
+            derived.append(_asked_lengths_note(bounds, mismatches, completed))
     short_of_asked = _all_short_of_asked(stats, completed)
     if stop != "forced" and short_of_asked is not None:
         stop = "natural"
@@ -868,6 +1073,8 @@ def _summary_partial(
             "streaming": endpoint.get("streaming"),
             "use_server_token_count": endpoint.get("use_server_token_count"),
             "aiperf_file": "summary",
+            "length_steps": length_steps or None,
+            "length_threshold": OSL_MISMATCH_THRESHOLD if mismatches is not None else None,
         },
     )
     notes = [f"AIPerf: summary only ({shape})"]

@@ -21,6 +21,14 @@ length (cut, or stopped early) decide nothing. A run that says `stop: forced` pa
 (BR007 checks that the lengths were honoured). A prompt-processing test (llama-bench `pp512`)
 writes no output: not applicable.
 
+When each request was asked for its own length (AIPerf sends each its dataset's length as
+max_tokens), the run fires as capped but not one length when more than half provably wrote
+exactly the length asked. AIPerf's `osl_mismatch_count` counts only the requests past its
+threshold (min(5% of the length asked, 50 tokens)), so it says nothing of how many wrote
+exactly it; the counts come from the statistics of `osl_mismatch_diff_pct` (min, max, sum and
+its linearly interpolated percentiles), as bounds: "at least 92 of 96 (at most 93)". With the
+count alone, or bounds that prove no majority either way, it cannot decide.
+
 When each request's length was drawn from a range (SGLang `random_range_ratio` < 1:
 `output_tokens_requested_min` to `output_tokens_requested`), the outputs were not of one
 length by design: the run fires, naming the range and the mean written (below the range's
@@ -39,7 +47,8 @@ one-sentence prompt, the same server does 606 tok/s.
 
 ## When it cannot decide
 No output token counts and no stop mode: undecidable; a summary's mean between 95% and 100% of
-the requested length decides nothing either.
+the requested length decides nothing either. Lengths asked per request with only the tool's
+thresholded count of those that differ, or with bounds that show no majority capped: undecidable.
 
 ## What to do
 Measure decode speed with forced equal lengths (greedy, `ignore_eos` + `min_tokens` or
@@ -91,13 +100,15 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     # a mask, not a filtered frame: most runs never need the rows themselves
     eos = (rows["finish_reason"] == "stop").to_numpy(dtype=bool, na_value=False)
     ended_on_eos = int(eos.sum())
+    # a count of 0 only where finish reasons were recorded: a summary has none to count
+    reasons_known = bool(len(rows)) and bool(rows["finish_reason"].notna().any())
     mean, lo, hi = float(s["out_mean"]), float(s["out_min"]), float(s["out_max"])
     numbers = {
         "stop": stop,
         "mean_output_tokens": mean,
         "min_output_tokens": lo,
         "max_output_tokens": hi,
-        "ended_on_eos": ended_on_eos,
+        **({"ended_on_eos": ended_on_eos} if reasons_known else {}),
         "requested": None if requested is None or math.isnan(requested) else requested,
     }
     of_requested = f" of {fmt(requested, 0)} requested" if numbers["requested"] else ""
@@ -211,31 +222,89 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
 def _capped_per_request(
     data: AuditData, run_id: str, s: Any, lengths: str, numbers: dict[str, Any], help_text: str
 ) -> Finding | None:
-    """A tool that asked each request for its own length and counted those that wrote
-    another (AIPerf's osl_mismatch_count): mostly capped, so not a natural stop, but not one
-    length either."""
+    """A tool that asked each request for its own length (AIPerf sends each its expected
+    length as max_tokens): mostly written exactly, it was capped, not a natural stop, but not
+    one length either. The tool's own count (osl_mismatch_count) is of requests past a
+    threshold, so it never says how many wrote exactly their length; the bounds the
+    adapter proved from the differences' distribution do."""
     summary = data.run_field(run_id, "summary")
-    mismatches = number(summary.get("length_mismatches")) if isinstance(summary, dict) else None
+    if not isinstance(summary, dict) or float(s["out_min"]) == float(s["out_max"]):
+        return None
+    mismatches = number(summary.get("length_mismatches"))
+    compared = number(summary.get("length_compared"))
     completed = float(s["ok"])
-    if mismatches is None or not completed > 0 or completed - mismatches < completed / 2:
+    if (mismatches is None and compared is None) or not completed > 0:
         return None
-    if float(s["out_min"]) == float(s["out_max"]):
-        return None
-    numbers["length_mismatches"] = mismatches
+    extra = data.run_field(run_id, "extra")
+    extra = extra if isinstance(extra, dict) else {}
+    threshold = str(extra.get("length_threshold") or "a threshold")
+    counted = (
+        f"the tool counts {fmt(mismatches, 0)} past its threshold, {threshold}"
+        if mismatches is not None
+        else "the tool gives no count"
+    )
+    if mismatches is not None:
+        numbers["length_mismatches"] = mismatches
+    if compared is None:
+        if mismatches is not None and mismatches > completed / 2:
+            return None  # most wrote another length: decided by the lengths below
+        return RULE.finding(
+            run_id,
+            Outcome.UNDECIDABLE,
+            f"stop mode not stated; each request was asked for its own length, and "
+            f"{counted} of {fmt(completed, 0)} completed, which does not say how many wrote "
+            f"exactly it ({lengths}): without the distribution of the differences, capped "
+            "and natural stop cannot be told apart",
+            numbers=numbers,
+        )
+    bounds = {
+        k: float(summary.get(f"length_{k}") or 0)
+        for k in ("exact_min", "exact_max", "short_min", "short_max", "over_min", "over_max")
+    }
+    numbers.update({f"length_{k}": v for k, v in bounds.items()})
+    numbers["length_compared"] = compared
+    wrote = (
+        f"{_bound(bounds, 'exact', compared)} wrote exactly it{_most(bounds, 'exact')}, and "
+        f"{_bound(bounds, 'short')} wrote fewer tokens{_most(bounds, 'short')}"
+    )
+    if bounds["over_max"]:
+        wrote += f", {_bound(bounds, 'over')} more{_most(bounds, 'over')}"
+    # the tool's count goes inside the last bracket, or in one of its own
+    wrote = f"{wrote[:-1]}; {counted})" if wrote.endswith(")") else f"{wrote} ({counted})"
+    arithmetic = [str(x) for x in extra.get("length_steps") or []]
+    if bounds["exact_min"] > compared / 2:
+        return RULE.finding(
+            run_id,
+            Outcome.FIRED,
+            f"stop mode not stated; each request was asked for its own length: {wrote} "
+            f"({lengths}): mostly capped, not a natural stop, but not one length either; the "
+            "figure is for this mix of lengths",
+            numbers=numbers,
+            arithmetic=arithmetic,
+            help=help_text,
+        )
     return RULE.finding(
         run_id,
-        Outcome.FIRED,
-        f"stop mode not stated; each request was asked for its own length, and "
-        f"{fmt(completed - mismatches, 0)} of {fmt(completed, 0)} wrote exactly it ({lengths}): "
-        "capped, not a natural stop, but not one length either; the figure is for this mix "
-        "of lengths",
+        Outcome.UNDECIDABLE,
+        f"stop mode not stated; each request was asked for its own length: {wrote} "
+        f"({lengths}): the summary's figures bound these counts but prove neither that most "
+        "were capped nor that most stopped on their own",
         numbers=numbers,
-        arithmetic=[
-            f"{fmt(completed, 0)} completed − {fmt(mismatches, 0)} that wrote another length "
-            f"(the tool's count) = {fmt(completed - mismatches, 0)}"
-        ],
-        help=help_text,
+        arithmetic=arithmetic,
     )
+
+
+def _bound(bounds: dict[str, float], kind: str, of: float | None = None) -> str:
+    """'3', or 'at least 3' where the summary bounds the count; ' of N' after it if given."""
+    least, most = bounds[f"{kind}_min"], bounds[f"{kind}_max"]
+    whole_of = f" of {fmt(of, 0)}" if of is not None else ""
+    return f"{'' if least == most else 'at least '}{fmt(least, 0)}{whole_of}"
+
+
+def _most(bounds: dict[str, float], kind: str) -> str:
+    """' (at most 4)', or '' where the bound is the count itself."""
+    least, most = bounds[f"{kind}_min"], bounds[f"{kind}_max"]
+    return "" if least == most else f" (at most {fmt(most, 0)})"
 
 
 #: Outputs longer than the requested length by more than this factor were not limited to it
