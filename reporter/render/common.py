@@ -41,6 +41,14 @@ def overlap_cell(overlap: float | None, bound: float | None, bound_exact: bool |
     return "≥" + at_least(bound, 1) if bound_exact else "~" + fmt(bound, 1)
 
 
+def rate_cell(r: RunSummary) -> str | None:
+    """An open-loop run's load as its N cell shows it in every report ("10/s"); None for a
+    closed loop, whose N is its concurrency."""
+    if r.load == "rate" and r.request_rate is not None:
+        return f"{r.request_rate:g}/s"
+    return None
+
+
 def all_prefill(r: RunSummary) -> bool:
     """A prompt-processing test (llama-bench pp): its wall clock is all prefill, timed at its
     own rate (`prompt_tps`)."""

@@ -36,6 +36,7 @@ from reporter.render.common import (
     overlap_cell,
     pct,
     prefill_lacks,
+    rate_cell,
     shown,
     value_text,
 )
@@ -510,7 +511,7 @@ def run_view(
     return RunView(
         id=shown(r.id),
         group=shown(r.group),
-        concurrency="?" if r.concurrency is None else num(r.concurrency, 0),
+        concurrency=rate_cell(r) or ("?" if r.concurrency is None else num(r.concurrency, 0)),
         requests=num(r.requests, 0),
         failed=num(r.failed, 0) if r.failed else "0",
         output_tokens=num(r.output_tokens, 0),

@@ -16,7 +16,7 @@ from reporter import terminal
 from reporter.findings import Finding
 from reporter.model import EMPTY_RUN, GroupSummary, RunSummary, Verdict
 from reporter.numbers import counted, fmt, pct
-from reporter.render.common import overlap_cell
+from reporter.render.common import overlap_cell, rate_cell
 from reporter.safetext import visible as v
 from reporter.terminal import Column
 from reporter.types import Outcome, Severity
@@ -196,6 +196,4 @@ def _finding_lines(f: Finding) -> list[str]:
 
 def _load(r: RunSummary) -> str:
     """The load axis in one cell: N for a closed loop, the rate (e.g. 10/s) for an open one."""
-    if r.load == "rate" and r.request_rate is not None:
-        return f"{r.request_rate:g}/s"
-    return "?" if r.concurrency is None else f"{r.concurrency:g}"
+    return rate_cell(r) or ("?" if r.concurrency is None else f"{r.concurrency:g}")

@@ -54,3 +54,27 @@ def test_an_open_loop_run_is_not_missing_a_concurrency(tmp_path: Path) -> None:
 
     assert not any(u.startswith("concurrency") for u in undisclosed({"request_rate": 2.0}))
     assert "concurrency: all runs" in undisclosed({})
+
+
+def test_the_markdown_and_html_tables_show_the_rate_as_the_terminal_does(tmp_path: Path) -> None:
+    # the same open-loop run: its N cell reads "2/s" in every report, not "?" in some
+    run = {
+        "kind": "run",
+        "schema": "benchreport/1",
+        "id": "open",
+        "workload": {"request_rate": 2.0},
+    }
+    reqs = [{"kind": "request", "run": "open", "id": i, "t_send": i * 0.5,
+             "t_first": i * 0.5 + 0.1, "t_end": i * 0.5 + 1, "output_tokens": 10}
+            for i in range(4)]  # fmt: skip
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [run, *reqs]), encoding="utf-8")
+    verdict = api.audit([str(path)])
+    md = tmp_path / "summary.md"
+    html = tmp_path / "report.html"
+    api.render_outputs(verdict, md=str(md), html=str(html))
+    (row,) = [line for line in md.read_text(encoding="utf-8").splitlines() if "| open |" in line]
+    assert row.startswith("| open | 2/s |")
+    assert '<td class="num">2/s</td>' in html.read_text(encoding="utf-8")
+    text_row = next(line for line in render_text(verdict).splitlines() if "open " in line)
+    assert " 2/s " in text_row
