@@ -76,6 +76,21 @@ def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object
     return (yield)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Tell each worker that the run groups by `xdist_group`: a worker parses the command
+    line again, which does not hold the `--dist loadgroup` set above, and without it a
+    worker leaves its tests' groups out of their ids, so the groups are spread."""
+    node.workerinput["benchreport_loadgroup"] = node.config.option.dist == "loadgroup"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    workerinput = getattr(config, "workerinput", None)
+    if isinstance(workerinput, dict) and workerinput.get("benchreport_loadgroup"):
+        config.option.dist = "loadgroup"
+        config.option.loadgroup = True
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--update-golden",
