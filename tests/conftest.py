@@ -127,9 +127,19 @@ def run_of(verdict: Verdict | dict[str, Any], run_id: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
-def traces_verdict() -> dict[str, Any]:
-    """The audit of every shipped trace at once, as the README's command runs it."""
-    return api.audit(sorted(TRACES.glob("*.jsonl"))).to_dict()
+def traces_audited() -> Verdict:
+    """The audit of every shipped trace at once, as the README's command runs it (from the
+    project's folder, the paths relative to it); built once per worker, read only."""
+    root = TRACES.parent
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(root)
+        return api.audit([str(p.relative_to(root)) for p in sorted(TRACES.glob("*.jsonl"))])
+
+
+@pytest.fixture(scope="session")
+def traces_verdict(traces_audited: Verdict) -> dict[str, Any]:
+    """`traces_audited` as a JSON dict."""
+    return traces_audited.to_dict()
 
 
 @pytest.fixture(scope="session")

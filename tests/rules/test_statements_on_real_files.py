@@ -157,7 +157,8 @@ def test_a_summarys_median_decode_rate_is_one_over_its_median_tpot(name: str) ->
 def test_a_summarys_latency_percentiles_are_shown_as_the_tools_own() -> None:
     # SGLang states median and p99 of TTFT, TPOT, ITL and e2e (no p90): the verdict gives
     # them, says they are the tool's, and leaves p90 unknown; the terminal marks the run
-    from reporter.render.html import render_html
+    from reporter.render.context import build_context
+    from reporter.render.html import render_html_context
     from reporter.render.text import render_text
 
     path = _real("sglang/tonyli15-sglang055-qwen25-3b-agg-n50-c8.jsonl")
@@ -171,7 +172,7 @@ def test_a_summarys_latency_percentiles_are_shown_as_the_tools_own() -> None:
     text = render_text(verdict)
     assert "* agg_n50_in128_out64_c8  33.5 / n/a / 599.3" in text
     assert "* the tool's own percentiles, from its summary (n/a where it gives none)" in text
-    page = render_html(verdict)
+    page = render_html_context(build_context(verdict, charts=False))  # the table, no charts
     assert "(tool's summary)" in page and "33.5 / n/a / 599.3" in page
     assert verdict.to_dict()["runs"][0]["latency_source"] == "summary"
 

@@ -159,10 +159,12 @@ def test_sglang_lines_at_several_rates_and_datasets_are_not_repeats(
 
 
 def test_the_html_report_says_how_runs_were_grouped_and_shows_bounds(real: Any) -> None:
-    from reporter.render.html import render_html
+    from reporter.render.context import build_context
+    from reporter.render.html import render_html_context
 
     files = sorted(real(YANG).glob("*-20251022-*.json"))
-    page = render_html(api.audit([str(p) for p in files]), None)
+    # the page without its charts: the group sections and the bound are text
+    page = render_html_context(build_context(api.audit([str(p) for p in files]), charts=False))
     assert '<section class="group" id="group-1">' in page  # one section per group, saying why
     assert "4 runs from 4 files sharing every setting" in page
     assert "≥53.5" in page  # the bound of 53.58, rounded down
