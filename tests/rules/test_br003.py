@@ -26,6 +26,12 @@ SUMMARY = {
     "mean_itl_ms": 45.7047650738137, "median_itl_ms": 44.10335549619049,
     "std_itl_ms": 23.44601707351302, "p99_itl_ms": 50.72569683106849,
 }  # fmt: skip
+#: SUMMARY with every request failed: vLLM then writes 0 for every time statistic, and
+#: total_input_tokens 0 (it counts the prompts of completed requests only).
+ALL_FAILED = SUMMARY | {k: 0.0 for k in SUMMARY if k.endswith("_ms")} | {
+    "completed": 0, "failed": 8, "total_input_tokens": 0, "total_output_tokens": 0,
+    "output_throughput": 0.0, "duration": 0.005, "max_concurrent_requests": 0,
+}  # fmt: skip
 
 
 def _audit(tmp_path: Path, **changes: object) -> dict[str, object]:

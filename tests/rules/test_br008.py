@@ -124,15 +124,10 @@ def test_a_file_of_probes_alone_gives_its_rate_to_every_run(tmp_path: Path) -> N
 def test_a_run_where_nothing_completed_is_not_said_to_hold_no_prefill(tmp_path: Path) -> None:
     # vLLM bench serve with every request failed: total_input_tokens 0 counts the prompts of
     # completed requests only, not the prompts sent
-    from tests.rules.test_br003 import SUMMARY
+    from tests.rules.test_br003 import ALL_FAILED
 
-    zeros = {k: 0.0 for k in SUMMARY if k.endswith("_ms")}
-    doc = SUMMARY | zeros | {
-        "completed": 0, "failed": 8, "total_input_tokens": 0, "total_output_tokens": 0,
-        "output_throughput": 0.0, "duration": 0.005, "max_concurrent_requests": 0,
-    }  # fmt: skip
     path = tmp_path / "failed.json"
-    path.write_text(json.dumps(doc))
+    path.write_text(json.dumps(ALL_FAILED))
     (finding,) = [f for f in api.audit([str(path)]).to_dict()["findings"] if f["code"] == "BR008"]
     assert finding["outcome"] == "undecidable"
     assert finding["message"] == (
