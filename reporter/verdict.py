@@ -146,7 +146,7 @@ def build_verdict(
             decide = f"; {rf.missing} would decide" if rf.missing and not said else ""
             reasons.append(
                 "neither the request times, a bound from the summary, nor a sweep over N show "
-                f"the requests overlapping: {rf.why}{decide}"
+                f"the requests decoding at the same time: {rf.why}{decide}"
             )
         else:
             kind = VerdictKind.SUPPORTED

@@ -70,7 +70,9 @@ VERDICT_TEXT = {
 VERDICT_MEANING = {
     VerdictKind.SUPPORTED: "the figures hold when recomputed as total output tokens ÷ wall clock",
     VerdictKind.UNDERSTATED: "a published figure is well below what the trace measures",
-    VerdictKind.INSUFFICIENT_DATA: "the trace does not hold enough to recompute the figures",
+    # the aggregate may be recomputed and still not decided (no sign the requests decoded
+    # together, text the client never received): "recompute" would be untrue of those
+    VerdictKind.INSUFFICIENT_DATA: "the trace does not hold enough to decide the figures",
     VerdictKind.INCOMPARABLE: "figures are compared that were measured under different conditions",
     VerdictKind.SERIAL: "the requests were served one at a time: the concurrency is not real",
     VerdictKind.INFLATED: "a published figure is higher than the trace supports",

@@ -241,3 +241,25 @@ def test_prompts_not_completed_are_not_said_to_be_counted_by_the_tool() -> None:
     verdict = api.audit([path], select=["BR019"])
     f = next(f for f in verdict.findings if f.subject == "vllm:infqps:framework=vllm")
     assert f.message == "985 of 2000 requests failed or did not complete"
+
+
+def test_a_run_not_shown_decoding_together_is_not_said_to_lack_its_figures() -> None:
+    # vLLM bench serve at max_concurrency 2, 8 requests: 128 tokens ÷ 1.37 s = 93.7 tok/s is
+    # recomputed, and 1.99 requests were in flight on average (Σ e2e ÷ wall); but a cold
+    # first request (TTFT p99 762 ms) leaves Σ decode ÷ wall at 0.72, which cannot show two
+    # decoding at once. The headline said the trace could not "recompute the figures", and
+    # the reason that no bound showed "the requests overlapping"
+    from reporter.render.markdown import render_markdown
+
+    verdict = api.audit([_real("vllm/er0080-v0.25.1-sweep-maxseqs4-conc2-run0.json")])
+    (run,) = verdict.runs
+    assert str(run.verdict) == "insufficient-data"
+    assert run.aggregate_tps == pytest.approx(93.7, abs=0.05)
+    assert run.reasons[0].startswith(
+        "neither the request times, a bound from the summary, nor a sweep over N show the "
+        "requests decoding at the same time: no completion time (t_end) for every request; "
+        "Σ decode ÷ wall = 0.72"
+    )
+    summary = render_markdown(verdict)
+    assert "the trace does not hold enough to decide the figures" in summary
+    assert "recompute the figures" not in summary
