@@ -44,21 +44,29 @@ def imported(
     return found
 
 
+#: Each case is a fresh interpreter: the quick lane starts three (the top-level help, the
+#: catalogue and one rule's page); the full lane every command's help.
+QUICK_STARTS = (["--help"], ["rules"], ["explain", "BR003"])
+
+
 @pytest.mark.parametrize(
     "args",
     [
-        ["--version"],
-        ["--help"],
-        ["rules"],
-        ["rules", "--thresholds", "--json", "-"],
-        ["explain", "BR003"],
-        ["explain", "BR003", "--json"],
-        ["audit", "--help"],
-        ["compare", "--help"],
-        ["convert", "--help"],
-        ["probe", "bandwidth", "--help"],
-        ["record", "--help"],
-        ["validate", "--help"],
+        args if args in QUICK_STARTS else pytest.param(args, marks=pytest.mark.slow)
+        for args in (
+            ["--version"],
+            ["--help"],
+            ["rules"],
+            ["rules", "--thresholds", "--json", "-"],
+            ["explain", "BR003"],
+            ["explain", "BR003", "--json"],
+            ["audit", "--help"],
+            ["compare", "--help"],
+            ["convert", "--help"],
+            ["probe", "bandwidth", "--help"],
+            ["record", "--help"],
+            ["validate", "--help"],
+        )
     ],
     ids=" ".join,
 )
@@ -66,7 +74,9 @@ def test_help_and_the_rules_start_without_the_data_stack(args: list[str]) -> Non
     assert imported(args, DATA_STACK) == []
 
 
-@pytest.mark.parametrize("words", ["benchreport ", "benchreport audit --"])
+@pytest.mark.parametrize(
+    "words", ["benchreport ", pytest.param("benchreport audit --", marks=pytest.mark.slow)]
+)
 def test_shell_completion_starts_without_the_data_stack(words: str) -> None:
     env = {
         "_BENCHREPORT_COMPLETE": "bash_complete",
