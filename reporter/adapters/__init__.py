@@ -176,7 +176,7 @@ def detect(source: Source) -> ModuleType:
         if ok:
             return module
         missing[name] = lacks
-    offline = _offline_throughput(records)
+    offline = vllm.offline_throughput(records)
     if offline is not None:
         raise UnknownFormat([Problem(source.path, None, offline[0], offline[1])])
     hint = _looks_like(source)
@@ -202,31 +202,6 @@ def detect(source: Source) -> ModuleType:
                 "--mapping FILE for other logs",
             )
         ]
-    )
-
-
-#: What vLLM's offline throughput benchmark (benchmark_throughput.py, `vllm bench throughput`)
-#: writes with --output-json, besides requests_per_second.
-OFFLINE_THROUGHPUT_KEYS = ("elapsed_time", "num_requests", "total_num_tokens", "tokens_per_second")
-
-
-def _offline_throughput(records: list[Any]) -> tuple[str, str] | None:
-    """(what is wrong, what is expected) for vLLM's offline throughput result: a known
-    tool's file that holds no serving run, so it is refused for what it is, not as unknown."""
-    if len(records) != 1 or not isinstance(records[0], dict):
-        return None
-    record = records[0]
-    if not all(k in record for k in OFFLINE_THROUGHPUT_KEYS):
-        return None
-    n = record["num_requests"]
-    over = f"over {n:,} requests" if type(n) is int else "over all requests"
-    return (
-        "vLLM's offline throughput benchmark (elapsed_time, total_num_tokens, "
-        f"tokens_per_second): no serving run to audit: one total {over}, with no request's "
-        "times, no concurrency, and a tokens_per_second that vLLM counts over prompt and "
-        "output tokens together",
-        "a serving benchmark's result (vllm bench serve --save-result, with --save-detailed "
-        "for per-request times)",
     )
 
 

@@ -33,6 +33,7 @@ from reporter.adapters._common import (
     runs_of_records,
     stop_mode,
 )
+from reporter.errors import Problem, TraceError
 from reporter.ingest.lines import Source
 from reporter.numbers import counted
 from reporter.table import Partial
@@ -107,10 +108,38 @@ def _records(source: Source, problems: Problems) -> tuple[list[tuple[int, Any]],
     return [(1, doc)], "one JSON result"
 
 
+#: What vLLM's offline throughput benchmark (benchmark_throughput.py, `vllm bench throughput`)
+#: writes with --output-json, besides requests_per_second.
+OFFLINE_THROUGHPUT_KEYS = ("elapsed_time", "num_requests", "total_num_tokens", "tokens_per_second")
+
+
+def offline_throughput(records: list[Any]) -> tuple[str, str] | None:
+    """(what is wrong, what is expected) for vLLM's offline throughput result: a known
+    tool's file that holds no serving run, so it is refused for what it is, not as unknown."""
+    if len(records) != 1 or not isinstance(records[0], dict):
+        return None
+    record = records[0]
+    if not all(k in record for k in OFFLINE_THROUGHPUT_KEYS):
+        return None
+    n = record["num_requests"]
+    over = f"over {n:,} requests" if type(n) is int else "over all requests"
+    return (
+        "vLLM's offline throughput benchmark (elapsed_time, total_num_tokens, "
+        f"tokens_per_second): no serving run to audit: one total {over}, with no request's "
+        "times, no concurrency, and a tokens_per_second that vLLM counts over prompt and "
+        "output tokens together",
+        "a serving benchmark's result (vllm bench serve --save-result, with --save-detailed "
+        "for per-request times)",
+    )
+
+
 def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     """Runs (one per result object) and, with per-request lists, request rows."""
     problems = Problems(source.path)
     records, shape = _records(source, problems)
+    offline = offline_throughput([r for _, r in records])
+    if offline is not None:  # named with --format vllm: the same refusal as detection's
+        raise TraceError([Problem(source.path, None, *offline)])
     varying = _varying_metadata([r for _, r in records if isinstance(r, dict)])
 
     def name(record: dict[str, Any]) -> str:

@@ -266,3 +266,7 @@ def test_vllms_offline_throughput_result_says_why_it_cannot_be_audited(tmp_path)
         "and output tokens together; expected a serving benchmark's result (vllm bench serve "
         "--save-result, with --save-detailed for per-request times)"
     )
+    # named as vLLM's, it is refused for the same reason, not with the serving schema's
+    with pytest.raises(TraceError) as named:
+        api.load([path], "vllm")
+    assert str(named.value) == str(err.value)
