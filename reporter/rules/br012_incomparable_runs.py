@@ -20,14 +20,17 @@ comparison is about (speculation, the load: N or the open-loop request rate, har
 model, the engine with its version, flags and weights, and the deployment settings a tool
 records beside the run, such as vLLM `--metadata` pairs). Runs at different request rates or
 on different datasets never "share one setting". Lengths within
-`comparable_length_tolerance` (10%) count as equal.
+`comparable_length_tolerance` (10%) count as equal. A prompt-processing test (llama-bench
+`pp`, phase `prompt`) requests no output: its requested output length is 0, not undisclosed.
 
 - A speed-up is comparable when no condition differs and at most one setup category does
   (engine name, version, flags and quantization count as one: an engine comes with its own
   weight format). A scaling factor compares N, so nothing else may differ.
 - A factor known for one run only makes the comparison undecidable, unless something else
   already differs.
-- The audit: the runs outside one sweep are compared the same way, all at once.
+- The audit: the runs outside one sweep are compared the same way, all at once. A factor
+  differs where two runs state different values; one value stated beside runs that state
+  none is named as disclosed for some runs only, never as a difference.
 
 Decomposition: a path of runs from one end to the other in which every run agrees with both
 ends on what they share and takes one end's value on each factor they differ in; each step
