@@ -179,6 +179,11 @@ class AuditData:
             return None
         return value
 
+    def summary(self, run_id: str) -> dict[str, Any]:
+        """The figures the run's tool stated (`summary`, table.SUMMARY_KEYS); empty when none."""
+        value = self.run_field(run_id, "summary")
+        return value if isinstance(value, dict) else {}
+
     @cached_property
     def _run_positions(self) -> dict[str, int]:
         """Each run id's row in the run table (a label lookup in pandas costs more than the

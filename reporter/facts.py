@@ -67,11 +67,6 @@ __all__ = [
 ]
 
 
-def _summary(data: AuditData, run_id: str) -> dict[str, Any]:
-    value = data.run_field(run_id, "summary")
-    return value if isinstance(value, dict) else {}
-
-
 def _get(summary: dict[str, Any], key: str) -> float:
     value = summary.get(key)
     if isinstance(value, bool):
@@ -112,7 +107,7 @@ def decode_bound(data: AuditData, run_id: str) -> DecodeBound | None:
     wall, ok = s["wall_s"], s["ok"]
     if not (wall > 0) or not (ok > 0):
         return None
-    summary = _summary(data, run_id)
+    summary = data.summary(run_id)
     sum_latency = _get(summary, "sum_latency_s")
     mean_ttft = _get(summary, "mean_ttft_s")
     mean_tpot = _get(summary, "mean_tpot_s")
@@ -213,7 +208,7 @@ def in_flight(data: AuditData, run_id: str) -> InFlight | None:
         how = "Σ e2e ÷ wall" if s.flag("has_send") else "Σ latency ÷ duration (the tool's)"
         return InFlight(measured, True, how)
     wall, ok = s["wall_s"], s["ok"]
-    summary = _summary(data, run_id)
+    summary = data.summary(run_id)
     mean_ttft = _get(summary, "mean_ttft_s")
     mean_tpot = _get(summary, "mean_tpot_s")
     out_mean = s["out_mean"]
@@ -233,7 +228,7 @@ def in_flight(data: AuditData, run_id: str) -> InFlight | None:
 
 def _ttft_share(data: AuditData, run_id: str) -> float:
     s = data.figures(run_id)
-    summary = _summary(data, run_id)
+    summary = data.summary(run_id)
     mean_ttft = _get(summary, "mean_ttft_s")
     sum_latency = _get(summary, "sum_latency_s")
     if not math.isnan(mean_ttft) and sum_latency > 0 and s["ok"] > 0:
@@ -288,7 +283,7 @@ def prefill_window(data: AuditData, run_id: str) -> PrefillWindow | None:
         total, count = float(np.nansum(ttft)), len(ttft)
         source = f"Σ TTFT over {count:,} requests"
     else:
-        mean_ttft = _get(_summary(data, run_id), "mean_ttft_s")
+        mean_ttft = _get(data.summary(run_id), "mean_ttft_s")
         if math.isnan(mean_ttft) or not ok > 0 or requests != ok:
             return None
         total = ok * mean_ttft
@@ -308,7 +303,7 @@ def _run_facts(data: AuditData, run_id: str) -> RunFacts:
     n = data.concurrency(run_id)
     rate = request_rate(data, run_id)
     s = data.figures(run_id)
-    summary = _summary(data, run_id)
+    summary = data.summary(run_id)
     tpot = _get(summary, "mean_tpot_s")
     stream = 1.0 / tpot if tpot > 0 else math.nan
     return RunFacts(

@@ -91,9 +91,8 @@ def _answer(d: Decision | None, fired: str, passed: str) -> str:
     return f"{d.outcome}: {d.message}"
 
 
-def _request_count(s: RunFigures, row: Any) -> int | None:
+def _request_count(s: RunFigures, summary: dict[str, Any]) -> int | None:
     """The run's request count; unknown (None), not 0, for a summary that does not count them."""
-    summary = row["summary"] if isinstance(row["summary"], dict) else {}
     if s.flag("from_summary") and finite(summary.get("requests")) is None:
         return None
     return int(s["requests"])
@@ -150,15 +149,14 @@ def build_verdict(
             )
         else:
             kind = VerdictKind.SUPPORTED
-        summary = row.get("summary")
-        gap = shortfall(summary if isinstance(summary, dict) else None, data.config[RECEIVED_SHARE])
+        stated = data.summary(run_id)
+        gap = shortfall(stated, data.config[RECEIVED_SHARE])
         if gap is not None:
             # the aggregate's token count is not borne out by the text the client received
             reasons.append(gap.message())
             if kind is VerdictKind.SUPPORTED:
                 kind = VerdictKind.INSUFFICIENT_DATA
         run_verdicts[run_id] = kind
-        stated = summary if isinstance(summary, dict) else {}
         latency, latency_source = with_summary(
             latency_of.get(run_id) or run_latency(latencies, run_id), stated
         )
@@ -168,7 +166,7 @@ def build_verdict(
                 group=group,
                 concurrency=concurrency,
                 repeat=number(row["repeat"]),
-                requests=_request_count(s, row),
+                requests=_request_count(s, stated),
                 output_tokens=number(s["output_tokens"]),
                 wall_s=number(s["wall_s"]),
                 aggregate_tps=number(s["aggregate_tps"]),

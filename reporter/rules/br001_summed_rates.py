@@ -152,8 +152,7 @@ def check(data: AuditData) -> list[Finding]:
         if n_streams:
             # a closed loop of N streams: the published sum is N streams' rates, N × the mean
             # (a summary's own mean where it gives one: its sum may count fewer requests)
-            summary = data.run_field(run_id, "summary")
-            stated = number(summary.get("mean_reported_tps")) if isinstance(summary, dict) else None
+            stated = number(data.summary(run_id).get("mean_reported_tps"))
             total = n * (stated if stated is not None else total / ok)
             summed = f"N × mean reported_tps = {n:g} × {fmt(total / n)} = {fmt(total)} tok/s"
         else:

@@ -227,8 +227,8 @@ def _capped_per_request(
     one length either. The tool's own count (osl_mismatch_count) is of requests past a
     threshold, so it never says how many wrote exactly their length; the bounds the
     adapter proved from the differences' distribution do."""
-    summary = data.run_field(run_id, "summary")
-    if not isinstance(summary, dict) or float(s["out_min"]) == float(s["out_max"]):
+    summary = data.summary(run_id)
+    if float(s["out_min"]) == float(s["out_max"]):
         return None
     mismatches = number(summary.get("length_mismatches"))
     compared = number(summary.get("length_compared"))

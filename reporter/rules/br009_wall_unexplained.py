@@ -146,8 +146,7 @@ def batch_ttft(data: AuditData, run_id: str) -> float:
     prefilled together (its summary's `batch_ttft_s`), NaN for any other run.
 
     Every request of such a run is in the first wave: none waited for a slot."""
-    summary = data.run_field(run_id, "summary")
-    value = number(summary.get("batch_ttft_s")) if isinstance(summary, dict) else None
+    value = number(data.summary(run_id).get("batch_ttft_s"))
     return math.nan if value is None else value
 
 
@@ -155,8 +154,7 @@ def batch_decode_steps(data: AuditData, run_id: str, longest: float) -> tuple[fl
     """The decode steps timed after a batch's prefill, and whether its record states them
     (`batch_decode_steps`: llama-batched-bench times one per output token, its prefill
     sampling none); else `longest − 1`, the prefill having given each its first token."""
-    summary = data.run_field(run_id, "summary")
-    value = number(summary.get("batch_decode_steps")) if isinstance(summary, dict) else None
+    value = number(data.summary(run_id).get("batch_decode_steps"))
     return (longest - 1, False) if value is None else (value, True)
 
 

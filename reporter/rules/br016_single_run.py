@@ -137,10 +137,7 @@ def _repeated_within(data: AuditData, runs: list[str]) -> Finding | None:
         s = data.figures(run_id)
         # the stated deviation is of the repetitions' rates: relative to their mean (avg_ts,
         # the summary's mean rate), not to total tokens ÷ total time
-        summary = data.run_field(run_id, "summary")
-        rate = number_or_nan(
-            summary.get("mean_reported_tps") if isinstance(summary, dict) else None
-        )
+        rate = number_or_nan(data.summary(run_id).get("mean_reported_tps"))
         if math.isnan(rate):
             rate = float(s["aggregate_tps"])
         if math.isnan(rate):

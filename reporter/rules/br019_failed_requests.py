@@ -121,7 +121,7 @@ def _check_summary(data: AuditData, run_id: str) -> Finding:
     counted = int(s["failed"])
     if not counted:
         return RULE.finding(run_id, Outcome.PASSED, "the tool counted no failed request")
-    summary = data.run_field(run_id, "summary") or {}
+    summary = data.summary(run_id)
     causes = {name: int(number(summary.get(key)) or 0) for key, name in SUMMARY_CAUSES.items()}
     deliberate = min(sum(causes.values()), counted)
     real = counted - deliberate
@@ -180,7 +180,7 @@ def _all_well(rows: pd.DataFrame, requested: float | None) -> bool:
 
 def _check_run(data: AuditData, run_id: str) -> Finding:
     finding = _check_requests(data, run_id)
-    gap = shortfall(data.run_field(run_id, "summary"), data.config[RECEIVED_SHARE])
+    gap = shortfall(data.summary(run_id), data.config[RECEIVED_SHARE])
     if gap is None:
         return finding
     # the received text outweighs a failure count: it says the aggregate's tokens never came

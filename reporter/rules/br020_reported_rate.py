@@ -71,8 +71,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         ~np.isnan(reported) & np.asarray(data.values_of(run_id, "ok"), dtype=bool)
     )
     if not len(kept):
-        summary = data.run_field(run_id, "summary")
-        only_summed = isinstance(summary, dict) and summary.get("mean_reported_tps") is not None
+        only_summed = data.summary(run_id).get("mean_reported_tps") is not None
         return RULE.finding(
             run_id,
             Outcome.NOT_APPLICABLE,
