@@ -569,16 +569,11 @@ def _shortfall(
             "(its max_requests constraint): its "
             f"{time_limit:g} s time limit ended the benchmark first"
         )
-    if outside:
-        return (
-            f"holds {counted(total, 'request')}{window} of the {wanted} its own max_requests "
-            f"constraint asked for ({wanted - (made or total)} not made: the benchmark "
-            "stopped early or the file was cut)"
-        )
+    # fewer made than asked: the requests outside the window were made, the rest were not
+    short, what = (wanted - (made or total), "not made") if outside else (wanted - total, "missing")
     return (
-        f"holds {counted(total, 'request')} of the {wanted} its own max_requests constraint "
-        "asked for "
-        f"({wanted - total} missing: the benchmark stopped early or the file was cut)"
+        f"holds {counted(total, 'request')}{window} of the {wanted} its own max_requests "
+        f"constraint asked for ({short} {what}: the benchmark stopped early or the file was cut)"
     )
 
 
