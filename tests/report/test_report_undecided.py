@@ -3,8 +3,6 @@ does: the bound or figures it holds are there for the reader to check."""
 
 from __future__ import annotations
 
-import pytest
-
 from reporter.render.context import build_context
 from reporter.render.html import render_html_context
 from reporter.render.markdown import render_markdown
@@ -33,23 +31,18 @@ BR001_PASSED = (
 )
 
 
-@pytest.fixture(scope="module")
-def shipped(traces_audited: Verdict) -> Verdict:
-    return traces_audited
-
-
-def test_the_audit_has_undecided_checks_with_arithmetic(shipped: Verdict) -> None:
+def test_the_audit_has_undecided_checks_with_arithmetic(traces_audited: Verdict) -> None:
     undecided = {
         (f.code, f.subject): f.arithmetic
-        for f in shipped.findings
+        for f in traces_audited.findings
         if f.outcome is Outcome.UNDECIDABLE
     }
     assert undecided[("BR017", "audit")] == list(BR017_STEPS)
     assert undecided[("BR008", "b-queue-n16")] == [BR008_STEP]
 
 
-def test_html_shows_the_arithmetic_of_undecided_and_passed_checks(shipped: Verdict) -> None:
-    html = render_html_context(build_context(shipped, charts=False))
+def test_html_shows_the_arithmetic_of_undecided_and_passed_checks(traces_audited: Verdict) -> None:
+    html = render_html_context(build_context(traces_audited, charts=False))
     undecided = html.split("<h3>Could not decide")[1].split("<details")[0]
     steps = "".join(f"<li><bdi>{s}</bdi></li>" for s in BR017_STEPS)
     assert f'<ul class="arith">{steps}</ul></td></tr>' in undecided
@@ -60,8 +53,8 @@ def test_html_shows_the_arithmetic_of_undecided_and_passed_checks(shipped: Verdi
     assert f'<ul class="arith">{steps}<li><bdi>203.8 ÷ 199.8 = 1.02×</bdi></li></ul>' in passed
 
 
-def test_markdown_lists_undecided_checks_with_their_arithmetic(shipped: Verdict) -> None:
-    md = render_markdown(shipped)
+def test_markdown_lists_undecided_checks_with_their_arithmetic(traces_audited: Verdict) -> None:
+    md = render_markdown(traces_audited)
     lines = md.splitlines()
     start = lines.index("**Could not decide** (53; 51 more in the HTML report)")
     br017 = lines[start + 2]
@@ -74,7 +67,7 @@ def test_markdown_lists_undecided_checks_with_their_arithmetic(shipped: Verdict)
     assert len(lines) <= 60, "the Markdown summary is meant for a pull-request comment"
 
 
-def test_terminal_prints_the_arithmetic_under_an_undecided_check(shipped: Verdict) -> None:
-    text = render_text(shipped, verbose=True).splitlines()
+def test_terminal_prints_the_arithmetic_under_an_undecided_check(traces_audited: Verdict) -> None:
+    text = render_text(traces_audited, verbose=True).splitlines()
     at = next(k for k, line in enumerate(text) if line.startswith("  BR017 context-undisclosed"))
     assert text[at + 1 : at + 3] == [f"      {s}" for s in BR017_STEPS]
