@@ -1,5 +1,5 @@
-"""A check that could not decide, or passed, shows its arithmetic in every output, as a fired one
-does: the bound or figures it holds are there for the reader to check."""
+"""Every check shows its arithmetic in every output: a fired finding's, and that of a check that
+could not decide or passed, whose bound or figures are there for the reader to check too."""
 
 from __future__ import annotations
 
@@ -65,6 +65,24 @@ def test_markdown_lists_undecided_checks_with_their_arithmetic(traces_audited: V
         "; arithmetic: " + BR008_STEP.replace("(", "\\(").replace(")", "\\)")
     )
     assert len(lines) <= 60, "the Markdown summary is meant for a pull-request comment"
+
+
+def test_markdown_gives_fired_findings_their_arithmetic(traces_audited: Verdict) -> None:
+    """A pull-request comment can be checked without the HTML report: each fired rule's line
+    carries the quoted finding's steps."""
+    lines = render_markdown(traces_audited).splitlines()
+    br003 = next(line for line in lines if line.startswith("- **BR003** "))
+    assert "at a-new-cb8-c2: requests decoded one at a time" in br003
+    assert br003.endswith(
+        "; arithmetic: overlap = Σ decode time ÷ union of decode intervals = 1.00 \\(1.0 = one at "
+        "a time; 2 requests\\) · completions \\(s from the first send\\): 5.9, 11.7 · mean step = "
+        "last completion ÷ N = 11.74 ÷ 2 = 5.87 s; one request alone \\(run a-new-cb8-c1\\): 5.91 s"
+    )
+    fired = lines[lines.index(next(x for x in lines if x.startswith("**Findings**"))) + 1 :]
+    fired = [x for x in fired[: fired.index("- … and 47 more in the HTML report")] if x]
+    assert len(fired) == 8
+    # BR006's finding is its message (lengths from the file): the one line without steps
+    assert [x[:11] for x in fired if "; arithmetic: " not in x] == ["- **BR006**"]
 
 
 def test_terminal_prints_the_arithmetic_under_an_undecided_check(traces_audited: Verdict) -> None:
