@@ -75,8 +75,19 @@ def _question_answers(facts: RunFacts, slope: Decision | None, stats: RunFigures
     return {
         "aggregate": how,
         "ladder": _answer(overlap, "ladder (serial)", "cluster (overlapping)"),
-        "slope": _answer(slope, "flat in N (serial)", "grows with N"),
+        "slope": _answer(slope, "flat in N (serial)", _grows(slope)),
     }
+
+
+def _grows(slope: Decision | None) -> str:
+    """The sweep's answer when it grows: up to its peak only, when it fell beyond it (each run
+    gets the sweep's answer, and "grows with N" is untrue of the runs past the peak)."""
+    numbers = slope.numbers if slope is not None else {}
+    peak = numbers.get("peak_concurrency")
+    if peak is None:
+        return "grows with N"
+    top = numbers["aggregate_tps"][numbers["concurrency"].index(peak)]
+    return f"grows with N up to N={peak:g} ({fmt(top)} tok/s), and is lower beyond it"
 
 
 def _answer(d: Decision | None, fired: str, passed: str) -> str:

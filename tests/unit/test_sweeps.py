@@ -373,11 +373,17 @@ def test_a_sweep_that_rises_then_falls_names_its_peak(tmp_path: Path) -> None:
         "at N=128 (4,826.8 tok/s), and lower beyond it (94% of it at N=768)"
     )
     assert slope.numbers["peak_concurrency"] == 128
+    # each run's answer is the sweep's, so it names the peak: N=768 did not grow
+    answers = {r.concurrency: r.questions["slope"] for r in api.audit(paths).runs}
+    assert set(answers.values()) == {
+        "grows with N up to N=128 (4,826.8 tok/s), and is lower beyond it"
+    }
     # a last point within half a percent of the highest: no fall to name
     paths[-1].write_text(paths[-1].read_text().replace(str(13824 / 4520.1), str(13824 / 4810.0)))
     (flat,) = [f for f in api.audit(paths, select=["BR005"]).findings if f.code == "BR005"]
     assert flat.message.startswith("aggregate grows 2.68× from N=16 to N=768")
     assert "highest" not in flat.message
+    assert {r.questions["slope"] for r in api.audit(paths).runs} == {"grows with N"}
 
 
 def test_runs_whose_files_record_no_model_say_so_beside_every_setting(real: Any) -> None:
