@@ -985,7 +985,7 @@ def _summary_partial(
         if isinstance(stats.get("error_summary"), list):
             summary["failed"] = 0
     derived.append(
-        "no per-request records: the ladder question is undecidable; effective "
+        "no per-request records: no completion times to order into a ladder; effective "
         "concurrency from Little's law (Σ request latency ÷ benchmark duration)"
     )
     concurrency, rate = _load(config)

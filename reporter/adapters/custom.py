@@ -506,7 +506,8 @@ def _run(run_id: str, rows: list[dict[str, Any]], mapping: Mapping, path: str) -
     if latencies:
         summary = {"sum_latency_s": sum(latencies), "requests": len(mine)}
         derived.append(
-            "no send times: Σ latency from the latency column; the ladder question is undecidable"
+            "no send times: Σ latency from the latency column; no completion times to order "
+            "into a ladder"
         )
         if cfg.get("duration_s"):
             summary["wall_s"] = float(cfg["duration_s"])

@@ -358,7 +358,7 @@ def _read_summary(source: Source, doc: dict[str, Any], lenient: bool) -> Partial
     request_rate = stat("request_throughput", "avg")
     wall = requests / request_rate if requests and request_rate else None
     mean_latency = stat("request_latency", "avg")
-    derived = ["no per-request records: the ladder question is undecidable"]
+    derived = ["no per-request records: no completion times to order into a ladder"]
     summary: dict[str, Any] = {
         "requests": requests,
         "tool_aggregate_tps": throughput,

@@ -2,7 +2,7 @@
 request) and `<name>_summary.json` (flattened statistics).
 
 Neither file has a timestamp per request: the individual responses carry durations (TTFT,
-end-to-end latency) and token counts, so the ladder question is undecidable and the effective
+end-to-end latency) and token counts, so no completion ladder can be drawn and the effective
 concurrency is Little's law (Σ latency ÷ wall). The wall clock is not written either; the
 summary lets it be recovered exactly (completed ÷ completed-per-minute × 60), so an individual
 responses file takes it from its sibling summary when that file sits next to it.
@@ -273,7 +273,7 @@ def _summary_run(
     f = Fields(doc, line, problems, "LLMPerf summary")
     summary, derived = _summary_figures(doc, f)
     derived.append(
-        "no per-request records: the ladder question is undecidable; effective "
+        "no per-request records: no completion times to order into a ladder; effective "
         "concurrency from Little's law (Σ latency ÷ wall)"
     )
     workload = _workload(doc)
@@ -378,7 +378,7 @@ def _read_individual(source: Source, doc: list[Any], lenient: bool) -> Partial:
         )
     problems.raise_unless(lenient)
     derived = [
-        "no per-request send times: the ladder question is undecidable; effective "
+        "no per-request send times: no completion times to order into a ladder; effective "
         "concurrency from Little's law (Σ latency ÷ wall)",
         "Σ latency = Σ end_to_end_latency_s of the successful requests",
     ]

@@ -3,7 +3,7 @@
 JSON Lines, appended one line per run to `--output-file`; `request_rate` is Python's
 `float("inf")`, which `json.dumps` writes as the non-standard token `Infinity`. With
 `--output-details` the line also holds per-request lists (input_lens, output_lens, ttfts, itls,
-errors) but never send times nor per-request latencies, so the ladder question is undecidable;
+errors) but never send times nor per-request latencies, so no completion ladder can be drawn;
 the tool's own `concurrency` is Little's law (Σ e2e latency ÷ duration), and is kept as such.
 Newer versions add `server_info` (the server's arguments, version and speculative settings).
 
@@ -232,7 +232,7 @@ def _run(
     if latency_note:
         derived.append(latency_note)
     derived.append(
-        "no per-request send times: the ladder question is undecidable; "
+        "no per-request send times: no completion times to order into a ladder; "
         "effective concurrency from Little's law (Σ latency ÷ duration)"
     )
     derived.append(

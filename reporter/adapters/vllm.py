@@ -7,7 +7,8 @@ lists: input_lens, output_lens, ttfts, itls, errors, and in 2026 files start_tim
 perf_counter seconds: one clock per run, zero unknown) and latencies.
 
 What the format does not hold is said, not guessed: without start_times there is no schedule,
-so the ladder question is undecidable and the effective concurrency comes from Little's law
+so no completion ladder can be drawn (BR003 decides, if at all, from how many decoded at
+once on average) and the effective concurrency comes from Little's law
 (Σ latency ÷ duration); `max_concurrent_requests` of the Aug 2025 – Sept 2026 versions counts
 1-second buckets and over-counts requests that follow each other, so it is kept but not trusted.
 """
@@ -253,7 +254,7 @@ def _run(
         derived.append(latency_note)
     if not rows or details.get("start_times") is None:
         derived.append(
-            "no per-request send times: the ladder question is undecidable; "
+            "no per-request send times: no completion times to order into a ladder; "
             "effective concurrency from Little's law (Σ latency ÷ duration)"
         )
 

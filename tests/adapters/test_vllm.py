@@ -38,8 +38,8 @@ def test_sweep_run_little_law_and_the_untrusted_peak(real):
         "#56653)"
     ) in r["derived"]
     assert (
-        "no per-request send times: the ladder question is undecidable; effective concurrency "
-        "from Little's law (Σ latency ÷ duration)"
+        "no per-request send times: no completion times to order into a ladder; effective "
+        "concurrency from Little's law (Σ latency ÷ duration)"
     ) in r["derived"]
     # the load axis: an infinite rate (every request at once), carried as such
     assert r["extra"]["request_rate"] == "inf" and r["request_rate"] == math.inf

@@ -263,3 +263,22 @@ def test_a_run_not_shown_decoding_together_is_not_said_to_lack_its_figures() -> 
     summary = render_markdown(verdict)
     assert "the trace does not hold enough to decide the figures" in summary
     assert "recompute the figures" not in summary
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "aiperf/akamaslabs-aiperf0.11-qwen3-4b-conc16-profile_export_aiperf.json",
+        "llmperf/leaderboard-groq_70b_summary.json",
+    ],
+)
+def test_a_run_whose_ladder_question_is_decided_is_not_said_to_leave_it_undecidable(
+    name: str,
+) -> None:
+    # a summary has no completion times to order, but Σ decode ÷ wall can still show many
+    # requests decoding at once (15.72 for AIPerf's N=16): the adapter's note said "the ladder
+    # question is undecidable" beside the run's decided answer "overlapping"
+    (run,) = api.audit([_real(name)]).runs
+    assert run.questions["ladder"].startswith("overlapping: not serial: at least")
+    assert not [d for d in run.derived if "undecidable" in d]
+    assert [d for d in run.derived if "no completion times to order into a ladder" in d]
