@@ -488,7 +488,7 @@ def scaling_charts(verdict: Verdict, notes: list[str]) -> list[Chart]:
             f"Measured aggregate (tokens ÷ wall) at N = "
             f"{', '.join(num(x, 0) for x in ns)}: {num(base, 1)} → "
             f"{num(top, 1)} tok/s, {num(growth, 2)}× for "
-            f"{num(top_n / base_n, 0)}× the requests. Ideal scaling multiplies the "
+            f"{num(top_n / base_n, 0)}× the concurrency. Ideal scaling multiplies the "
             f"N={num(base_n, 0)} figure by N"
             + (f" ÷ {num(base_n, 0)}" if base_n != 1 else "")
             + "; a serial server stays flat."

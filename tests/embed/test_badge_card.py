@@ -123,7 +123,7 @@ def test_the_card_holds_the_verdict_claims_questions_and_one_chart(
     # one scaling chart: the sweep of the first claim's run (case A, flat in N)
     assert page.tags.count("svg") == 1
     assert "aggregate against N: case-a-retest" in text
-    assert "93.0 → 91.0 tok/s, 0.98× for 4× the requests" in text
+    assert "93.0 → 91.0 tok/s, 0.98× for 4× the concurrency" in text
     assert len(html.encode()) < 40_000
 
 
