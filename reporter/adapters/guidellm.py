@@ -267,6 +267,12 @@ def _benchmark(
                 bodies.append(body)
     inside = [r for r in all_rows if _in_window(r, start, end)]
     dropped = len(all_rows) - len(inside)
+    # why they fell outside: a warm-up or cool-down the file sets, or only their times
+    outside = (
+        _outside_words([r for r in all_rows if not _in_window(r, start, end)], start, end)
+        if dropped and _no_warm_up_or_cool_down(bench)
+        else None
+    )
     totals = get(metrics, "request_totals") if new else bench.get("request_totals")
     total = _total(totals)
     sampled = total is not None and len(inside) < total
@@ -359,7 +365,8 @@ def _benchmark(
     keep = inside
     note = (
         f"GuideLLM {run_id}: kept {len(inside)} of {len(all_rows)} records inside the "
-        f"measurement window; dropped {dropped} warm-up/cool-down"
+        f"measurement window; dropped {dropped} "
+        + ("outside it (the file sets no warm-up or cool-down)" if outside else "warm-up/cool-down")
     )
     if sampled:
         keep = []
@@ -381,8 +388,12 @@ def _benchmark(
         )
     elif dropped:
         derived.append(
-            f"{counted(dropped, 'record')} outside the measurement window dropped "
-            "(warm-up / cool-down)"
+            f"{counted(dropped, 'record')} outside the measurement window dropped"
+            + (
+                f": {outside} (the file sets no warm-up or cool-down)"
+                if outside
+                else " (warm-up / cool-down)"
+            )
         )
     if version is None:
         derived.append("tool version not recorded (a report without metadata: GuideLLM ≤ 0.3)")
@@ -589,6 +600,56 @@ def _incomplete_reason(error: str | None, time_limit: float | None) -> tuple[str
         f"cancelled by the client (GuideLLM incomplete: still running when the benchmark "
         f"stopped){detail}"
     )
+
+
+def _no_warm_up_or_cool_down(bench: dict[str, Any]) -> bool:
+    """Whether the file states that the benchmark had neither a warm-up nor a cool-down: ≥ 0.5
+    `warmup_duration` and `cooldown_duration` both 0 with no `config.warmup` / `config.cooldown`
+    value or percent; 0.2/0.3 `args.warmup_*` and `args.cooldown_*` all null. A record
+    outside the window of such a run is not a warm-up or cool-down record."""
+    durations = [finite_number(bench.get(k)) for k in ("warmup_duration", "cooldown_duration")]
+    if all(d is not None for d in durations):
+        configured = [get(bench, "config", phase) for phase in ("warmup", "cooldown")]
+        return all(d == 0 for d in durations) and not any(
+            isinstance(c, dict) and (c.get("value") or c.get("percent")) for c in configured
+        )
+    args = obj(bench.get("args"))
+    keys = [f"{p}_{k}" for p in ("warmup", "cooldown") for k in ("number", "duration")]
+    return all(k in args for k in keys) and not any(args[k] for k in keys)
+
+
+def _outside_words(rows: list[dict[str, Any]], start: float, end: float) -> str:
+    """Where the records outside the measurement window fell, from their own times."""
+    before = sum(1 for r in rows if _finite(r.get("t_end")) and r["t_end"] < start)
+    after = sum(
+        1
+        for r in rows
+        if not (_finite(r.get("t_end")) and r["t_end"] < start)
+        and (
+            r["t_send"] > end
+            if _finite(r.get("t_send"))
+            else _finite(r.get("t_end")) and r["t_end"] > end
+        )
+    )
+    rest = len(rows) - before - after
+    if len(rows) == 1:
+        return (
+            "it ended before the window opened"
+            if before
+            else "it started after the window closed"
+            if after
+            else "it has no end time"
+        )
+    parts = [
+        f"{before} ended before the window opened" if before else "",
+        f"{after} started after it closed" if after else "",
+        f"{rest} without an end time" if rest else "",
+    ]
+    return ", ".join(p for p in parts if p)
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def _in_window(row: dict[str, Any], start: float, end: float) -> bool:

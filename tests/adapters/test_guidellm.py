@@ -155,6 +155,45 @@ def test_measurement_window_keeps_overlapping_records(tmp_path):
     assert '"request_id": "r1",' in text[int(req["source_line"][0]) + 1]
 
 
+def test_dropped_records_of_a_run_without_warm_up_or_cool_down(tmp_path):
+    """A 0.5 synchronous run with no warm-up or cool-down (warmup_duration and cooldown_duration
+    0.0, none configured): the request queued behind the last one was started after the time
+    limit closed the window and cancelled at once. Dropping it is right; calling it a warm-up or
+    cool-down record is not (a real 0.5.0 file of this shape holds one such record)."""
+    doc = _report()
+    bench = doc["benchmarks"][0]
+    t = 1_772_000_000.0
+    bench["config"]["warmup"] = {"percent": None, "value": None, "mode": "prefer_duration"}
+    bench["config"]["cooldown"] = {"percent": None, "value": None, "mode": "prefer_duration"}
+    bench["warmup_duration"] = 0.0
+    bench["cooldown_duration"] = 0.0
+    lists = bench["requests"]
+    lists["successful"] = lists["successful"][1:4]  # the three inside the window
+    late = copy.deepcopy(lists["successful"][0])
+    late["request_id"] = "r9"
+    late["info"]["status"] = "cancelled"
+    late["info"]["timings"] = {
+        "request_start": t + 9.5,
+        "request_end": None,
+        "resolve_end": t + 9.6,
+    }
+    late["output_tokens"] = None
+    lists["incomplete"] = [late]
+    path = tmp_path / "benchmarks.json"
+    path.write_text(json.dumps(doc, indent=2))
+    tables = load(path)
+    assert tables.inputs[0].notes == [
+        "GuideLLM concurrent-2: kept 4 of 5 records inside the measurement window; dropped 1 "
+        "outside it (the file sets no warm-up or cool-down)"
+    ]
+    r = run(tables)
+    assert not any("warm-up / cool-down" in d for d in r["derived"])
+    assert (
+        "1 record outside the measurement window dropped: it started after the window closed "
+        "(the file sets no warm-up or cool-down)" in r["derived"]
+    )
+
+
 def test_bad_request_record(tmp_path):
     doc = _report()
     bad = copy.deepcopy(doc)
