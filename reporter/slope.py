@@ -181,6 +181,10 @@ def _rate_slope(data: AuditData, runs: list[str], facts: dict[str, RunFacts]) ->
                 "approx": f.in_flight is not None and not f.in_flight.exact,
                 "decode": f.decode.value if f.decode is not None else math.nan,
                 "decode_approx": f.decode is not None and not f.decode.exact,
+                # the client's limit on requests in flight, when the run had one as well
+                # as its rate (vLLM's --max-concurrency beside --request-rate)
+                "cap": data.concurrency(r),
+                "done_rate": s["ok"] / s["wall_s"] if s["wall_s"] > 0 else math.nan,
             }
         )
     frame = pd.DataFrame(rows)
@@ -241,6 +245,10 @@ def _rate_slope(data: AuditData, runs: list[str], facts: dict[str, RunFacts]) ->
             f"from {labels[i - 1]} to {labels[i]} req/s: aggregate × {fmt(grew, 2)}, "
             f"in flight {approx}{fmt(flight[i - 1], 1)} → {approx}{fmt(flight[i], 1)}"
         )
+        cap = float(table["cap"].iloc[i])
+        # the client's limit full: the requests beyond it waited in the client, and the
+        # server only ever saw that many, whatever the rate asked for
+        held = math.isfinite(cap) and cap > 0 and flight[i] * limit >= cap
         if flat:
             what = (
                 f"the aggregate grows only {fmt(grew, 2)}× ({fmt(aggs[i - 1])} → "
@@ -256,6 +264,33 @@ def _rate_slope(data: AuditData, runs: list[str], facts: dict[str, RunFacts]) ->
                 f"({fmt(offered[i - 1])} → {fmt(offered[i])} tok/s) but the aggregate only "
                 f"{fmt(grew, 2)}× ({fmt(aggs[i - 1])} → {fmt(aggs[i])} tok/s): "
                 f"{fmt(served[i - 1] * 100, 0)}% → {fmt(served[i] * 100, 0)}% of it served"
+            )
+        if held:
+            done = float(table["done_rate"].iloc[i])
+            lines.append(
+                f"at {labels[i]} req/s the client allowed at most {fmt(cap, 0)} requests in "
+                f"flight (max_concurrency) and had {approx}{fmt(flight[i], 1)} on average"
+                + (
+                    f"; {fmt(done, 2)} req/s completed of the {labels[i]} offered"
+                    if math.isfinite(done)
+                    else ""
+                )
+            )
+            return Decision(
+                Outcome.FIRED,
+                f"open-loop rate sweep held back by the client: from {labels[i - 1]} to "
+                f"{labels[i]} req/s {what}, while the requests in flight grow "
+                f"{approx}{fmt(flight[i - 1], 1)} → {approx}{fmt(flight[i], 1)}, at the "
+                f"client's limit of {fmt(cap, 0)} (max_concurrency): the other requests "
+                "waited in the client, so the server never saw the offered rate; this is the "
+                "client's limit, not the server's capacity, and not serial service",
+                arithmetic=lines,
+                numbers=numbers | {"client_limited_at": labels[i], "client_limit": cap},
+                refs=refs,
+                help="raise max_concurrency above request rate × mean latency to measure the "
+                "rate, or quote each run as a closed loop at its max_concurrency",
+                serial=None,
+                severity=Severity.INFO,
             )
         return Decision(
             Outcome.FIRED,

@@ -23,7 +23,11 @@ point the requests in flight grow (by `flat_growth` or more from one rate to the
 the aggregate stays flat (grows less than `flat_growth`) or falls behind the offered load
 (request rate × mean output tokens; its share served falls by more than `flat_growth`, as
 87% → 52% when the rate doubles). The queue it builds is shown as in flight against
-decoding at once.
+decoding at once. When the runs also limited the requests in flight (vLLM's
+`--max-concurrency` beside `--request-rate`) and the requests in flight reach that limit
+(within `flat_growth` of it), the queue is the client's: the other requests waited in the
+client, the server never saw the offered rate, and the sweep is reported as held back by
+the client's limit, not as the server's capacity.
 
 ## Worked example
 METHOD.md §3, case A, three engine versions at C = 1/2/4/8: old default 90.3 / 89.5 / 89.6 /

@@ -400,3 +400,53 @@ def test_runs_whose_files_record_no_model_say_so_beside_every_setting(real: Any)
     )
     (group,) = verdict.groups
     assert group.why.endswith("; the files record no model, engine or hardware")
+
+
+def _paced_and_capped(
+    n: int, duration: float, e2e_ms: float, ttft_ms: float, tpot_ms: float
+) -> dict[str, Any]:
+    completed = 10 * n
+    return {
+        "date": "20260211-140733", "endpoint_type": "openai-chat", "backend": "openai-chat",
+        "model_id": "m", "num_prompts": completed, "request_rate": n, "burstiness": 1.0,
+        "max_concurrency": n, "duration": duration, "completed": completed, "failed": 0,
+        "total_input_tokens": completed * 110, "total_output_tokens": completed * 256,
+        "output_throughput": completed * 256 / duration, "mean_ttft_ms": ttft_ms,
+        "median_ttft_ms": ttft_ms, "mean_tpot_ms": tpot_ms, "median_tpot_ms": tpot_ms,
+        "mean_e2el_ms": e2e_ms, "median_e2el_ms": e2e_ms, "run_number": 0,
+    }  # fmt: skip
+
+
+def test_a_rate_sweep_held_by_the_clients_limit_is_not_the_servers_capacity(
+    tmp_path: Path,
+) -> None:
+    # a `vllm bench sweep` of gpt-oss-120b run at request_rate = max_concurrency = 1, 2, 4, 8:
+    # each request takes 1.5-3.2 s, so at every point the client's limit of N requests in
+    # flight is full (Little's law 0.96 / 1.91 / 3.88 / 7.79) and the other sends wait in the
+    # client. The aggregate falls behind the offered rate because of that limit; the same
+    # files reach 3,636 tok/s at 256. "this is the server's capacity" would be false
+    import json
+
+    points = {  # N: duration, mean e2e, mean TTFT, mean TPOT (ms)
+        1: (16.139943942999707, 1546.9387414998891, 42.29354679991957, 5.900569390980272),
+        2: (18.972531327999604, 1809.761947900006, 46.28864349988362, 6.915581585882834),
+        4: (25.79442910800026, 2502.1956418999935, 52.19247865009038, 9.607855542156482),
+        8: (33.296572138000556, 3243.3727380624873, 58.62975778742339, 12.489188157941427),
+    }
+    paths = []
+    for n, (duration, e2e, ttft, tpot) in points.items():
+        path = tmp_path / f"c{n}.json"
+        path.write_text(json.dumps(_paced_and_capped(n, duration, e2e, ttft, tpot)))
+        paths.append(path)
+    verdict = api.audit(paths)
+    (group,) = verdict.groups
+    slope = finding(verdict, "BR005", group.name)
+    assert slope["severity"] == "info"
+    assert "server's capacity" not in slope["message"].replace("not the server's capacity", "")
+    assert slope["message"].startswith(
+        "open-loop rate sweep held back by the client: from 2 to 4 req/s the offered load "
+        "grows 2.00× (512.0 → 1,024.0 tok/s) but the aggregate only 1.47× (269.9 → 397.0 "
+        "tok/s): 53% → 39% of it served, while the requests in flight grow 1.9 → 3.9, at the "
+        "client's limit of 4 (max_concurrency): the other requests waited in the client"
+    )
+    assert "serial" not in {str(r.verdict) for r in verdict.runs}
