@@ -184,6 +184,25 @@ def _name(record: dict[str, Any]) -> str:
     return name
 
 
+def _one_request_turns(turns: Any, completed: Any) -> list[int]:
+    """The output length of each request, where `per_turn_metrics` (the multi-turn mode)
+    holds exactly one completed request per turn and together all the run's requests;
+    empty otherwise (a turn of several requests gives only their total)."""
+    if not isinstance(turns, list) or not turns or not isinstance(completed, int):
+        return []
+    lengths = []
+    for turn in turns:
+        if not isinstance(turn, dict) or turn.get("completed") != 1 or turn.get("failed"):
+            return []
+        if turn.get("num_samples", 1) != 1:
+            return []
+        tokens = turn.get("total_output_tokens")
+        if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
+            return []
+        lengths.append(tokens)
+    return lengths if len(lengths) == completed else []
+
+
 def _is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
@@ -343,6 +362,14 @@ def _run(
         "mean_output_tokens": total_output / completed if completed else None,
         "chunks": n_chunks,
     }
+    lengths = _one_request_turns(record.get("per_turn_metrics"), completed)
+    if lengths:
+        # a multi-turn run of one conversation: each turn's totals are one request's
+        summary["min_output_tokens"], summary["max_output_tokens"] = min(lengths), max(lengths)
+        derived.append(
+            f"output lengths per request from per_turn_metrics: {len(lengths)} turns of one "
+            f"request each, {min(lengths)}–{max(lengths)} tokens"
+        )
     if completed == 0:
         # vLLM writes 0.0 for every latency statistic when no request completed
         for key in [k for k in summary if k.endswith("_s") and _is_latency(k)]:

@@ -78,6 +78,8 @@ def _summary_lengths(s: Any, mean: float, lo: float, hi: float) -> str:
     """What a summary tells of its output lengths: one request's, a range, or a mean."""
     if int(s["requests"]) == 1:
         return f"its one request wrote {fmt(mean, 0)} tokens"
+    if not (math.isnan(lo) or math.isnan(hi)) and lo == hi:
+        return f"every one of its {int(s['requests'])} requests wrote {fmt(lo, 0)} tokens"
     if not (math.isnan(lo) or math.isnan(hi)) and lo != hi:
         return (
             f"the summary gives outputs of {fmt(lo, 0)}–{fmt(hi, 0)} tokens (mean "

@@ -408,3 +408,39 @@ def test_runs_at_one_rate_that_ran_at_the_same_time_are_not_called_repeats(tmp_p
     verdict = api.audit(paths, select=["BR016"])
     messages = [f.message for f in verdict.findings if f.code == "BR016"]
     assert not any("same time" in m for m in messages)
+
+
+def test_a_multi_turn_run_of_one_conversation_states_each_requests_output_length(tmp_path):
+    # big-yellow-duck's multi-turn run at one conversation: `per_turn_metrics` holds one
+    # request per turn (num_samples 1), each with 512 output tokens. The lengths of every
+    # request are in the file; "no per-request lengths" would be false of it
+    turns = [
+        {"turn_index": i, "num_samples": 1, "completed": 1, "failed": 0,
+         "total_input_tokens": 1200 + 1000 * i, "total_output_tokens": 512}
+        for i in range(8)
+    ]  # fmt: skip
+    record = {
+        "date": "2026-09-04T20:33:17Z", "mode": "multi_turn", "backend": "openai-chat",
+        "model_id": "m", "num_conversations": 1, "turns_per_conversation": 3,
+        "multi_turn_concurrency": 1, "inter_turn_delay_ms": 0, "duration": 56.276253075,
+        "conversations_completed": 1, "conversations_failed": 0, "avg_turns_completed": 8.0,
+        "completed": 8, "failed": 0, "total_input_tokens": 19149,
+        "total_output_tokens": 4096, "output_throughput": 72.78380802185274,
+        "mean_ttft_ms": 797.2878244999999, "median_ttft_ms": 769.1, "mean_tpot_ms": 12.2,
+        "median_tpot_ms": 11.0, "mean_e2el_ms": 7034.3788485, "per_turn_metrics": turns,
+    }  # fmt: skip
+    path = tmp_path / "multiturn-concurrency1.json"
+    path.write_text(json.dumps(record))
+    verdict = api.audit([path])
+    (run,) = verdict.runs
+    assert (run.output_tokens_min, run.output_tokens_max) == (512, 512)
+    stop = finding(verdict, "BR006", run.id)
+    assert "no per-request lengths" not in stop["message"]
+    # two conversations per turn: a turn's total is not one request's length
+    for turn in turns:
+        turn |= {"num_samples": 2, "completed": 2, "total_output_tokens": 1024}
+    record |= {"num_conversations": 2, "multi_turn_concurrency": 2, "completed": 16,
+               "total_output_tokens": 8192, "per_turn_metrics": turns}  # fmt: skip
+    path.write_text(json.dumps(record))
+    (run,) = api.audit([path]).runs
+    assert run.output_tokens_min is None and run.output_tokens_max is None
