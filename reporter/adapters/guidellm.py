@@ -619,33 +619,25 @@ def _no_warm_up_or_cool_down(bench: dict[str, Any]) -> bool:
 
 
 def _outside_words(rows: list[dict[str, Any]], start: float, end: float) -> str:
-    """Where the records outside the measurement window fell, from their own times."""
-    before = sum(1 for r in rows if _finite(r.get("t_end")) and r["t_end"] < start)
-    after = sum(
-        1
+    """Where the records outside the measurement window fell, from their own times (a record
+    without a send time that ended after the window is said to have ended after it)."""
+    where = [
+        "ended before the window opened"
+        if _finite(r.get("t_end")) and r["t_end"] < start
+        else "started after the window closed"
+        if _finite(r.get("t_send")) and r["t_send"] > end
+        else "ended after the window closed"
+        if _finite(r.get("t_end")) and r["t_end"] > end
+        else "has no end time"
         for r in rows
-        if not (_finite(r.get("t_end")) and r["t_end"] < start)
-        and (
-            r["t_send"] > end
-            if _finite(r.get("t_send"))
-            else _finite(r.get("t_end")) and r["t_end"] > end
-        )
-    )
-    rest = len(rows) - before - after
-    if len(rows) == 1:
-        return (
-            "it ended before the window opened"
-            if before
-            else "it started after the window closed"
-            if after
-            else "it has no end time"
-        )
-    parts = [
-        f"{before} ended before the window opened" if before else "",
-        f"{after} started after it closed" if after else "",
-        f"{rest} without an end time" if rest else "",
     ]
-    return ", ".join(p for p in parts if p)
+    if len(rows) == 1:
+        return f"it {where[0]}"
+    counts = {w: where.count(w) for w in dict.fromkeys(where)}
+    return ", ".join(
+        f"{n} {'have no end time' if w == 'has no end time' and n > 1 else w}"
+        for w, n in counts.items()
+    )
 
 
 def _finite(value: Any) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from typing import Any
 
 import numpy as np
@@ -192,6 +193,27 @@ def test_dropped_records_of_a_run_without_warm_up_or_cool_down(tmp_path):
         "1 record outside the measurement window dropped: it started after the window closed "
         "(the file sets no warm-up or cool-down)" in r["derived"]
     )
+
+
+def test_records_outside_the_window_are_placed_by_their_own_times():
+    """Each record is said to fall where its times show, never later than they show: one
+    without a send time that ended after the window ended after it (it may have started
+    inside)."""
+    from reporter.adapters.guidellm import _outside_words
+
+    rows = [
+        {"t_send": 0.0, "t_end": 0.5},  # before the window [1, 9]
+        {"t_send": 9.5, "t_end": 9.6},
+        {"t_send": 9.7, "t_end": math.nan},
+        {"t_send": None, "t_end": 9.9},
+        {"t_send": 2.0, "t_end": None},
+        {"t_send": None, "t_end": None},
+    ]
+    assert _outside_words(rows, 1.0, 9.0) == (
+        "1 ended before the window opened, 2 started after the window closed, 1 ended after "
+        "the window closed, 2 have no end time"
+    )
+    assert _outside_words(rows[3:4], 1.0, 9.0) == "it ended after the window closed"
 
 
 def test_bad_request_record(tmp_path):
