@@ -16,6 +16,7 @@ honest aggregate is recomputed from `total_osl` ÷ `benchmark_duration`.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
@@ -26,6 +27,7 @@ import orjson
 from reporter.adapters._common import (
     Fields,
     Problems,
+    container_lines,
     csv_head,
     csv_rows,
     document,
@@ -34,6 +36,7 @@ from reporter.adapters._common import (
     finish,
     get,
     json_lines,
+    line_of,
     new_run,
     obj,
     parse_value,
@@ -145,16 +148,21 @@ def _is_csv(source: Source) -> bool:
 
 #: Header of `profile_export_aiperf_aggregate.csv` (statistics across profile runs).
 AGGREGATE_CSV_HEADER = ["metric", "mean", "std", "min", "max", "cv", "se", "ci_low", "ci_high"]
-_SWEEP_CELL = re.compile(r"^[a-z0-9_]+_(?:avg|min|max|std|sum|count|p\d+)_mean$")
+#: The five columns AIPerf's sweep CSV writes for each metric key, in this order.
+SWEEP_CSV_STATS = ("mean", "std", "min", "max", "cv")
 
 
 def _csv_kind(head: list[str]) -> str | None:
-    """'aggregate' or 'sweep' for AIPerf's multi-run CSV exports, else None."""
+    """'aggregate' or 'sweep' for AIPerf's multi-run CSV exports, else None. The sweep CSV
+    writes `<key>_mean,<key>_std,<key>_min,<key>_max,<key>_cv` for each metric key."""
     cells = [c.strip() for c in head]
     if cells[: len(AGGREGATE_CSV_HEADER)] == AGGREGATE_CSV_HEADER:
         return "aggregate"
-    if any(_SWEEP_CELL.match(c) for c in cells):
-        return "sweep"
+    n = len(SWEEP_CSV_STATS)
+    for i in range(len(cells) - n + 1):
+        key = cells[i].removesuffix("_mean")
+        if key and key != cells[i] and cells[i : i + n] == [f"{key}_{s}" for s in SWEEP_CSV_STATS]:
+            return "sweep"
     return None
 
 
@@ -995,7 +1003,7 @@ def _summary_partial(
     stop = stop_mode(ignore_eos, [lo, hi] if lo is not None and hi is not None else None)
     mismatches = _scaled(stats, "osl_mismatch_count", "avg")
     completed = (requests or 0) - (summary["failed"] or 0)
-    bounds = length_bounds(stats, shape.startswith("profile_export_aiperf.csv"), hi)
+    bounds = length_bounds(stats, "rounded" in shape, hi)
     length_steps: list[str] = []
     asked = mismatches is not None or bounds is not None
     if stop != "forced" and asked and completed > 0:
@@ -1119,20 +1127,47 @@ def _load(config: dict[str, Any]) -> tuple[int | None, float | None]:
 STAT_KEYS = ("avg", "min", "max", "std", "sum", "count", *(f"p{n}" for n in range(1, 100)))
 
 
+def _tag_form(keys: Iterable[str]) -> bool:
+    """Whether metric keys are AIPerf's own tags (`benchmark_duration`), as a sweep entry of
+    one trial holds them since 0.11, rather than `<tag>_<stat>` keys (`benchmark_duration_avg`,
+    statistics across trials). Some tags end as a statistic does (`request_count`): the form
+    is told by the keys that do not."""
+    return any(
+        not tag or stat not in STAT_KEYS for tag, _, stat in (str(k).rpartition("_") for k in keys)
+    )
+
+
 def _unflatten(metrics: dict[str, Any]) -> dict[str, Any]:
-    """`{"request_latency_avg": {"mean": m, "unit": u}}` → `{"request_latency": {"avg": m,
-    "unit": u}}`: each statistic is its mean across the profile runs."""
+    """The metrics of a multi-run export as a summary's statistics, `{tag: {stat: value,
+    "unit": u}}`, from either form:
+
+    - `{"request_latency_avg": {"mean": m, "unit": u}}` → `{"request_latency": {"avg": m}}`:
+      each statistic is its mean across the profile runs;
+    - `{"request_latency": {"avg": a, "mean": a, "p99": q, "std": 0.0, …}}` (one trial): the
+      trial's own statistics, its `avg` (or `mean`), min, max, percentiles, count and sum;
+      its std, cv and confidence bounds are across trials (0 for one), so they are left out.
+    """
     stats: dict[str, Any] = {}
+    nested = _tag_form(metrics)
     for key, value in metrics.items():
-        tag, _, stat = str(key).rpartition("_")
-        if not tag or stat not in STAT_KEYS or not isinstance(value, dict):
+        if not isinstance(value, dict):
             continue
-        mean = finite_number(value.get("mean"))
-        if mean is None:
+        if nested:
+            tag = str(key)
+            values = {stat: finite_number(value.get(stat)) for stat in STAT_KEYS if stat != "std"}
+            if values["avg"] is None:
+                values["avg"] = finite_number(value.get("mean"))
+        else:
+            tag, _, stat = str(key).rpartition("_")
+            if not tag or stat not in STAT_KEYS:
+                continue
+            values = {stat: finite_number(value.get("mean"))}
+        present = {stat: v for stat, v in values.items() if v is not None}
+        if not present:
             continue
         tag = OLD_TAGS.get(tag, tag)
         entry = stats.setdefault(tag, {})
-        entry[stat] = mean
+        entry.update(present)
         if isinstance(value.get("unit"), str) and value["unit"]:
             entry["unit"] = value["unit"]
         elif "unit" not in entry and _display_unit(tag):
@@ -1154,68 +1189,126 @@ def _display_unit(tag: str) -> str | None:
     return None
 
 
+#: What a multi-run figure is, by how many profile runs of the setting it comes from.
+ONE_TRIAL = (
+    "figures are the one profile run of this setting, as AIPerf's sweep aggregate copies "
+    "its summary (one trial per swept value)"
+)
+#: Where the runs behind a mean over trials are.
+TRIALS_EXPECTED = (
+    "each trial's own profile_export_aiperf.json (profile_runs/trial_NNNN/…), audited "
+    "as one run each"
+)
+#: What the sweep export's missing duration is looked for as.
+NO_DURATION = (
+    'has no benchmark duration: neither "benchmark_duration" (its "avg" or "mean") nor '
+    '"benchmark_duration_avg" (its "mean") among its metrics'
+)
+
+
 def _aggregate_run(
     source: Source,
     metrics: dict[str, Any],
     parameters: dict[str, Any],
-    runs_counted: str,
+    what: str,
     version: str | None,
     problems: Problems,
     shape: str,
 ) -> dict[str, Any] | None:
-    """One run from the mean statistics of one setting; None when it holds no duration."""
+    """One run from the statistics of one setting, `what` saying whose figures they are;
+    None when they hold no duration."""
     stats = _unflatten(metrics)
-    if "benchmark_duration" not in stats:
+    if "avg" not in stats.get("benchmark_duration", {}):
         return None
     phase = {"name": "profiling", **parameters}
     partial = _summary_partial(source, stats, {"phases": [phase]}, {}, version, problems, shape)
     run = partial.runs[0]
-    run["derived"].insert(
-        0,
-        f"figures are AIPerf's means across {runs_counted} of this setting "
-        "(its multi-run aggregate), not one run's",
-    )
+    run["derived"].insert(0, what)
     run["derived"] = [
         d for d in run["derived"] if d != "concurrency not recorded in the summary CSV"
     ]
     return run
 
 
+def _setting(parameters: dict[str, Any]) -> str:
+    """`{"concurrency": 16}` → 'concurrency 16'."""
+    return ", ".join(
+        f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in parameters.items()
+    )
+
+
+def _trials(
+    stated: Any, successful: Any, settings: int | None, noun: str = "setting"
+) -> tuple[int | None, str]:
+    """Profile runs per swept setting, and what says so: metadata.num_trials_per_value, else
+    the successful runs shared evenly between the settings; None when neither tells."""
+    trials = whole(stated)
+    if trials is not None and trials > 0:
+        return trials, f"metadata.num_trials_per_value {trials}"
+    runs = whole(successful)
+    if runs is not None and settings and runs % settings == 0 and runs >= settings:
+        return runs // settings, f"{runs} successful runs over {counted(settings, noun)}"
+    return None, ""
+
+
+def _means_note(runs_counted: str) -> str:
+    return (
+        f"figures are AIPerf's means across {runs_counted} of this setting "
+        "(its multi-run aggregate), not one run's"
+    )
+
+
 def _read_aggregate(source: Source, doc: dict[str, Any], lenient: bool) -> Partial:
     """`profile_export_aiperf_aggregate.json` → one run (the mean of its profile runs);
-    `profile_export_aiperf_sweep.json` → one run per swept setting, one group."""
+    `profile_export_aiperf_sweep.json` → one run per swept setting, one group: a setting of one
+    trial is that trial's run; the means over several trials are no run's figures (a mean
+    duration, a mean request count), so such a setting is refused."""
     problems = Problems(source.path)
     version = str(doc.get("aiperf_version") or "") or None
     meta = obj(doc.get("metadata"))
     count = doc.get("num_successful_runs", meta.get("num_successful_runs"))
-    runs_counted = f"{counted(count, 'profile run')}" if count is not None else "its profile runs"
     combos = doc.get("per_combination_metrics")
     runs: list[dict[str, Any]] = []
     if isinstance(combos, list):
         shape = "profile_export_aiperf_sweep.json"
+        lines = container_lines(source.data, 2)
+        trials, told = _trials(meta.get("num_trials_per_value"), count, len(combos))
         for i, combo in enumerate(combos):
+            line = line_of(lines, "per_combination_metrics", i)
             parameters = obj(obj(combo).get("parameters"))
-            run = _aggregate_run(
-                source, obj(obj(combo).get("metrics")), parameters, runs_counted, version,
-                problems, shape,
-            )  # fmt: skip
+            metrics = obj(obj(combo).get("metrics"))
+            if _tag_form(metrics) or trials == 1:
+                what = ONE_TRIAL  # AIPerf writes the tag form only for a setting of one trial
+            elif trials is not None:
+                problems.add(
+                    line,
+                    f"sweep entry {i} ({_setting(parameters)}) holds means over {trials} trials "
+                    f"({told}): a mean duration or request count is no single run's figure",
+                    TRIALS_EXPECTED,
+                )
+                continue
+            else:
+                what = _means_note("its profile runs")
+            run = _aggregate_run(source, metrics, parameters, what, version, problems, shape)
             if run is None:
                 problems.add(
-                    None,
-                    f"sweep entry {i} ({parameters}) has no benchmark_duration_avg",
+                    line,
+                    f"sweep entry {i} ({_setting(parameters)}) {NO_DURATION}",
                     "a duration for every swept setting (AIPerf sweep export)",
                 )
                 continue
             runs.append(run)
     else:
         shape = "profile_export_aiperf_aggregate.json"
+        runs_counted = counted(count, "profile run") if count is not None else "its profile runs"
         run = _aggregate_run(
-            source, obj(doc.get("metrics")), {}, runs_counted, version, problems, shape
-        )
+            source, obj(doc.get("metrics")), {}, _means_note(runs_counted), version, problems,
+            shape,
+        )  # fmt: skip
         if run is None:
             problems.add(
                 None,
-                '"benchmark_duration_avg" is missing',
+                '"benchmark_duration_avg" (its "mean") is missing',
                 "the benchmark duration among the metrics (AIPerf aggregate export)",
             )
         else:
@@ -1264,32 +1357,87 @@ def _read_aggregate_csv(
             if mean is not None:
                 metrics[row["metric"]] = {"mean": mean, "unit": row.get("unit")}
         run = _aggregate_run(
-            source, metrics, {}, "its profile runs", None, problems,
+            source, metrics, {}, _means_note("its profile runs"), None, problems,
             "profile_export_aiperf_aggregate.csv",
         )  # fmt: skip
         if run is not None:
             runs.append(run)
         else:
-            problems.add(None, '"benchmark_duration_avg" is missing', "a benchmark duration row")
+            problems.add(
+                None, 'no "benchmark_duration_avg" row (its "mean")', "a benchmark duration row"
+            )
     else:
-        params = [c for c in columns if not c.endswith(("_mean", "_std", "_min", "_max", "_cv"))]
-        for line, row in table:
-            parameters = {p: _cell(row.get(p), line, p, problems) for p in params}
-            metrics = {
-                c[: -len("_mean")]: {"mean": _cell(v, line, c, problems)}
-                for c, v in row.items()
-                if c.endswith("_mean")
-            }
-            run = _aggregate_run(
-                source, metrics, {k: v for k, v in parameters.items() if v is not None},
-                "its profile runs", None, problems, "profile_export_aiperf_sweep.csv",
-            )  # fmt: skip
-            if run is None:
-                problems.add(line, "no benchmark_duration_avg_mean", "a duration for the setting")
-                continue
-            runs.append(run)
+        runs = _sweep_csv_runs(source, columns, table, rows, problems)
     problems.raise_unless(lenient)
     return _aggregate_partial(source, runs, f"profile_export_aiperf_{kind}.csv", problems)
+
+
+def _sweep_csv_runs(
+    source: Source,
+    columns: list[str],
+    table: list[tuple[int, dict[str, str]]],
+    rows: list[tuple[int, list[str]]],
+    problems: Problems,
+) -> list[dict[str, Any]]:
+    """`profile_export_aiperf_sweep.csv`: one row per swept setting, `<key>_mean/_std/_min/
+    _max/_cv` columns. Since 0.11 a setting of one trial has its metrics' own tags as keys
+    (`benchmark_duration_mean` is its duration; `request_latency_min` the least request's);
+    several trials give `<tag>_<stat>` keys (`benchmark_duration_avg_mean`), means over
+    them, whose count the Metadata section gives (successful runs over combinations)."""
+    keys = [c.removesuffix("_mean") for c in columns if c.endswith("_mean")]
+    stat_columns = {f"{k}_{s}" for k in keys for s in SWEEP_CSV_STATS}
+    params = [c for c in columns if c not in stat_columns]
+    nested = _tag_form(keys)
+    fields = {cells[0].strip(): cells[1].strip() for _, cells in rows if len(cells) >= 2}
+    trials, told = _trials(
+        None,
+        _number(fields.get("Number of Successful Runs")),
+        whole(_number(fields.get("Number of Combinations"))),
+        "combination",
+    )
+    shape = "profile_export_aiperf_sweep.csv (values rounded to 2 decimals)"
+    runs: list[dict[str, Any]] = []
+    for line, row in table:
+        parameters = {p: _cell(row.get(p), line, p, problems) for p in params}
+        parameters = {k: v for k, v in parameters.items() if v is not None}
+        if nested or trials == 1:
+            what = ONE_TRIAL
+        elif trials is not None:
+            problems.add(
+                line,
+                f"sweep row ({_setting(parameters)}) holds means over {trials} trials "
+                f"({told}): a mean duration or request count is no single run's figure",
+                TRIALS_EXPECTED,
+            )
+            continue
+        else:
+            what = _means_note("its profile runs")
+        # one trial: its tag's mean (the avg), min and max; several: each key's mean
+        metrics: dict[str, Any] = {}
+        for key in keys:
+            cells = {
+                s: _cell(row.get(f"{key}_{s}"), line, f"{key}_{s}", problems)
+                for s in (("mean", "min", "max") if nested else ("mean",))
+            }
+            metrics[key] = {s: v for s, v in cells.items() if v is not None}
+        run = _aggregate_run(source, metrics, parameters, what, None, problems, shape)
+        if run is None:
+            problems.add(
+                line,
+                "no benchmark duration: neither benchmark_duration_mean nor "
+                "benchmark_duration_avg_mean holds a number",
+                "a duration for the setting (AIPerf sweep CSV)",
+            )
+            continue
+        runs.append(run)
+    return runs
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None
 
 
 def _cell(text: str | None, line: int, column: str, problems: Problems) -> float | None:
