@@ -1251,6 +1251,21 @@ def _trials(
     return None, ""
 
 
+#: The metric whose spread across profile runs is kept (the aggregate's own).
+SPREAD_METRIC = "output_token_throughput_avg"
+
+
+def _keep_spread(run: dict[str, Any], metrics: dict[str, Any], runs: int | None) -> None:
+    """Keep, in the run's `extra`, how its aggregate varied across the profile runs whose
+    means it is (`profile_runs`: how many, when stated; the output token throughput's
+    standard deviation, min and max across them), for BR016: the runs were repeats."""
+    stats = obj(metrics.get(SPREAD_METRIC))
+    spread = {k: finite_number(stats.get(k)) for k in ("mean", "std", "min", "max")}
+    if spread["mean"] is None or spread["std"] is None or (runs is not None and runs < 2):
+        return
+    run["extra"] = {**(run.get("extra") or {}), "profile_runs": {"count": runs, **spread}}
+
+
 def _means_note(runs_counted: str) -> str:
     return (
         f"figures are AIPerf's means across {runs_counted} of this setting "
@@ -1301,10 +1316,10 @@ def _read_aggregate(source: Source, doc: dict[str, Any], lenient: bool) -> Parti
     else:
         shape = "profile_export_aiperf_aggregate.json"
         runs_counted = counted(count, "profile run") if count is not None else "its profile runs"
+        metrics = obj(doc.get("metrics"))
         run = _aggregate_run(
-            source, obj(doc.get("metrics")), {}, _means_note(runs_counted), version, problems,
-            shape,
-        )  # fmt: skip
+            source, metrics, {}, _means_note(runs_counted), version, problems, shape
+        )
         if run is None:
             problems.add(
                 None,
@@ -1312,6 +1327,7 @@ def _read_aggregate(source: Source, doc: dict[str, Any], lenient: bool) -> Parti
                 "the benchmark duration among the metrics (AIPerf aggregate export)",
             )
         else:
+            _keep_spread(run, metrics, whole(count))
             runs.append(run)
     problems.raise_unless(lenient)
     return _aggregate_partial(source, runs, shape, problems)
@@ -1356,11 +1372,18 @@ def _read_aggregate_csv(
             mean = _cell(row.get("mean"), line, "mean", problems)
             if mean is not None:
                 metrics[row["metric"]] = {"mean": mean, "unit": row.get("unit")}
+                if row["metric"] == SPREAD_METRIC:  # the spread BR016 quotes, checked too
+                    for stat in ("std", "min", "max"):
+                        metrics[row["metric"]][stat] = _cell(row.get(stat), line, stat, problems)
         run = _aggregate_run(
             source, metrics, {}, _means_note("its profile runs"), None, problems,
             "profile_export_aiperf_aggregate.csv",
         )  # fmt: skip
         if run is not None:
+            # the metadata block after the table: "Successful Runs,3"
+            succeeded = [c[1] for _, c in rows if len(c) > 1 and c[0].strip() == "Successful Runs"]
+            count = succeeded[0].strip() if succeeded else ""
+            _keep_spread(run, metrics, int(count) if count.isdigit() else None)
             runs.append(run)
         else:
             problems.add(

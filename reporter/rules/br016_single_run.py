@@ -25,7 +25,8 @@ record. Such points are left out of the spread; when no other point is repeated,
 finding fires. With one run
 at every level the finding fires (informational), unless every run repeats its test itself
 and states the spread (llama-bench's `-r`: the mean of N repetitions ± their standard
-deviation), which passes with the largest relative spread.
+deviation; AIPerf's multi-run aggregate: the means of its profile runs, with the aggregate's
+standard deviation across them), which passes with the largest relative spread.
 
 ## Worked example
 METHOD.md §7: 140.55 vs 133.27 tok/s, 5.5% apart; the decode rate alone, 143.01 vs 145.24,
@@ -127,6 +128,12 @@ def _repeated_within(data: AuditData, runs: list[str]) -> Finding | None:
     for run_id in runs:
         extra = data.run_field(run_id, "extra")
         extra = extra if isinstance(extra, dict) else {}
+        stated = _profile_runs(extra)
+        if stated is not None:
+            spread, text = stated
+            if worst is None or spread > worst[0]:
+                worst = (spread, run_id, text)
+            continue
         sd = number_or_nan(extra.get("stddev_ts"))
         samples = extra.get("samples_ts")
         reps = (
@@ -158,6 +165,25 @@ def _repeated_within(data: AuditData, runs: list[str]) -> Finding | None:
         refs=[x for r in runs for x in run_ref(data, r)][:4],
         numbers={"runs": len(runs), "repeated_levels": 0, "max_relative_stddev": spread},
     )
+
+
+def _profile_runs(extra: dict[str, object]) -> tuple[float, str] | None:
+    """The spread of a run that is the mean of its tool's profile runs (AIPerf's multi-run
+    aggregate: the aggregate's standard deviation, min and max across them), relative to the
+    mean, with its words; None for any other run."""
+    runs = extra.get("profile_runs")
+    if not isinstance(runs, dict):
+        return None
+    mean, sd = number_or_nan(runs.get("mean")), number_or_nan(runs.get("std"))
+    if not mean > 0 or math.isnan(sd):
+        return None
+    count = runs.get("count")
+    how_many = (
+        f"{count} profile runs" if isinstance(count, int) else "profile runs, how many not stated"
+    )
+    lo, hi = number_or_nan(runs.get("min")), number_or_nan(runs.get("max"))
+    span = f", {fmt(lo)}–{fmt(hi)}" if not (math.isnan(lo) or math.isnan(hi)) else ""
+    return sd / mean, f"{how_many}, {fmt(mean)} ± {fmt(sd, 2)} tok/s{span}"
 
 
 def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:

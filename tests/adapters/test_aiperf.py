@@ -308,6 +308,22 @@ def test_confidence_aggregate_is_one_run_of_means(path):
         assert "3 profile runs" in r["derived"][0] and r["tool_version"] == "0.13.0"
 
 
+@pytest.mark.parametrize("path", [AGGREGATE, AGGREGATE_CSV], ids=["json", "csv"])
+def test_confidence_aggregate_states_the_spread_of_its_profile_runs(path):
+    """The means of 3 profile runs, with the aggregate's deviation across them (115.2 ± 1.152
+    tok/s, 114.048–116.352): the point was repeated and its spread is known, so BR016 does
+    not say "none repeated: the error of each figure is unknown"."""
+    from reporter import api
+
+    (f,) = [f for f in api.audit([path], select=["BR016"]).findings if f.code == "BR016"]
+    assert f.outcome == "passed"
+    assert f.message.endswith(
+        "with their spread stated: at most ±1.00% (aiperf:aiperf-0.13-concurrency2-profile_"
+        f"export_aiperf_aggregate: 3 profile runs, 115.2 ± 1.15 tok/s, "
+        f"{'114.0–116.4' if path == AGGREGATE else '114.0–116.3'})"
+    )
+
+
 @pytest.mark.parametrize("path", [SWEEP, SWEEP_CSV], ids=["json", "csv"])
 def test_sweep_export_is_one_run_per_setting(path):
     assert adapters.detect(Source.read(str(path))).NAME == "aiperf"
