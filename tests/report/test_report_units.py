@@ -176,7 +176,7 @@ def test_charts_of_a_sweep(fixture_verdicts: Callable[[str], Verdict]) -> None:
     assert [c.id for c in drawn.runs] == ["run-1", "run-2", "run-3", "run-4"]
     assert drawn.overview[0].caption == (
         "Measured aggregate (tokens ÷ wall) at N = 1, 2, 4, 8: 132.5 → 605.3 tok/s, 4.57× for 8× "
-        "the requests. Ideal scaling multiplies the N=1 figure by N; a serial server stays flat."
+        "the concurrency. Ideal scaling multiplies the N=1 figure by N; a serial server stays flat."
     )
     assert drawn.runs[3].caption.endswith("each taking the N=1 run batched-n1 takes 3.86 s).")
     assert drawn.notes == []
