@@ -15,10 +15,13 @@ and never the custom format (it needs a mapping file).
 from __future__ import annotations
 
 import csv
+import json
 import re
 from concurrent.futures import Future
 from types import ModuleType
 from typing import Any
+
+import pandas as pd
 
 from reporter.adapters import (
     aiperf,
@@ -281,11 +284,86 @@ def _looks_like_csv(source: Source) -> bool:
 
 def join(partials: list[Partial]) -> None:
     """Files a tool writes beside each other for one run (a summary and its per-request
-    list), passed together, become one run: each adapter's `join`, when it has one."""
+    list), passed together, become one run: each adapter's `join`, when it has one. A run
+    given again is read once (`fold_repeated`)."""
     for module in ADAPTERS.values():
         joiner = getattr(module, "join", None)
         if joiner is not None:
             joiner(partials)
+    fold_repeated(partials)
+
+
+#: A run row's keys that say where it was read, not what it is.
+_WHERE = ("source_path", "source_line")
+
+
+def _fingerprint(run: dict[str, Any]) -> str:
+    """Everything a run row states but where it was read (NaN written as NaN, so equal)."""
+    return json.dumps(
+        {k: v for k, v in run.items() if k not in _WHERE}, sort_keys=True, default=repr
+    )
+
+
+def _rows_of(partial: Partial, run_id: str) -> pd.DataFrame:
+    requests = partial.requests
+    if requests is None or "run" not in requests:
+        return pd.DataFrame()
+    rows = requests[requests["run"].astype(str) == run_id]
+    return rows.drop(columns=[c for c in _WHERE if c in rows]).reset_index(drop=True)
+
+
+def _named_elsewhere(partial: Partial, run_id: str) -> bool:
+    """Whether another record of the file (a claim, probe, log line or run end) names the run."""
+    others = [*partial.claims, *partial.probes, *partial.logs, *partial.run_ends]
+    return any(str(r.get("run")) == run_id for r in others)
+
+
+def fold_repeated(partials: list[Partial]) -> None:
+    """The same run given twice, read once.
+
+    A file given again (the same bytes) adds nothing: its records are left out, and its note
+    says whose they are. A run of one file stated again, every setting and figure the same
+    (and its requests, when it has any), in a later file is left out of the later file: vLLM's
+    sweep writes each run to `run=N.json` and again in `summary.json`, and a folder passed
+    whole holds both. Left in, it would count as a repeat of itself, or as a run at the same
+    time as itself (the same end date). A run that another record of its file names (a claim,
+    a probe, a log line) is kept: that record speaks of it.
+    """
+    files: dict[str, str] = {}
+    runs: dict[str, tuple[Partial, dict[str, Any]]] = {}
+    for partial in partials:
+        if partial.input is None:
+            continue
+        here = partial.input.path
+        first = files.setdefault(partial.input.sha256, here) if partial.input.sha256 else here
+        if first != here:
+            partial.requests = None
+            partial.runs, partial.claims, partial.probes = [], [], []
+            partial.logs, partial.run_ends = [], []
+            partial.input.notes.append(f"the same bytes as {first}: read once, there")
+            continue
+        for run in list(partial.runs):
+            run_id = str(run["run"])
+            key = _fingerprint(run)
+            earlier = runs.get(key)
+            if earlier is None:
+                runs[key] = (partial, run)
+                continue
+            other, kept = earlier
+            if other is partial or _named_elsewhere(partial, run_id):
+                continue
+            if not _rows_of(partial, run_id).equals(_rows_of(other, str(kept["run"]))):
+                continue
+            partial.runs.remove(run)
+            if partial.requests is not None and "run" in partial.requests:
+                partial.requests = partial.requests[
+                    partial.requests["run"].astype(str) != run_id
+                ].reset_index(drop=True)
+            line = f" (line {run['source_line']})" if run.get("source_line") is not None else ""
+            partial.input.notes.append(
+                f"run {run_id}{line} is the run of {kept['source_path']}:{kept['source_line']} "
+                "given again (every setting and figure the same): read once, there"
+            )
 
 
 def get(name: str) -> ModuleType:

@@ -176,10 +176,16 @@ def test_old_metric_tags_keep_first_token_times():
     assert finding(verdict, "BR020", run(tables)["run"])["outcome"] == "passed"
 
 
+def _run_of(real, name: str, tag: str) -> bytes:
+    """A real records file as another run of it: its request ids tagged, so that the copies are
+    not one run given twice (which the audit reads once)."""
+    return real(name).read_bytes().replace(b'"x_request_id":"', f'"x_request_id":"{tag}-'.encode())
+
+
 def _sweep_folder(tmp_path, real, concurrency: int, name: str = HALF):
     folder = tmp_path / f"llama-3.2-3b-openai-chat-concurrency{concurrency}"
     folder.mkdir()
-    (folder / "profile_export.jsonl").write_bytes(real(name).read_bytes())
+    (folder / "profile_export.jsonl").write_bytes(_run_of(real, name, f"c{concurrency}"))
     return folder / "profile_export.jsonl"
 
 
@@ -200,7 +206,7 @@ def test_same_named_files_in_same_named_folders_stay_apart(tmp_path, real):
     for top in ("a", "b"):
         (tmp_path / top / "c1").mkdir(parents=True)
         path = tmp_path / top / "c1" / "profile_export.jsonl"
-        path.write_bytes(real(HALF).read_bytes())
+        path.write_bytes(_run_of(real, HALF, top))
         paths.append(path)
     verdict = api.audit(paths)
     assert sorted(r.id for r in verdict.runs) == [

@@ -1,0 +1,98 @@
+"""A run given twice is read once: a file passed again, and vLLM's sweep, which writes each run
+to `run=N.json` and again in `summary.json` (a folder passed whole holds both)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reporter import api
+from tests.adapters.conftest import REAL
+
+TRACES = Path(__file__).resolve().parents[2] / "traces"
+
+
+def _sweep_run(number: int, date: str, duration: float) -> dict[str, Any]:
+    """One run of `vllm bench sweep serve` at N=256: 2,560 requests over about 180 s."""
+    return {
+        "date": date, "backend": "openai-chat", "model_id": "m", "num_prompts": 2560,
+        "request_rate": 256, "max_concurrency": 256, "duration": duration, "completed": 2560,
+        "failed": 0, "total_input_tokens": 271231, "total_output_tokens": 655360,
+        "mean_ttft_ms": 1500.0, "median_ttft_ms": 1400.0, "mean_tpot_ms": 50.0,
+        "median_tpot_ms": 49.0, "output_throughput": 655360 / duration, "run_number": number,
+    }  # fmt: skip
+
+
+def _br016(verdict: Any) -> Any:
+    (finding,) = [f for f in verdict.findings if f.code == "BR016"]
+    return finding
+
+
+def test_a_sweep_run_and_its_summary_are_one_run(tmp_path: Path) -> None:
+    # the run of run=0.json is the first entry of summary.json, to the byte: with both, three
+    # runs read as four, and the one given twice "ran at the same time" as itself (the same
+    # end date, 0 s apart, in runs of 180 s): a false statement that the repeats overlapped
+    runs = [
+        _sweep_run(0, "20260211-143656", 180.26),
+        _sweep_run(1, "20260211-144330", 177.89),
+        _sweep_run(2, "20260211-145001", 171.03),
+    ]
+    (tmp_path / "run=0.json").write_text(json.dumps(runs[0], indent=4))
+    (tmp_path / "summary.json").write_text(json.dumps(runs, indent=4))
+    verdict = api.audit([tmp_path / "run=0.json", tmp_path / "summary.json"])
+    assert len(verdict.runs) == 3
+    f = _br016(verdict)
+    assert f.outcome == "passed"
+    assert f.message == "repeated: the largest spread between repeats is 5.4%"
+    assert f.arithmetic == [
+        "N=256, 256 req/s, 2560 prompts: 3 repeats, 3,635.6–3,831.8 tok/s, spread 5.4%"
+    ]
+    summary = next(i for i in verdict.inputs if i.path.endswith("summary.json"))
+    assert summary.notes[-1] == (
+        "run openai-chat:256qps:c256:run0 (line 2) is the run of "
+        f"{tmp_path / 'run=0.json'}:1 given again (every setting and figure the same): "
+        "read once, there"
+    )
+
+
+def test_two_runs_alike_but_for_one_figure_are_both_read(tmp_path: Path) -> None:
+    first = _sweep_run(0, "20260211-143656", 180.26)
+    (tmp_path / "a.json").write_text(json.dumps(first))
+    (tmp_path / "b.json").write_text(json.dumps(first | {"mean_tpot_ms": 50.5}))
+    verdict = api.audit([tmp_path / "a.json", tmp_path / "b.json"])
+    assert len(verdict.runs) == 2
+    assert all(len(i.notes) == 1 for i in verdict.inputs)
+
+
+def test_the_real_sweep_run_and_summary_are_two_runs_not_three() -> None:
+    # er0080's vllm bench sweep folder: run=0.json and summary.json (run 0 again, then run 1)
+    folder = REAL / "vllm"
+    if not folder.is_dir():
+        pytest.skip("../shared/real-traces is absent")
+    verdict = api.audit(
+        [
+            folder / "er0080-v0.25.1-sweep-maxseqs4-conc2-run0.json",
+            folder / "er0080-v0.25.1-sweep-maxseqs4-conc2-summary.json",
+        ]
+    )
+    assert sorted(r.id for r in verdict.runs) == ["openai:infqps:c2:run0", "openai:infqps:c2:run1"]
+    assert _br016(verdict).arithmetic == [
+        "N=2, rate inf, 8 prompts: 2 repeats, 93.7–199.4 tok/s, spread 112.7%"
+    ]
+
+
+def test_a_file_given_twice_is_read_once(tmp_path: Path) -> None:
+    # the same trace under two names: its claim and runs once, not twice (its runs are no
+    # repeats of themselves)
+    copy = tmp_path / "copy.jsonl"
+    shutil.copy(TRACES / "case-b-queue.jsonl", copy)
+    verdict = api.audit([TRACES / "case-b-queue.jsonl", copy])
+    once = api.audit([TRACES / "case-b-queue.jsonl"])
+    assert [r.id for r in verdict.runs] == [r.id for r in once.runs] == ["b-queue-n16"]
+    assert [c.check.claim for c in verdict.claims] == ["b-840"]
+    assert verdict.inputs[1].notes[-1].startswith("the same bytes as ")
+    assert verdict.inputs[1].notes[-1].endswith("case-b-queue.jsonl: read once, there")
