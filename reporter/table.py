@@ -224,7 +224,10 @@ UNFINISHED = ("error", "abort", "cancelled", "time_limit", "too_short")
 #: rows without times (all optional; seconds and tokens): requests, failed (absent: unknown),
 #: output_tokens, prompt_tokens, wall_s, sum_latency_s, mean_ttft_s, median_ttft_s,
 #: mean_tpot_s, median_tpot_s, mean_itl_s, mean_reported_tps, sum_reported_tps,
-#: tool_aggregate_tps, tool_peak_concurrency (+ tool_peak_concurrency_trusted: False where
+#: tool_aggregate_tps (the file's own aggregate tok/s) with tool_aggregate_field (the file's
+#: key of it) and tool_aggregate_how (one sentence, where the adapter knows the tool's
+#: definition differs from total output tokens ÷ wall clock: how it is computed and what it
+#: leaves out), tool_peak_concurrency (+ tool_peak_concurrency_trusted: False where
 #: the tool's method is known to over-count), tool_concurrency (the tool's own Little's-law
 #: or time-weighted figure), mean_output_tokens, min_output_tokens, max_output_tokens, chunks
 #: (stream chunks received, summed over requests), cancelled and time_limited (how many of
@@ -259,7 +262,7 @@ SUMMARY_KEYS = (
     "spec_accepted_tokens", "length_mismatches", "batch_ttft_s", "received_output_tokens",
     "batch_decode_steps", "length_compared", "length_exact_min", "length_exact_max",
     "length_short_min", "length_short_max", "length_over_min", "length_over_max",
-    *LATENCY_SUMMARY_KEYS,
+    "tool_aggregate_field", "tool_aggregate_how", *LATENCY_SUMMARY_KEYS,
 )  # fmt: skip
 
 

@@ -972,6 +972,7 @@ def _summary_partial(
         "mean_reported_tps": _scaled(stats, "output_token_throughput_per_user", "avg"),
         "sum_reported_tps": _scaled(stats, "output_token_throughput_per_user", "sum"),
         "tool_aggregate_tps": _scaled(stats, "output_token_throughput", "avg"),
+        "tool_aggregate_field": "output_token_throughput.avg",
         "mean_output_tokens": _scaled(stats, "output_sequence_length", "avg"),
         "min_output_tokens": _scaled(stats, "output_sequence_length", "min"),
         "max_output_tokens": _scaled(stats, "output_sequence_length", "max"),

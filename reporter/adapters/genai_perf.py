@@ -362,6 +362,7 @@ def _read_summary(source: Source, doc: dict[str, Any], lenient: bool) -> Partial
     summary: dict[str, Any] = {
         "requests": requests,
         "tool_aggregate_tps": throughput,
+        "tool_aggregate_field": "output_token_throughput.avg",
         "mean_ttft_s": stat("time_to_first_token", "avg"),
         "median_ttft_s": stat("time_to_first_token", "p50"),
         "mean_tpot_s": stat("inter_token_latency", "avg"),

@@ -331,6 +331,7 @@ def _benchmark(
         "mean_tpot_s": _ms(_stat(metrics, "inter_token_latency_ms", "mean")),
         "median_tpot_s": _ms(_stat(metrics, "inter_token_latency_ms", "median")),
         "tool_aggregate_tps": _stat(metrics, "output_tokens_per_second", "mean"),
+        "tool_aggregate_field": "output_tokens_per_second.successful.mean",
         "tool_concurrency": _stat(metrics, "request_concurrency", "mean"),
         "mean_output_tokens": _stat(metrics, "output_token_count", "mean"),
         "min_output_tokens": _stat(metrics, "output_token_count", "min"),

@@ -827,11 +827,20 @@ def _test_run(
         "sum_latency_s": wall,
         "mean_reported_tps": avg_ts,
         "tool_aggregate_tps": avg_ts,
+        "tool_aggregate_field": "avg_ts",
         "mean_output_tokens": n_gen,
         "min_output_tokens": n_gen,
         "max_output_tokens": n_gen,
         "mean_tpot_s": wall / reps / n_gen if n_gen and not n_prompt and reps else None,
     }
+    # llama-bench's t/s: (n_prompt + n_gen) ÷ each repetition's time, then the mean of those
+    summary["tool_aggregate_how"] = (
+        "(n_prompt + n_gen) ÷ a repetition's time, averaged over the repetitions: it counts "
+        "the prompt tokens too"
+        if n_prompt and n_gen
+        else "the mean of the repetitions' rates (tokens ÷ each one's time), not their tokens "
+        "÷ their summed time"
+    )
     model_type = record.get("model_type")
     quant = None
     if isinstance(model_type, str) and len(model_type.split(" ", 2)) == 3:
@@ -955,6 +964,9 @@ def _batched_run(
         "median_ttft_s": t_pp,
         "mean_tpot_s": t_tg / tg if tg else None,
         "tool_aggregate_tps": speed_tg,
+        "tool_aggregate_field": "speed_tg",
+        "tool_aggregate_how": "pl × tg ÷ t_tg: the generation phase alone, without the "
+        "prompt processing (t_pp)",
         "mean_output_tokens": tg,
         "min_output_tokens": tg,
         "max_output_tokens": tg,

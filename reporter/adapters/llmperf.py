@@ -153,6 +153,7 @@ def _summary_figures(doc: dict[str, Any], f: Fields) -> tuple[dict[str, Any], li
             doc.get("results_request_output_throughput_token_per_s_mean"), completed
         ),
         "tool_aggregate_tps": _n(doc.get(SUMMARY_KEY)),
+        "tool_aggregate_field": SUMMARY_KEY,
         "mean_output_tokens": mean_out,
         "min_output_tokens": _n(doc.get("results_number_output_tokens_min")),
         "max_output_tokens": _n(doc.get("results_number_output_tokens_max")),
@@ -408,6 +409,7 @@ def _read_individual(source: Source, doc: list[Any], lenient: bool) -> Partial:
         if figures.get("wall_s") is not None:
             summary["wall_s"] = figures["wall_s"]
             summary["tool_aggregate_tps"] = figures.get("tool_aggregate_tps")
+            summary["tool_aggregate_field"] = figures.get("tool_aggregate_field")
             derived.append(f"wall clock from the sibling summary {sibling}: " + more[0])
         workload = _workload(summary_doc)
         model = summary_doc.get("model")
@@ -512,7 +514,7 @@ def _merge(run: dict[str, Any], srun: dict[str, Any], spart: Partial, why: str) 
     assert spart.input is not None
     summary = dict(run.get("summary") or {})
     theirs = srun.get("summary") or {}
-    for key in ("wall_s", "tool_aggregate_tps"):
+    for key in ("wall_s", "tool_aggregate_tps", "tool_aggregate_field"):
         if summary.get(key) is None and theirs.get(key) is not None:
             summary[key] = theirs[key]
     run["summary"] = summary

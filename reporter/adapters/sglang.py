@@ -99,6 +99,12 @@ def settings_of(record: dict[str, Any]) -> dict[str, Any]:
 #: The keys of a bench_one_batch / bench_one_batch_server line, beside its latency.
 ONE_BATCH_KEYS = ("run_name", "batch_size", "input_len", "output_len", "overall_throughput")
 WHAT_ONE_BATCH = "SGLang bench_one_batch result"
+#: What bench_one_batch_server's output_throughput is when it streamed the batch (it then
+#: times the last sequence's first token, last_ttft, and divides by the time after it).
+STREAMED_OUTPUT_THROUGHPUT = (
+    "batch_size × output_len ÷ (latency − the batch's last first-token time): it leaves out "
+    "the prefill and any wait"
+)
 
 
 def is_one_batch(record: Any) -> bool:
@@ -301,7 +307,8 @@ def _run(
             for q, prefix in ((50, "median"), (90, "p90"), (99, "p99"))
         },
         "mean_itl_s": _s(f.number("mean_itl_ms")),
-        "tool_aggregate_tps": f.number("output_throughput"),
+        "tool_aggregate_tps": f.number("output_throughput"),  # total ÷ duration
+        "tool_aggregate_field": "output_throughput",
         "tool_concurrency": tool_concurrency,
         "tool_peak_concurrency": peak,
         "mean_output_tokens": total_output / completed if completed else None,
@@ -564,6 +571,10 @@ def _one_batch_run(
             summary["itl_p50_s"] = median_step
         if decode_tps is not None:
             summary["tool_aggregate_tps"] = decode_tps
+            summary["tool_aggregate_field"] = "median_decode_throughput"
+            summary["tool_aggregate_how"] = (
+                "batch_size ÷ the median decode step: decode alone, without the prefill"
+            )
             derived.append(
                 f"median_decode_throughput {decode_tps:.2f} = batch_size ÷ the median decode "
                 "step: decode alone, without the prefill"
@@ -579,6 +590,7 @@ def _one_batch_run(
         )
         if output_tps is not None:
             summary["tool_aggregate_tps"] = output_tps
+            summary["tool_aggregate_field"] = "output_throughput"
         streamed = last_ttft is not None or "last_gen_throughput" in record
         if output_tps is not None and not streamed:
             derived.append(
@@ -596,6 +608,7 @@ def _one_batch_run(
                 f"output_throughput {output_tps:.2f} = batch_size × output_len ÷ (latency − "
                 "the batch's last first-token time)"
             )
+            summary["tool_aggregate_how"] = STREAMED_OUTPUT_THROUGHPUT
             derived.append(
                 "so it leaves out the prefill and any wait"
                 + (f" ({first:.2f} s of the {wall:.2f} s)" if first is not None else "")

@@ -356,7 +356,8 @@ def _run(
         "spec_drafts": f.number("spec_decode_num_drafts"),
         "spec_draft_tokens": f.number("spec_decode_draft_tokens"),
         "spec_accepted_tokens": f.number("spec_decode_accepted_tokens"),
-        "tool_aggregate_tps": f.number("output_throughput"),
+        "tool_aggregate_tps": f.number("output_throughput"),  # total ÷ duration
+        "tool_aggregate_field": "output_throughput",
         "tool_peak_concurrency": peak,
         "tool_peak_concurrency_trusted": trusted,
         "mean_output_tokens": total_output / completed if completed else None,
