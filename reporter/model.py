@@ -158,6 +158,15 @@ class RunSummary:
     #: batch, timed once (seconds): every request's, and no percentile; None for other runs
     #: and wherever the requests' own TTFTs are known.
     batch_ttft_s: float | None = None
+    #: The aggregate the run's file states (tok/s), as the tool computed it; None when the
+    #: file states none. Its key in the file, and how the tool computed it where the adapter
+    #: knows that is not total output tokens ÷ wall clock (one sentence; None otherwise).
+    stated_aggregate_tps: float | None = None
+    stated_aggregate_field: str | None = None
+    stated_aggregate_how: str | None = None
+    #: Where the stated figure is more than `stated_aggregate_gap` away from the recomputed
+    #: one (reporter.stated): both figures, their ratio and how the tool computed its own.
+    stated_aggregate_note: str | None = None
     #: "prompt" for a prompt-processing test (llama-bench pp), whose figure is prompt_tps.
     phase: str | None = None
     prompt_tps: float | None = None
@@ -519,6 +528,10 @@ def _run_dict(r: RunSummary) -> dict[str, Any]:
         "derived": r.derived, "source": r.source,
         "latency": {m: {p: _num(v, 9) for p, v in q.items()} for m, q in r.latency.items()},
         "latency_source": r.latency_source, "batch_ttft_s": _num(r.batch_ttft_s, 9),
+        "stated_aggregate_tps": _num(r.stated_aggregate_tps),
+        "stated_aggregate_field": r.stated_aggregate_field,
+        "stated_aggregate_how": r.stated_aggregate_how,
+        "stated_aggregate_note": r.stated_aggregate_note,
         "phase": r.phase, "prompt_tps": _num(r.prompt_tps),
         "decode_bound": _num(r.decode_bound), "decode_bound_exact": r.decode_bound_exact,
         "in_flight_how": r.in_flight_how, "request_rate": _num(r.request_rate), "load": r.load,

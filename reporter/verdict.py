@@ -37,6 +37,7 @@ from reporter.model import (
 from reporter.numbers import counted, fmt, listed
 from reporter.received import RECEIVED_SHARE, shortfall
 from reporter.series import run_series, with_request_times
+from reporter.stated import STATED_GAP, difference, stated_aggregate
 from reporter.types import Outcome, VerdictKind, worst
 from reporter.values import finite, number
 
@@ -199,6 +200,7 @@ def build_verdict(
                 latency=latency,
                 latency_source=latency_source,
                 batch_ttft_s=batch_ttft(latency_source, stated),
+                **_stated(stated, s, prompt_only, data.config[STATED_GAP]),
                 phase=None if row.get("phase") is None else str(row["phase"]),
                 prompt_tps=number(s["prompt_tps"]) if prompt_only else None,
                 decode_bound=rf.decode.value if rf.decode is not None else None,
@@ -280,6 +282,27 @@ def _run_details(row: pd.Series, s: RunFigures) -> dict[str, Any]:
         "prefill_s": finite(s["prefill_s"]),
         "bandwidth_utilization": utilization,
         "prompts": row.get("prompts") if isinstance(row.get("prompts"), dict) else None,
+    }
+
+
+def _stated(
+    summary: dict[str, Any], s: RunFigures, prompt_only: bool, gap: float
+) -> dict[str, Any]:
+    """The aggregate the run's file states, and the note when it is more than `gap` away
+    from the run's recomputed figure (a prompt-processing test's: prompt tokens ÷ wall)."""
+    stated = stated_aggregate(summary)
+    if stated is None:
+        return {}
+    recomputed, what = (
+        (s["prompt_tps"], "prompt tokens ÷ wall")
+        if prompt_only
+        else (s["aggregate_tps"], "total ÷ wall")
+    )
+    return {
+        "stated_aggregate_tps": stated.tps,
+        "stated_aggregate_field": stated.field,
+        "stated_aggregate_how": stated.how,
+        "stated_aggregate_note": difference(stated, recomputed, what, gap),
     }
 
 

@@ -405,6 +405,21 @@ def test_a_claim_of_a_pp_tg_rate_is_incomparable_not_inflated():
     )
 
 
+def test_a_pp_tg_tests_rate_is_said_to_count_its_prompt_tokens():
+    # the t/s a reader of the table quotes, beside the generated tokens ÷ the test's time
+    runs = {r.id: r for r in api.audit([HERE / "llama-bench-markdown-cuda.log"]).runs}
+    pg = runs["pp512+tg128:n_batch=512"]
+    assert (pg.stated_aggregate_tps, pg.stated_aggregate_field) == (565.14, "avg_ts")
+    assert pg.stated_aggregate_note == (
+        "the file states 565.14 tok/s (avg_ts), 5.00× total ÷ wall (113.0): (n_prompt + n_gen) "
+        "÷ a repetition's time, averaged over the repetitions: it counts the prompt tokens too"
+    )
+    # a tg test's rate is its tokens ÷ its time (the table gives no other time): no note
+    assert runs["tg128:n_batch=2048"].stated_aggregate_note is None
+    # a pp test's rate is compared with its own figure, prompt tokens ÷ time
+    assert runs["pp512:n_batch=512"].stated_aggregate_note is None
+
+
 _RUNNER_LOG = """=== SYSTEM ===
 OS: Linux
 {sections}"""

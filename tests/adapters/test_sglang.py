@@ -323,6 +323,48 @@ def test_bench_one_batch_server_output_throughput_leaves_out_the_first_tokens(tm
     assert [len(g.runs) for g in verdict.groups] == [2]  # repeats of one point
 
 
+def test_the_one_batch_figures_say_how_the_tool_computed_them(tmp_path):
+    # the aggregate each line states, its key, and how it differs from total ÷ wall: decode
+    # only (offline: batch ÷ the median step; server, streamed: after the last first token)
+    streamed = {
+        "run_name": "s", "batch_size": 1016, "input_len": 1024, "output_len": 8192,
+        "latency": 2688.9099, "output_throughput": 3412.91, "overall_throughput": 3482.25,
+        "last_ttft": 250.2049, "last_gen_throughput": 425.93, "acc_length": -1.0,
+    }  # fmt: skip
+    # an older server line, not streamed: output_throughput = batch × output_len ÷ latency
+    whole = {
+        "run_name": "w", "batch_size": 8, "input_len": 32, "output_len": 100,
+        "latency": 10.0, "output_throughput": 80.0, "overall_throughput": 105.6,
+    }  # fmt: skip
+    path = tmp_path / "result.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in (OFFLINE_BATCH, streamed, whole)))
+    tables = load(path)
+    offline = run(tables, "default:b8:in1024:out16")["summary"]
+    assert (offline["tool_aggregate_tps"], offline["tool_aggregate_field"]) == (
+        672.3, "median_decode_throughput",
+    )  # fmt: skip
+    assert offline["tool_aggregate_how"] == (
+        "batch_size ÷ the median decode step: decode alone, without the prefill"
+    )
+    server = run(tables, "s:b1016:in1024:out8192")["summary"]
+    assert (server["tool_aggregate_tps"], server["tool_aggregate_field"]) == (
+        3412.91, "output_throughput",
+    )  # fmt: skip
+    assert server["tool_aggregate_how"] == (
+        "batch_size × output_len ÷ (latency − the batch's last first-token time): it leaves "
+        "out the prefill and any wait"
+    )
+    plain = run(tables, "w:b8:in32:out100")["summary"]
+    assert plain["tool_aggregate_field"] == "output_throughput"
+    assert "tool_aggregate_how" not in plain  # total ÷ wall itself
+    notes = {r.id: r.stated_aggregate_note for r in api.audit([path]).runs}
+    assert notes["w:b8:in32:out100"] is None
+    assert notes["s:b1016:in1024:out8192"] is not None
+    assert notes["s:b1016:in1024:out8192"].startswith(
+        "the file states 3,412.91 tok/s (output_throughput), 1.10× total ÷ wall (3,095.3): "
+    )
+
+
 def test_a_value_nested_deeper_than_a_native_record_may_is_refused(tmp_path):
     # a one-line document is parsed whole (orjson reads 1,024 levels), but the run it makes
     # must be one convert can write and the audit read back: at most 64 levels

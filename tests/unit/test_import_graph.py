@@ -38,7 +38,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         "reporter.config", "reporter.metrics", "reporter.claims", "reporter.features",
         "reporter.compare", "reporter.decision", "reporter.auditdata", "reporter.ladder",
         "reporter.slope", "reporter.facts", "reporter.series", "reporter.stream",
-        "reporter.received",
+        "reporter.received", "reporter.stated",
     ]),
     ("rules", ["reporter.rules"]),
     ("verdict", ["reporter.verdict"]),
