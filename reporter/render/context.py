@@ -207,6 +207,10 @@ class RunView:
     latency_from_summary: bool = False
     #: Whether its TTFT cell is a batch's one time to first token (BATCH_TTFT), not percentiles.
     batch_ttft: bool = False
+    #: The aggregate the run's file states (tok/s; "—" when it states none), and where that
+    #: is further from total ÷ wall than stated_aggregate_gap, the note saying so (reporter.stated).
+    stated_tps: str = "—"
+    stated_note: str = ""
     #: The run's element in its group's section, and the findings that concern it.
     anchor: str = ""
     findings: list[Link] = field(default_factory=list)
@@ -302,6 +306,8 @@ class ReportContext:
     chart_notes: list[str] = field(default_factory=list)
     #: Whether any run has latency percentiles to print.
     has_latency: bool = False
+    #: Whether any run's file states an aggregate of its own (the run tables' "stated" column).
+    has_stated: bool = False
     #: What a TTFT cell marked BATCH_MARK holds (the template prints it under the table).
     batch_ttft_note: str = BATCH_TTFT
     #: One section per group, in the verdict's order (reporter.render.context.sections).
@@ -545,6 +551,8 @@ def run_view(
         latency=latency,
         latency_from_summary=r.latency_source == "summary",
         batch_ttft=latency["ttft_s"].endswith(BATCH_MARK),
+        stated_tps="—" if r.stated_aggregate_tps is None else num(r.stated_aggregate_tps),
+        stated_note=shown(r.stated_aggregate_note or "", MAX_MESSAGE),
     )
 
 
@@ -815,6 +823,7 @@ def build_context(
         claims=claims,
         runs=runs,
         has_latency=any(any(run.latency.values()) for run in runs),
+        has_stated=any(r.stated_aggregate_tps is not None for r in verdict.runs),
         groups=groups,
         undecided=[finding_view(f, page_codes) for f in rest if f.outcome is Outcome.UNDECIDABLE],
         passed=[finding_view(f, page_codes) for f in rest if f.outcome is not Outcome.UNDECIDABLE],

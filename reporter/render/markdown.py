@@ -33,6 +33,9 @@ TOP_UNDECIDED = 2
 SUBJECTS = 3
 #: Runs in the table; the rest are counted.
 TOP_RUNS = 12
+#: Runs whose stated aggregate differs from total ÷ wall listed under the table; the rest
+#: are counted.
+TOP_STATED = 5
 #: Sweeps listed in the summary; the rest are in the HTML report.
 TOP_SWEEPS = 5
 #: Longest value in a table cell, and longest finding message.
@@ -142,6 +145,7 @@ def render_markdown_context(context: ReportContext) -> str:
     fired = by_code([f for g in context.groups for f in g.findings])
     # only those with arithmetic: the rest say no more than their count, in a PR comment
     undecided = by_code([f for f in context.undecided if f.arithmetic])[:TOP_UNDECIDED]
+    stated = [run for run in context.runs if run.stated_note]
     extra: dict[str, Any] = {
         "top": fired[:TOP_FINDINGS],
         "more_findings": sum(line.count for line in fired[TOP_FINDINGS:]),
@@ -149,6 +153,8 @@ def render_markdown_context(context: ReportContext) -> str:
         "more_undecided": context.counts.undecidable - sum(line.count for line in undecided),
         "runs": context.runs[:TOP_RUNS],
         "more_runs": max(0, len(context.runs) - TOP_RUNS),
+        "stated": stated[:TOP_STATED],
+        "more_stated": max(0, len(stated) - TOP_STATED),
         "command": fenced(context.command, context.command_fence),
         "cell": CELL,
         "message": MESSAGE,

@@ -48,6 +48,8 @@ RUN_COLUMNS = (
     Column("prefill", "right"),
     Column("verdict"),
 )
+#: The column of the aggregate each run's file states, after tok/s (only when one states one).
+STATED_COLUMN = Column("stated", "right")
 
 
 def render_text(verdict: Verdict, *, verbose: bool = False) -> str:
@@ -72,6 +74,7 @@ def summary(verdict: Verdict, *, verbose: bool = False) -> list[RenderableType]:
         out.append("")
     if verdict.runs:
         out.append("runs")
+        stated = any(r.stated_aggregate_tps is not None for r in verdict.runs)
         rows: list[list[str | Text | None]] = [
             [
                 v(r.id),
@@ -80,6 +83,7 @@ def summary(verdict: Verdict, *, verbose: bool = False) -> list[RenderableType]:
                 fmt(r.output_tokens, 0),
                 fmt(r.wall_s, 2),
                 fmt(r.aggregate_tps),
+                *([fmt(r.stated_aggregate_tps)] if stated else []),
                 fmt(r.sum_reported_tps),
                 _overlap(r),
                 v(r.stop),
@@ -88,7 +92,17 @@ def summary(verdict: Verdict, *, verbose: bool = False) -> list[RenderableType]:
             ]
             for r in verdict.runs
         ]
-        out.append(terminal.indented(terminal.table(RUN_COLUMNS, rows)))
+        columns: tuple[Column, ...] = RUN_COLUMNS
+        if stated:
+            at = [c.header for c in RUN_COLUMNS].index("tok/s") + 1
+            columns = (*RUN_COLUMNS[:at], STATED_COLUMN, *RUN_COLUMNS[at:])
+        out.append(terminal.indented(terminal.table(columns, rows)))
+        # where it is not total ÷ wall: the figure a reader of the file would quote
+        out.extend(
+            f"  {v(r.id)}: {v(r.stated_aggregate_note)}"
+            for r in verdict.runs
+            if r.stated_aggregate_note
+        )
         prompt_tests = [r for r in verdict.runs if r.phase == "prompt"]
         if prompt_tests:
             out.append("  prompt-processing tests (no output tokens; prompt tokens ÷ time):")

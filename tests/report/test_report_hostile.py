@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from markdown_it import MarkdownIt
 from report_helpers import parse
 
+from reporter import api
 from reporter.findings import Finding
 from reporter.render.drawing import draw_charts
 from reporter.render.html import render_html
 from reporter.render.markdown import render_markdown
+from reporter.render.text import render_text
 from reporter.types import Outcome, Severity
 from reporter.verdict import Verdict
 
@@ -128,3 +132,40 @@ def test_arithmetic_of_undecided_and_passed_checks_stays_text(hostile: Verdict) 
         '\\</script\\>, "\\>\\<img src=x onerror=alert\\(1\\)\\>\\) · www\u200d.evil.invalid'
     )
     assert "<" not in md.replace("\\<", "")
+
+
+def test_a_hostile_run_id_in_the_stated_figure_line_stays_text(tmp_path: Path) -> None:
+    """The line that names a run whose file states another aggregate than total ÷ wall
+    quotes its run id: escaped in the Markdown and the HTML, made visible on the terminal."""
+    name = f"@someone \u202e{SCRIPT}|[x](javascript:alert(1))"
+    line = {
+        "run_name": name, "batch_size": 8, "input_len": 32, "output_len": 100,
+        "latency": 10.0, "output_throughput": 100.0, "overall_throughput": 105.0,
+        "last_ttft": 2.0, "last_gen_throughput": 90.0, "acc_length": -1.0,
+    }  # fmt: skip
+    path = tmp_path / "result.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    verdict = api.audit([path])
+    (run,) = verdict.runs
+    assert run.stated_aggregate_note is not None  # 100 tok/s stated, 800 ÷ 10 s = 80
+    md = render_markdown(verdict)
+    (stated,) = [x for x in md.splitlines() if "the file states" in x]
+    # the id cut as in the run table's cell, then escaped
+    assert stated.startswith(
+        "- @\u200dsomeone \\<U+202E\\>\\<script\\>alert\\(1\\)\\</script\\>\\|\\[x\\]"
+        "\\(javascript:a…: the file states 100.00 tok/s "
+        "\\(output\\_throughput\\), 1.25× total ÷ wall \\(80.0\\)"
+    )
+    assert "<" not in md.replace("\\<", "")
+    rendered = MarkdownIt("commonmark", {"html": True}).enable("table").render(md)
+    assert "<a " not in rendered and "<script" not in rendered
+    html = render_html(verdict)
+    doc = parse(html)
+    assert not [t for t, _ in doc.tags if t in ("script", "img", "iframe")]
+    hrefs = {a["href"] for _, a in doc.tags if a.get("href")}
+    assert all(h.startswith("#") or h == "data:," for h in hrefs)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;|[x](javascript:alert(1))" in html
+    assert "\u202e" not in html
+    text = render_text(verdict)
+    (said,) = [x for x in text.splitlines() if "the file states" in x]
+    assert "\u202e" not in said and "\\u202e" in said
