@@ -224,6 +224,10 @@ def _rate_slope(data: AuditData, runs: list[str], facts: dict[str, RunFacts]) ->
     with np.errstate(all="ignore"):
         offered = np.where(np.isfinite(rates), rates * outs, np.nan)
         served = aggs / offered
+    # the most any run of the sweep served: a server seen to serve more than a rate offers
+    # keeps up with that rate, whatever share of it a short run's wall clock shows (the last
+    # long requests drain after the sends end, a tail that weighs more the higher the rate)
+    best = float(np.nanmax(aggs)) if np.isfinite(aggs).any() else math.nan
     for i in range(1, len(table)):
         grew = aggs[i] / aggs[i - 1] if aggs[i - 1] > 0 else math.nan
         queue = flight[i] / flight[i - 1] if flight[i - 1] > 0 else math.nan
@@ -233,6 +237,12 @@ def _rate_slope(data: AuditData, runs: list[str], facts: dict[str, RunFacts]) ->
         falling = bool(served[i] * limit < min(served[i - 1], 1.0))  # False where unknown
         if not (queue >= limit and (flat or falling)):
             continue
+        if bool(offered[i] <= best):  # False where unknown
+            lines.append(
+                f"{labels[i]} req/s offers {fmt(offered[i])} tok/s, no more than the "
+                f"{fmt(best)} tok/s a run of this sweep served: not saturated there"
+            )
+            continue
         approx = "≈" if bool(table["approx"].iloc[i]) else ""
         decode = float(table["decode"].iloc[i])
         # the queue: in flight against decoding at once, where both are known
@@ -240,6 +250,14 @@ def _rate_slope(data: AuditData, runs: list[str], facts: dict[str, RunFacts]) ->
             f"; {approx}{fmt(flight[i], 1)} in flight against {fmt(decode, 1)} decoding at once"
             if not (math.isnan(decode) or math.isnan(flight[i]))
             else ""
+        )
+        # more in flight than decoding at once: the difference waits; about as many: they all
+        # joined the batch (the time to first token is in flight, not decoding)
+        queued = math.isnan(decode) or math.isnan(flight[i]) or flight[i] > decode * limit
+        queue_text += (
+            ": the extra requests queue"
+            if queued
+            else ": nearly all of them decoding together, not waiting"
         )
         lines.append(
             f"from {labels[i - 1]} to {labels[i]} req/s: aggregate × {fmt(grew, 2)}, "
@@ -296,8 +314,8 @@ def _rate_slope(data: AuditData, runs: list[str], facts: dict[str, RunFacts]) ->
             Outcome.FIRED,
             f"open-loop rate sweep saturates: from {labels[i - 1]} to {labels[i]} req/s "
             f"{what}, while the requests in flight grow {approx}{fmt(flight[i - 1], 1)} → "
-            f"{approx}{fmt(flight[i], 1)}{queue_text}: the extra "
-            "requests queue; this is the server's capacity, not serial service",
+            f"{approx}{fmt(flight[i], 1)}{queue_text}; this is the server's capacity, not "
+            "serial service",
             arithmetic=lines,
             numbers=numbers | {"saturated_at": labels[i - 1]},
             refs=refs,
