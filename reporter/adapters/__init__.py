@@ -179,7 +179,7 @@ def detect(source: Source) -> ModuleType:
         if ok:
             return module
         missing[name] = lacks
-    offline = vllm.offline_throughput(records)
+    offline = vllm.offline_result(records)
     if offline is not None:
         raise UnknownFormat([Problem(source.path, None, offline[0], offline[1])])
     hint = _looks_like(source)

@@ -114,12 +114,34 @@ def _records(source: Source, problems: Problems) -> tuple[list[tuple[int, Any]],
 OFFLINE_THROUGHPUT_KEYS = ("elapsed_time", "num_requests", "total_num_tokens", "tokens_per_second")
 
 
-def offline_throughput(records: list[Any]) -> tuple[str, str] | None:
-    """(what is wrong, what is expected) for vLLM's offline throughput result: a known
-    tool's file that holds no serving run, so it is refused for what it is, not as unknown."""
+#: What vLLM's offline latency benchmark (benchmark_latency.py, `vllm bench latency`) writes
+#: with --output-json (and std_latency in newer versions).
+OFFLINE_LATENCY_KEYS = ("avg_latency", "latencies", "percentiles")
+#: What a refusal of an offline result expects instead.
+_SERVING_EXPECTED = (
+    "a serving benchmark's result (vllm bench serve --save-result, with --save-detailed "
+    "for per-request times)"
+)
+
+
+def offline_result(records: list[Any]) -> tuple[str, str] | None:
+    """(what is wrong, what is expected) for vLLM's offline throughput or latency result: a
+    known tool's file that holds no serving run, so it is refused for what it is, not as
+    unknown."""
     if len(records) != 1 or not isinstance(records[0], dict):
         return None
     record = records[0]
+    if all(k in record for k in OFFLINE_LATENCY_KEYS) and isinstance(record["latencies"], list):
+        # each latency times one llm.generate call over a whole batch (--batch-size prompts of
+        # --input-len tokens, --output-len generated), none of which the file records
+        n = len(record["latencies"])
+        return (
+            "vLLM's offline latency benchmark (avg_latency, latencies, percentiles): no "
+            f"serving run to audit: {counted(n, 'timing')} of one whole batch each, whose "
+            "size and lengths the file does not record, with no request's times and no token "
+            "counts",
+            _SERVING_EXPECTED,
+        )
     if not all(k in record for k in OFFLINE_THROUGHPUT_KEYS):
         return None
     n = record["num_requests"]
@@ -129,8 +151,7 @@ def offline_throughput(records: list[Any]) -> tuple[str, str] | None:
         f"tokens_per_second): no serving run to audit: one total {over}, with no request's "
         "times, no concurrency, and a tokens_per_second that vLLM counts over prompt and "
         "output tokens together",
-        "a serving benchmark's result (vllm bench serve --save-result, with --save-detailed "
-        "for per-request times)",
+        _SERVING_EXPECTED,
     )
 
 
@@ -138,7 +159,7 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     """Runs (one per result object) and, with per-request lists, request rows."""
     problems = Problems(source.path)
     records, shape = _records(source, problems)
-    offline = offline_throughput([r for _, r in records])
+    offline = offline_result([r for _, r in records])
     if offline is not None:  # named with --format vllm: the same refusal as detection's
         raise TraceError([Problem(source.path, None, *offline)])
     varying = _varying_metadata([r for _, r in records if isinstance(r, dict)])

@@ -270,3 +270,28 @@ def test_vllms_offline_throughput_result_says_why_it_cannot_be_audited(tmp_path)
     with pytest.raises(TraceError) as named:
         api.load([path], "vllm")
     assert str(named.value) == str(err.value)
+
+
+def test_vllms_offline_latency_result_says_why_it_cannot_be_audited(tmp_path):
+    # vLLM's benchmark_latency.py / vllm bench latency --output-json (a vllm-ascend CI copy):
+    # avg_latency, latencies (seconds per whole batch generate call) and percentiles, indent
+    # 4. Keys vLLM writes, so "none of the keys the supported tools write" would be false
+    path = tmp_path / "latency.json"
+    path.write_text(
+        '{\n    "avg_latency": 7.1091228867570555,\n    "latencies": [\n'
+        "        6.898985657840967,\n        6.853035559877753,\n        7.112779660150409\n"
+        '    ],\n    "percentiles": {\n        "10": 6.809143266826868,\n'
+        '        "50": 7.112779660150409,\n        "99": 7.868931790143251\n    }\n}'
+    )
+    with pytest.raises(TraceError) as err:
+        api.load([path])
+    assert str(err.value) == (
+        f"{path}: vLLM's offline latency benchmark (avg_latency, latencies, percentiles): no "
+        "serving run to audit: 3 timings of one whole batch each, whose size and lengths the "
+        "file does not record, with no request's times and no token counts; expected a "
+        "serving benchmark's result (vllm bench serve --save-result, with --save-detailed for "
+        "per-request times)"
+    )
+    with pytest.raises(TraceError) as named:
+        api.load([path], "vllm")
+    assert str(named.value) == str(err.value)
