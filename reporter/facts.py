@@ -162,6 +162,10 @@ def decode_bound(data: AuditData, run_id: str) -> DecodeBound | None:
     if not total > 0:
         return None
     value = total / wall
+    if not exact and value > ok:
+        # each request decodes within the wall clock, so no average exceeds the requests:
+        # the product of means is disproved (short outputs with long gaps weigh in it)
+        return None
     lines.append(
         f"decoding at once, averaged over the wall = Σ decode ÷ wall = {fmt(total, 2)} s ÷ "
         f"{fmt(wall, 2)} s = {fmt(value, 2)}"
@@ -218,6 +222,9 @@ def in_flight(data: AuditData, run_id: str) -> InFlight | None:
     exact = s["out_min"] == s["out_max"]
     sign = "=" if exact else "≈"
     value = ok * per_request / wall
+    if not exact and value > ok:
+        # more in flight on average than requests there were: the product of means is wrong
+        return None
     how = (
         f"Σ e2e {sign} completed × (mean TTFT + (output − 1) × mean TPOT) = {ok:,.0f} × "
         f"({fmt(mean_ttft, 4)} + ({fmt(out_mean, 1)} − 1) × {fmt(mean_tpot, 5)}) s; "

@@ -235,7 +235,10 @@ def _rate_slope(data: AuditData, runs: list[str], facts: dict[str, RunFacts]) ->
         # a share above 1 is the noise of a short run (no server serves more than it is
         # offered for long): a fall is counted from at most all of it
         falling = bool(served[i] * limit < min(served[i - 1], 1.0))  # False where unknown
-        if not (queue >= limit and (flat or falling)):
+        # the requests in flight unknown at either rate (no latency to rebuild them from, or
+        # a rebuilt figure disproved): a share of the offered load that falls is enough
+        unknown = math.isnan(queue)
+        if not ((queue >= limit and (flat or falling)) or (unknown and falling)):
             continue
         if bool(offered[i] <= best):  # False where unknown
             lines.append(
@@ -259,9 +262,13 @@ def _rate_slope(data: AuditData, runs: list[str], facts: dict[str, RunFacts]) ->
             if queued
             else ": nearly all of them decoding together, not waiting"
         )
-        lines.append(
-            f"from {labels[i - 1]} to {labels[i]} req/s: aggregate × {fmt(grew, 2)}, "
+        flight_text = (
             f"in flight {approx}{fmt(flight[i - 1], 1)} → {approx}{fmt(flight[i], 1)}"
+            if not unknown
+            else "requests in flight unknown"
+        )
+        lines.append(
+            f"from {labels[i - 1]} to {labels[i]} req/s: aggregate × {fmt(grew, 2)}, " + flight_text
         )
         cap = float(table["cap"].iloc[i])
         # the client's limit full: the requests beyond it waited in the client, and the
@@ -313,9 +320,14 @@ def _rate_slope(data: AuditData, runs: list[str], facts: dict[str, RunFacts]) ->
         return Decision(
             Outcome.FIRED,
             f"open-loop rate sweep saturates: from {labels[i - 1]} to {labels[i]} req/s "
-            f"{what}, while the requests in flight grow {approx}{fmt(flight[i - 1], 1)} → "
-            f"{approx}{fmt(flight[i], 1)}{queue_text}; this is the server's capacity, not "
-            "serial service",
+            f"{what}"
+            + (
+                f", while the requests in flight grow {approx}{fmt(flight[i - 1], 1)} → "
+                f"{approx}{fmt(flight[i], 1)}{queue_text}"
+                if not unknown
+                else ""
+            )
+            + "; this is the server's capacity, not serial service",
             arithmetic=lines,
             numbers=numbers | {"saturated_at": labels[i - 1]},
             refs=refs,

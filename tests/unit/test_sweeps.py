@@ -492,3 +492,44 @@ def test_a_rate_the_same_sweep_served_at_a_higher_rate_is_not_saturation(
     assert slope["message"].startswith("open-loop rate sweep saturates: from 4 to 16 req/s")
     assert "the extra requests queue" not in slope["message"]
     assert "73.4 decoding at once: nearly all of them decoding together" in slope["message"]
+
+
+def test_an_approximation_above_the_requests_sent_is_not_shown(tmp_path: Path) -> None:
+    # a vllm-ascend CI sweep of Qwen2.5-VL (200 requests at 1, 4, 16 req/s and inf): at 16
+    # req/s mean TPOT is 310 ms with a std of 992 ms (short answers with long gaps), so
+    # completed × (mean output − 1) × mean TPOT ÷ wall gives 205.6 decoding at once and Little's
+    # law 252.9 in flight: more than the 200 requests there were. No average can exceed them
+    import json
+
+    points = {  # rate: duration, output tokens, mean TTFT, mean TPOT, std TPOT (ms)
+        1.0: (201.29149930551648, 21950, 489.8455463722348, 43.50829879732405, 10.56),
+        4.0: (54.508509397506714, 21944, 514.5062687247992, 94.99535775108038, 34.85),
+        16.0: (32.948265716433525, 22023, 7792.839195020497, 310.44179861013487, 992.39),
+        "inf": (37.969713147729635, 22016, 15603.768651261926, 298.8972822445702, 719.95),
+    }
+    paths = []
+    for rate, (duration, tokens, ttft, tpot, std) in points.items():
+        record = {
+            "date": "20250507-095907", "backend": "openai-chat", "model_id": "m",
+            "tokenizer_id": "m", "num_prompts": 200, "request_rate": rate, "burstiness": 1.0,
+            "max_concurrency": None, "duration": duration, "completed": 200,
+            "total_input_tokens": 20026, "total_output_tokens": tokens,
+            "request_throughput": 200 / duration, "request_goodput:": None,
+            "output_throughput": tokens / duration, "mean_ttft_ms": ttft,
+            "median_ttft_ms": ttft, "mean_tpot_ms": tpot, "median_tpot_ms": tpot,
+            "std_tpot_ms": std,
+        }  # fmt: skip
+        path = tmp_path / f"qps_{rate}.json"
+        path.write_text(json.dumps(record))
+        paths.append(path)
+    verdict = api.audit(paths)
+    for run in verdict.runs:
+        assert run.in_flight is None or run.in_flight <= 200
+        assert run.decode_bound is None or run.decode_bound <= 200
+    (group,) = verdict.groups
+    slope = finding(verdict, "BR005", group.name)
+    # the server still falls far behind 16 req/s (38% of the offered load served, more than
+    # any run served): saturation, said without an in-flight figure it cannot know
+    assert slope["outcome"] == "fired"
+    assert slope["message"].startswith("open-loop rate sweep saturates: from 4 to 16 req/s")
+    assert "252.9" not in slope["message"] and "205.6" not in slope["message"]
