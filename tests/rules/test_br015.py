@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from reporter import api
@@ -70,6 +72,29 @@ def test_moe_without_active_bytes_is_undecidable_never_impossible(name):
     (f,) = v["findings"]
     assert f["outcome"] == "undecidable"
     assert "mixture-of-experts model" in f["message"]
+
+
+def test_llama_cpp_deepseek2_type_is_a_moe_never_impossible(tmp_path):
+    """llama-bench names DeepSeek-R1 by its architecture ("deepseek2 671B IQ4_K_R4"), with no
+    active-parameter count: 2.97 tok/s × the 672 B total would need 997 GB/s, but a token
+    reads the ~37 B active only; a 68 GB/s probe must not make the rate impossible."""
+    test = {
+        "build_commit": "ddc8eee1", "build_number": 3599, "cpu_info": "Xeon", "gpu_info": "",
+        "model_filename": "r1.gguf", "model_type": "deepseek2 671B IQ4_K_R4 - 4.5 bpw",
+        "model_size": 379595751424, "model_n_params": 672049829376, "n_threads": 48,
+        "n_prompt": 0, "n_gen": 128, "avg_ns": 43130895818, "stddev_ns": 98868993,
+        "avg_ts": 2.967723, "stddev_ts": 0.006819,
+        "samples_ns": [42963040991, 43127461276], "samples_ts": [2.9793, 2.96795],
+    }  # fmt: skip
+    bench = tmp_path / "llama-bench.json"
+    bench.write_text(json.dumps([test]))
+    probe = tmp_path / "probe.jsonl"
+    record = {"kind": "probe", "what": "bandwidth", "value": 68.0, "unit": "GB/s"}
+    probe.write_text(json.dumps(record | {"buffer_bytes": 8 * GIB}) + "\n")
+    (f,) = api.audit([bench, probe], select=["BR015"]).to_dict()["findings"]
+    assert f["outcome"] == "undecidable"
+    assert "mixture-of-experts model" in f["message"]
+    assert "impossible" not in f["message"]
 
 
 def test_nominal_denominator_fires():

@@ -89,6 +89,9 @@ def test_measured_then_nominal():
         ({"params_total": 35e9, "params_active": 3e9}, True),
         ({"model_name": "granite-3.0-3b-a800m"}, True),
         ({"model_name": "DeepSeek-V3"}, True),
+        # llama.cpp names DeepSeek-V2/V3/R1 (and Kimi K2) by their architecture, deepseek2
+        ({"model_name": "deepseek2 671B IQ4_K_R4 - 4.5 bpw"}, True),
+        ({"model_name": "deepseek2 16B IQ4_NL_R4"}, True),
         ({"model_name": "DeepSeek-R1-Distill-Qwen-7B"}, False),
         ({"model_name": "Llama-3.1-8B"}, False),
         ({"model_name": "Qwen2.5-7B-Instruct"}, False),
