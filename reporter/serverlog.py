@@ -20,7 +20,19 @@ _LEVELS = (
 )
 
 
+#: llama.cpp's own prefix: the level letter after the elapsed time (`0.02.746.380 W srv …`),
+#: wherever a journald, docker or router prefix puts it, or opening the line when timestamps
+#: are off (`W llama_context: …`). The letter decides, not a word of the message.
+_LLAMA_CPP = re.compile(
+    r"(?:(?<![\d.])\d+\.\d{2}\.\d{3}\.\d{3}\s+|^)([EWID])\s+(?=[A-Za-z_][\w-]*:|srv\b|slot\b|cmn\b)"
+)
+_LLAMA_CPP_LEVELS = {"E": "error", "W": "warning", "I": "info", "D": "debug"}
+
+
 def level_of(text: str) -> str | None:
+    llama = _LLAMA_CPP.search(text)
+    if llama is not None:
+        return _LLAMA_CPP_LEVELS[llama.group(1)]
     for pattern, level in _LEVELS:
         if pattern.search(text):
             return level

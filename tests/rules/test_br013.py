@@ -182,3 +182,57 @@ def test_a_log_record_of_no_run_is_of_its_own_files_server(tmp_path):
     )
     v = api.audit([other], server_logs=[log], select=["BR013"])
     assert finding(v, "BR013", "other-n1")["outcome"] == "fired"
+
+
+#: llama-server's startup under journald, as a router spawned it: each line prefixed by the
+#: date, host and process, and the child's lines by its port, before llama.cpp's own
+#: `elapsed level` prefix; the router echoes the child's arguments one per line.
+_JOURNAL = "Jun 23 23:54:06 host llama-server[264894]: "
+JOURNALD_LLAMA_SERVER = [
+    _JOURNAL + "21.04.414.555 I srv          load: spawning server instance with args:",
+    _JOURNAL + "21.04.414.557 I srv          load:   --cache-reuse",
+    _JOURNAL + "21.04.414.558 I srv          load:   8192",
+    _JOURNAL + "21.04.414.566 I srv          load:   --cont-batching",
+    _JOURNAL + "[48045] 0.02.529.790 W llama_context: n_ctx_seq (110592) < n_ctx_train (262144) "
+    "-- the full capacity of the model will not be utilized",
+    _JOURNAL + "[48045] 0.02.746.380 W srv    load_model: cache_reuse is not supported by this "
+    "context, it will be disabled",
+    _JOURNAL + "[48045] 0.02.883.611 I srv    load_model: prompt cache is enabled, size limit: "
+    "16192 MiB",
+]
+
+
+def test_llama_server_levels_behind_a_journald_prefix(tmp_path):
+    """llama.cpp's level letter follows its elapsed time, wherever the line's prefix puts it:
+    the cache_reuse warning refuses the --cache-reuse the router passed."""
+    log = tmp_path / "llama-server.log"
+    log.write_text("\n".join(JOURNALD_LLAMA_SERVER) + "\n")
+    v = api.audit(
+        [FIXTURES / "BR014" / "fires_batching_ladder.jsonl"],
+        select=["BR013"],
+        server_logs=[log],
+    )
+    f = finding(v, "BR013", "a-n4")
+    assert f["outcome"] == "fired"
+    assert f["numbers"]["refused"] == ["prefix_cache"]
+    assert f["refs"] == [f"{log}:6"]
+
+
+@pytest.mark.parametrize(
+    ("text", "level"),
+    [
+        (_JOURNAL + "[48045] 0.02.746.380 W srv    load_model: cache_reuse is off", "warning"),
+        ("[58527] 0.06.080.972 W srv    load_model: swa_full is not supported", "warning"),
+        ("2026-05-17 11:03:17.897 | 0.00.973.999 I srv          main: n_parallel", "info"),
+        ("0.19.473.910 E srv    load_model: failed to load draft model", "error"),
+        # the letter decides, not a word of the message
+        ("0.11.300.052 W srv    load_model: [spec] failed to measure: error", "warning"),
+        # llama.cpp without timestamps: the letter opens the line
+        ("W llama_context: n_ctx_seq (32768) < n_ctx_train (262144)", "warning"),
+        ("I srv  llama_server: model loaded", "info"),
+    ],
+)
+def test_llama_cpp_level_letters(text, level):
+    from reporter.serverlog import level_of
+
+    assert level_of(text) == level
