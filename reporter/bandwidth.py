@@ -35,10 +35,11 @@ _BITS: tuple[tuple[re.Pattern[str], float], ...] = tuple(
 )
 
 #: Names that show a mixture-of-experts model: "35B-A3B", "8x7B", "MoE", families known to be
-#: (and llama.cpp's architecture names of them: `deepseek2` is DeepSeek-V2/V3/R1).
+#: (and llama.cpp's architecture names of them: `deepseek2` is DeepSeek-V2/V3/R1, `dots1`
+#: dots.llm1).
 _MOE_NAME = re.compile(
     r"\d+(\.\d+)?\s*[bBmM][-_ ]?[aA]\d+(\.\d+)?\s*[bBmM]|\d+x\d+(\.\d+)?[bB]|moe|mixtral|"
-    r"deepseek-?(v[23]|r1)|\bdeepseek2\b|gpt-oss|qwen\d?(\.\d)?-?next|dbrx|arctic|jamba|"
+    r"deepseek-?(v[23]|r1)|\bdeepseek2\b|\bdots1\b|gpt-oss|qwen\d?(\.\d)?-?next|dbrx|arctic|jamba|"
     r"grok|kimi|glm-?4\.5|llama-?4|minimax|hunyuan-a|ernie-4\.5-.*a\d",
     re.I,
 )

@@ -92,6 +92,8 @@ def test_measured_then_nominal():
         # llama.cpp names DeepSeek-V2/V3/R1 (and Kimi K2) by their architecture, deepseek2
         ({"model_name": "deepseek2 671B IQ4_K_R4 - 4.5 bpw"}, True),
         ({"model_name": "deepseek2 16B IQ4_NL_R4"}, True),
+        # dots.llm1 (142 B, 14 B active), as llama.cpp names it
+        ({"model_name": "dots1 142B Q4_K - Medium"}, True),
         ({"model_name": "DeepSeek-R1-Distill-Qwen-7B"}, False),
         ({"model_name": "Llama-3.1-8B"}, False),
         ({"model_name": "Qwen2.5-7B-Instruct"}, False),
