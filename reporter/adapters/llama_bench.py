@@ -183,6 +183,18 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     elif _markdown_header(source) is not None:
         records, others = _markdown_records(source, problems)
         batched = _batched_tables(source)
+        csv_tables = _csv_blocks(source)
+        if csv_tables:
+            rows_at = {n for _, lines in csv_tables for n in lines}
+            others = [n for n in others if n not in rows_at]
+            tests_left = sum(len(lines) - 1 for _, lines in csv_tables)
+            notes.append(
+                f"{LEFT_OUT}{counted(len(csv_tables), 'llama-bench CSV table')} (line"
+                f"{'s' if len(csv_tables) > 1 else ''} "
+                f"{', '.join(str(a) for a, _ in csv_tables)}; {counted(tests_left, 'test')}): "
+                "not read with the Markdown tables; give the CSV as a file of its own to "
+                "audit it"
+            )
         if batched:
             points = sum(n for _, n in batched)
             notes.append(
@@ -294,6 +306,22 @@ def _csv_headers_in_log(source: Source, limit: int | None = None) -> list[int]:
         for i, line in enumerate(lines[:limit])
         if line.startswith("build_commit") and _is_csv_header(line)
     ]
+
+
+def _csv_blocks(source: Source) -> list[tuple[int, list[int]]]:
+    """(header line, the numbers of the header and its rows) of each llama-bench CSV table
+    (-o csv output) beside Markdown tables, as a write-up pastes it in a ```csv block."""
+    lines = source.text().splitlines()
+    out: list[tuple[int, list[int]]] = []
+    for start in _csv_headers_in_log(source):
+        block = [start]
+        for number in range(start + 1, len(lines) + 1):
+            line = lines[number - 1]
+            if not (line.startswith('"') and len(next(csv.reader([line]), [])) > 1):
+                break
+            block.append(number)
+        out.append((start, block))
+    return out
 
 
 def _csv_log_records(source: Source, problems: Problems) -> tuple[list[tuple[int, Any]], list[int]]:

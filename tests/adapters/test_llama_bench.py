@@ -612,6 +612,45 @@ def test_a_batched_bench_table_in_a_llama_bench_log_is_said_to_be_left_out(tmp_p
     assert f"{trace}: {note}" in result.stderr
 
 
+def test_csv_rows_beside_a_markdown_table_are_named_as_left_out(tmp_path):
+    # a public write-up: llama-bench Markdown tables, then a ```csv block of -o csv output
+    # (other tests, and the build and hardware the tables leave out): its rows are results,
+    # not "log output, device lines, the build trailer", and are named as not read
+    header = (
+        "build_commit,build_number,cpu_info,gpu_info,backends,model_filename,model_type,"
+        "model_size,model_n_params,n_batch,n_ubatch,n_threads,n_gpu_layers,n_prompt,n_gen,"
+        "n_depth,test_time,avg_ns,stddev_ns,avg_ts,stddev_ts"
+    )
+    row = (
+        '"d05fe1d7d","9010","Accelerate, Apple M4 Pro","Apple M4 Pro","BLAS,MTL","q.gguf",'
+        '"qwen35 27B Q4_K - Small","15845165056","26895998464","2048","2048","8","99",'
+        '"{pp}","0","0","2026-05-20T18:44:36Z","{ns}","601071207","{ts}","1.375385"'
+    )
+    trace = tmp_path / "write-up.md"
+    trace.write_text(
+        "## qwen35 27B Q4_K\n"
+        "| model | size | params | backend | threads | test | t/s |\n"
+        "| --- | ---: | ---: | --- | ---: | ---: | ---: |\n"
+        "| qwen35 27B Q4_K - Small | 14.76 GiB | 26.90 B | BLAS,MTL | 8 | tg1024 | 11.56 ± 0.07 |\n"
+        "\n```csv\n"
+        + header
+        + "\n"
+        + row.format(pp=4096, ns=42102228666, ts=97.302719)
+        + "\n"
+        + row.format(pp=8192, ns=87789513341, ts=93.327482)
+        + "\n```\n"
+    )
+    verdict = api.audit([trace])
+    (inp,) = verdict.inputs
+    assert inp.left_out == [
+        "left out: 1 llama-bench CSV table (line 7; 2 tests): not read with the Markdown "
+        "tables; give the CSV as a file of its own to audit it"
+    ]
+    (aside,) = [n for n in inp.notes if "left aside" in n]
+    assert aside.startswith("llama-bench: 3 lines around the table left aside (lines 1, 6, 10:")
+    assert len(verdict.runs) == 1
+
+
 def test_a_stated_spread_is_relative_to_the_mean_rate_and_a_test_label_is_no_setting(tmp_path):
     # ik_llama.cpp's JSON (a public issue's, abridged): pp512 at 9.949408 ± 0.608194 t/s over
     # 5 repetitions: ±6.11% of the mean rate (not 6.13% of total tokens ÷ total time); its
