@@ -18,8 +18,10 @@ no output, only the prompt timed) is measured in prompt tokens ÷ time, and is n
 with a generation test. The claim is above the measurement when the
 factor exceeds `1 + claim_tolerance` (10%, the spread of repeated single runs), unless the
 claim reproduces the aggregate over the window from the first start to the last successful
-end of a run whose last requests failed (AIPerf ends its Benchmark Duration there): then the
-finding passes and says both figures. A claim below the measurement passes here; its verdict
+end of a run whose last requests failed (AIPerf ends its Benchmark Duration there), or
+llama-bench's rate of a prompt+generation test (`pp512+tg128`: prompt and generated tokens
+÷ time, another figure than a generation rate): then the finding passes and says both
+figures. A claim below the measurement passes here; its verdict
 says whether it is a per-request rate (incomparable) or understated.
 
 ## Worked example
@@ -86,7 +88,17 @@ def check(data: AuditData) -> list[Finding]:
         # a claim above the recomputed figure may reproduce one of several runs recorded
         # alike, or a narrower window of the run: passed, with that reading
         reproduced = None
-        if c.factor > 1 + tol and (alike := matching(c.alike, c.value, tol)) is not None:
+        if c.factor > 1 + tol and (mixed := matching(c.mixed, c.value, tol)) is not None:
+            # llama-bench's pp+tg rate counts prompt tokens too: another figure, not a
+            # generation rate above the measured one (the claim's verdict: incomparable)
+            reproduced = (
+                mixed,
+                f"{mixed.what}; the generated tokens alone come at "
+                f"{fmt(c.recomputed, digits)}{unit} (the claim is {fmt(c.factor, 2)}× that), "
+                "so it is no generation rate",
+                "mixed_rate",
+            )
+        elif c.factor > 1 + tol and (alike := matching(c.alike, c.value, tol)) is not None:
             reproduced = (
                 alike,
                 f"{alike.what}; their median is {fmt(c.recomputed, digits)}{unit} (the claim is "

@@ -403,6 +403,14 @@ def test_a_claim_of_a_pp_tg_rate_is_incomparable_not_inflated():
         "and generated tokens together: (512 prompt + 128 generated tokens) ÷ 1.13 s = 565.14 "
         "tok/s; the generated tokens alone come at 113.0 tok/s"
     )
+    # nor is it "above what the trace measures": BR002 does not fire an error on it
+    (br002,) = [f for f in verdict.findings if f.code == "BR002"]
+    assert br002.outcome.value == "passed"
+    assert br002.message == (
+        "claimed 565.1 tok/s reproduces llama-bench's rate for a prompt+generation test, "
+        "which counts prompt and generated tokens together; the generated tokens alone come "
+        "at 113.0 tok/s (the claim is 5.00× that), so it is no generation rate"
+    )
 
 
 def test_a_pp_tg_tests_rate_is_said_to_count_its_prompt_tokens():
