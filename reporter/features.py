@@ -82,13 +82,24 @@ FEATURES: tuple[Feature, ...] = (
         "prefix caching",
         flag=_re(
             r"^(enable-)?prefix-cach(e|ing)$|^cache-prompt$|^prompt-cache(-all)?$|"
-            r"^cache-reuse$|^enable-radix-cache$|^radix-cache$|^kv-cache-reuse$"
+            r"^enable-radix-cache$|^radix-cache$|^kv-cache-reuse$"
         ),
         off_flag=_re(r"^no-(enable-)?prefix-cach|^disable-(radix|prefix)-cach|^no-cache-prompt"),
         words=_re(
-            r"prefix[ _-]?cach|prompt[ _-]?cach|radix[ _-]?cache|cache[ _-]?reuse|"
-            r"cache_prompt|kv[ _-]?cache reuse|automatic prefix"
+            r"prefix[ _-]?cach|prompt[ _-]?cach|radix[ _-]?cache|"
+            r"cache_prompt|kv[ _-]?cache[ _-]reuse|automatic prefix"
         ),
+        above=0,
+    ),
+    # llama.cpp's --cache-reuse N: reuse of cached chunks past the common prefix, by shifting
+    # the KV cache. Refused ("cache_reuse is not supported by this context"), the prefix cache
+    # itself stays on ("prompt cache is enabled"): its own feature, not prefix caching
+    Feature(
+        "cache_reuse",
+        "KV cache reuse by shifting",
+        flag=_re(r"^cache-reuse$"),
+        off_flag=_re(r"^no-cache-reuse$"),
+        words=_re(r"\bcache_reuse\b|--cache-reuse\b"),
         above=0,
     ),
     Feature(

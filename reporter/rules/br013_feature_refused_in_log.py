@@ -25,8 +25,11 @@ length) and `workload.speculative.enabled`. Each flag is matched by name to a fe
   `--max-batch-size N`; words "continuous batching", "batching", "max_num_seqs",
   "n_parallel", "multiple sequences";
 - prefix caching: flags `--prefix-cache`, `--enable-prefix-caching`, `--cache-prompt`,
-  `--cache-reuse N`, `--prompt-cache`, `--enable-radix-cache`; words "prefix cache",
-  "prompt cache", "radix cache", "cache reuse";
+  `--prompt-cache`, `--enable-radix-cache`, `--kv-cache-reuse`; words "prefix cache",
+  "prompt cache", "radix cache", "KV cache reuse";
+- KV cache reuse by shifting (llama.cpp's `--cache-reuse N`: chunks past the common prefix
+  reused by shifting the cache): word "cache_reuse". It is not prefix caching: refused, the
+  prompt cache stays on;
 - speculative decoding: flags `--speculative-config`, `--speculative-model`,
   `--speculative-algorithm`, `-md`, `--model-draft`, `--draft-model`,
   `--num-speculative-tokens`, `--spec-*`; words "speculative", "spec decode", "draft model",

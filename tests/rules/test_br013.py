@@ -214,7 +214,13 @@ def test_llama_server_levels_behind_a_journald_prefix(tmp_path):
     )
     f = finding(v, "BR013", "a-n4")
     assert f["outcome"] == "fired"
-    assert f["numbers"]["refused"] == ["prefix_cache"]
+    # the chunk reuse is refused, not the prefix cache: "prompt cache is enabled" two lines on
+    assert f["numbers"]["refused"] == ["cache_reuse"]
+    assert f["message"].startswith(
+        "the server log refuses a feature that was asked for: KV cache reuse by shifting "
+        "(asked for with --cache-reuse (echoed"
+    )
+    assert "prefix caching" not in f["message"]
     assert f["refs"] == [f"{log}:6"]
 
 
