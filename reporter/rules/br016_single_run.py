@@ -12,7 +12,10 @@ fail on noise alone.
 ## How it decides
 Per group (a sweep: runs sharing every setting), the number of runs at each load point: the
 same concurrency, the same request rate (open loop) and the same number of prompts. Runs that
-differ in any of them are points of a sweep, not repeats of one point. With at least
+differ in any of them are points of a sweep, not repeats of one point. Runs that record
+neither a concurrency nor a request rate are of no known point: two of them are called
+neither repeats nor a sweep (undecidable, with the requests each had in flight where the
+files give them). With at least
 two runs at some level the spread `max ÷ min − 1` of their aggregates (of their prompt
 rates, for prompt-processing tests that write no output tokens) is shown, and the
 finding fires when it exceeds `repeat_spread` (25%: the repeats disagree by more than any
@@ -113,6 +116,30 @@ def _at_once(data: AuditData, runs: list[str]) -> tuple[str, str] | None:
     return None
 
 
+def _unknown_load(data: AuditData, group: str, runs: list[str]) -> Finding:
+    """Runs that record no load: repeats of one point, or points of a sweep, the files do not
+    say; the requests each had in flight (Σ latency ÷ wall) are shown where known."""
+    flight = [float(data.figures(r)["in_flight"]) for r in runs]
+    known = [x for x in flight if not math.isnan(x)]
+    seen = ""
+    if len(known) == len(runs):
+        shown = [f"≈{fmt(x, 1)}" for x in sorted(known)]
+        seen = (
+            f"; they had {', '.join(shown[:-1])} and {shown[-1]} requests in flight on "
+            "average (Σ latency ÷ wall clock)"
+        )
+    return RULE.finding(
+        group,
+        Outcome.UNDECIDABLE,
+        f"{counted(len(runs), 'run')} record no load (no concurrency or request rate): "
+        f"whether they repeat one point or are points of a sweep the files do not say{seen}",
+        arithmetic=[f"{r}: {fmt(float(data.figures(r)['aggregate_tps']))} tok/s" for r in runs],
+        refs=[x for r in runs for x in run_ref(data, r)][:4],
+        numbers={"runs": len(runs), "repeated_levels": 0, "unknown_load": len(runs)},
+        help="record each run's concurrency (or request rate) with its results",
+    )
+
+
 REPEAT_SPREAD = threshold(
     "repeat_spread",
     0.25,
@@ -202,11 +229,18 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
         _point(n, rate, p)
         for n, rate, p in zip(frame["n"], frame["rate"], frame["prompts"], strict=True)
     ]
+    # runs that record neither a concurrency nor a request rate are of no known load point:
+    # two of them may repeat one point or be two points of a sweep, and the files do not say
+    unknown = frame[frame["n"].isna() & frame["rate"].isna()]
+    frame = frame.drop(unknown.index)
     counts = frame.groupby("point")["run"].count()
+    most = int(counts.max()) if len(counts) else 0
+    if most < 2 and len(unknown) >= 2:
+        return _unknown_load(data, group, list(unknown["run"]))
     within = _repeated_within(data, runs)
-    if counts.max() < 2 and within is not None:
+    if most < 2 and within is not None:
         return within
-    if counts.max() < 2:
+    if most < 2:
         return RULE.finding(
             group,
             Outcome.FIRED,
@@ -262,6 +296,8 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
     worst = max(spreads)
     limit = data.config[REPEAT_SPREAD]
     aside = f"; not counted as repeats: {at_once}" if together else ""
+    if len(unknown) >= 2:
+        aside += f"; not counted as repeats: {counted(len(unknown), 'run')} that record no load"
     numbers = {"max_spread": worst if math.isfinite(worst) else None}
     if worst > limit:
         return RULE.finding(

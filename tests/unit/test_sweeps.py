@@ -533,3 +533,51 @@ def test_an_approximation_above_the_requests_sent_is_not_shown(tmp_path: Path) -
     assert slope["outcome"] == "fired"
     assert slope["message"].startswith("open-loop rate sweep saturates: from 4 to 16 req/s")
     assert "252.9" not in slope["message"] and "205.6" not in slope["message"]
+
+
+def _aiperf_summary_csv(duration: float, requests: int, tokens: int, e2e_ms: float) -> bytes:
+    """An AIPerf profile_export_aiperf.csv of one closed-loop run, in the shape of the
+    akamaslabs exports: no concurrency anywhere in it (the folder's name carries it)."""
+    head = "Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std"
+    mean_out = tokens / requests
+
+    def row(name: str, avg: float) -> str:
+        return ",".join([name, *(f"{x:.2f}" for x in (avg, avg / 2, avg * 4, avg * requests))])
+
+    lines = [
+        head,
+        row("Output Sequence Length (tokens)", mean_out),
+        row("Request Latency (ms)", e2e_ms),
+        row("Time to First Token (ms)", 50.0),
+        "",
+        "Metric,Value",
+        f"Benchmark Duration (sec),{duration:.2f}",
+        f"Output Token Throughput (tokens/sec),{tokens / duration:.2f}",
+        f"Request Count,{requests:.2f}",
+        f"Total Output Sequence Length (tokens),{tokens:.2f}",
+        "",
+    ]
+    return "\r\n".join(lines).encode()
+
+
+def test_runs_whose_load_no_file_records_are_not_called_repeats(tmp_path: Path) -> None:
+    # AIPerf summary CSVs of a concurrency sweep (16 and 128 in the folder names, shaped on
+    # akamaslabs' exp7 exports): neither file says its concurrency, and the requests in
+    # flight (Σ latency ÷ duration) are ≈15.7 and ≈126: two loads, not two repeats of one
+    for n, (requests, tokens, e2e) in {
+        16: (2044, 537_554, 2191.5),
+        128: (5429, 1_447_861, 6964.9),
+    }.items():
+        folder = tmp_path / f"concurrency_{n}"
+        folder.mkdir()
+        (folder / "profile_export_aiperf.csv").write_bytes(
+            _aiperf_summary_csv(300.0, requests, tokens, e2e)
+        )
+    verdict = api.audit(sorted(str(p) for p in tmp_path.glob("*/*.csv")))
+    (group,) = verdict.groups
+    assert len(group.runs) == 2
+    f = finding(verdict, "BR016", group.name)
+    assert f["outcome"] == "undecidable"
+    assert "repeated" not in f["message"] and "repeats of one point" not in f["message"]
+    assert f["message"].startswith("2 runs record no load (no concurrency or request rate)")
+    assert "≈14.9 and ≈126.0 requests in flight" in f["message"]
