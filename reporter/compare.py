@@ -411,10 +411,21 @@ class Step:
     src_value: float
     dst_value: float
     factors: list[str]
+    #: Factors the step moves that one of its two runs does not state: no known difference.
+    one_sided: list[str] = field(default_factory=list)
 
     @property
     def ratio(self) -> float:
         return self.dst_value / self.src_value
+
+    def named(self) -> str:
+        """The step's factors as printed: the ones that differ, then the ones stated for one
+        of its runs only, which are not said to differ."""
+        known = ", ".join(self.factors)
+        if not self.one_sided:
+            return known
+        partly = "known for one run only: " + ", ".join(self.one_sided)
+        return f"{known}; {partly}" if known else partly
 
 
 def chain(
@@ -473,8 +484,19 @@ def chain(
     sets = [frozenset[str](), *(nodes[i][0] for i in path), full]
     steps = []
     for (p, q), (m0, m1) in zip(pairwise(sequence), pairwise(sets), strict=True):
-        changed = [FACTOR_BY_KEY[k].label for k in keys if k in m1 - m0]
-        steps.append(Step(_name(p), _name(q), p.value, q.value, changed))
+        moved_keys = [k for k in keys if k in m1 - m0]
+        # a factor one of the two runs does not state moves, but is not known to differ
+        partly = [k for k in moved_keys if p.values[k] is None or q.values[k] is None]
+        steps.append(
+            Step(
+                _name(p),
+                _name(q),
+                p.value,
+                q.value,
+                [FACTOR_BY_KEY[k].label for k in moved_keys if k not in partly],
+                [FACTOR_BY_KEY[k].label for k in partly],
+            )
+        )
     return steps
 
 
@@ -605,7 +627,7 @@ class Comparison:
             return []
         lines = [
             f"{s.src} {s.src_value:,.1f} → {s.dst} {s.dst_value:,.1f} tok/s: {s.ratio:.2f}× "
-            f"({', '.join(s.factors)})"
+            f"({s.named()})"
             for s in self.chain
         ]
         product = math.prod(s.ratio for s in self.chain)
@@ -645,6 +667,7 @@ class Comparison:
                     "to_tps": s.dst_value,
                     "ratio": s.ratio,
                     "factors": s.factors,
+                    "one_sided": s.one_sided,
                 }
                 for s in self.chain
             ],

@@ -35,9 +35,10 @@ on different datasets never "share one setting". Lengths within
 Decomposition: a path of runs from one end to the other in which every run agrees with both
 ends on what they share and takes one end's value on each factor they differ in; each step
 moves some factors and none back. The finest such path is shown, step ratios multiplying to
-the whole. When both runs know their bytes per token (`model.bytes_per_token`, or active
-parameters × bits), the decode-rate ratio is also split into bytes per token × achieved
-bandwidth (METHOD.md §6).
+the whole; a factor one run of a step does not state is named apart, as known for one run
+only, never as a difference the step makes. When both runs know their bytes per token
+(`model.bytes_per_token`, or active parameters × bits), the decode-rate ratio is also split
+into bytes per token × achieved bandwidth (METHOD.md §6).
 
 ## Worked example
 METHOD.md §5: natural-stop QA at N=8, 171.2 tok/s (median decode 40.95); forced prose,
@@ -112,7 +113,14 @@ def _numbers(c: compare.Comparison) -> dict[str, Any]:
     }
     if c.chain:
         numbers["chain"] = [
-            {"from": s.src, "to": s.dst, "ratio": s.ratio, "factors": s.factors} for s in c.chain
+            {
+                "from": s.src,
+                "to": s.dst,
+                "ratio": s.ratio,
+                "factors": s.factors,
+                "one_sided": s.one_sided,
+            }
+            for s in c.chain
         ]
         numbers["chain_ratios"] = [s.ratio for s in c.chain]
     if c.bandwidth is not None:
@@ -124,7 +132,7 @@ def _numbers(c: compare.Comparison) -> dict[str, Any]:
 
 def _decomposition_text(c: compare.Comparison) -> str:
     if c.chain:
-        parts = [f"{s.ratio:.2f}× ({', '.join(s.factors)})" for s in c.chain]
+        parts = [f"{s.ratio:.2f}× ({s.named()})" for s in c.chain]
         product = math.prod(s.ratio for s in c.chain)
         return "; it splits into " + " × ".join(parts) + f" = {product:.2f}"
     if c.bandwidth is not None:

@@ -297,3 +297,31 @@ def test_two_runs_of_one_setting_are_both_runs(tmp_path):
     one.write_text(lines[0] + "\n" + lines[0] + "\n")
     f = finding(api.audit([one], select=["BR012"]).to_dict(), "BR012", "audit")
     assert f["message"].startswith("both runs share one setting")
+
+
+def test_a_step_names_a_factor_known_for_one_run_only_as_such():
+    # nerdalert's two published vLLM files: the automation file records no engine (its
+    # groups line says so), the H100 file names its framework (vllm, sgl) and no hardware
+    # nor requested output length. The audit's largest ratio runs through a step from an
+    # H100 run to an automation run: model and deployment differ; engine, hardware and the
+    # requested output length are each stated on one side only, which is no difference
+    real = SHARED / "real-traces" / "vllm"
+    if not real.is_dir():
+        pytest.skip("../shared/real-traces is absent")
+    files = [
+        real / "nerdalert-automation-llama32-3b-l40s-mixed-deployments-rate-sweep.jsonl",
+        real / "nerdalert-h100-llama31-8b-rate-sweep.jsonl",
+    ]
+    f = finding(api.audit(files, select=["BR012"]).to_dict(), "BR012", "audit")
+    steps = f["numbers"]["chain"]
+    last = steps[-1]
+    assert last["factors"] == ["deployment settings", "model"]
+    assert last["one_sided"] == ["requested output length", "hardware", "engine"]
+    said = (
+        "(deployment settings, model; known for one run only: requested output length, "
+        "hardware, engine)"
+    )
+    assert said in f["message"]
+    assert any(line.endswith(said) for line in f["arithmetic"])
+    for step in steps:
+        assert "engine" not in step["factors"]
