@@ -106,10 +106,17 @@ def _requested(run: pd.Series, _: pd.Series | None) -> float | None:
 
 
 def _flags(run: pd.Series, _: pd.Series | None) -> str | None:
+    """The engine's flags; an empty list says "(none)" only in the native schema, where
+    `engine.flags` is written for the run. Other tools' files either carry the server's
+    flags (llama-bench, SGLang's server_info) or none at all: not recorded, not empty."""
     flags = run.get("engine_flags")
     if not isinstance(flags, list | tuple):
         return None
-    return " ".join(str(f) for f in flags) if flags else "(none)"
+    if flags:
+        return " ".join(str(f) for f in flags)
+    from reporter.adapters.native import NAME as NATIVE
+
+    return "(none)" if run.get("format") == NATIVE else None
 
 
 def _spec(run: pd.Series, _: pd.Series | None) -> str | None:

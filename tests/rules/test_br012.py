@@ -325,3 +325,30 @@ def test_a_step_names_a_factor_known_for_one_run_only_as_such():
     assert any(line.endswith(said) for line in f["arithmetic"])
     for step in steps:
         assert "engine" not in step["factors"]
+
+
+def test_a_file_that_records_no_server_flags_is_not_said_to_have_none():
+    # bowenwan6's SGLang bench_serving results: the two-line file carries server_info (the
+    # sglang server's flags), the three caseC files were taken against a vLLM backend and
+    # write "server_info": null. Their flags are not recorded, not empty: the engine flags
+    # are known for some runs only, and no difference between the runs
+    real = SHARED / "real-traces" / "sglang"
+    if not real.is_dir():
+        pytest.skip("../shared/real-traces is absent")
+    files = [
+        real / "bowenwan6-sglang-oai-c1-two-lines-same-settings.jsonl",
+        *sorted((real / "bowenwan6-benchserving-vllm-backend-c16-repeats").glob("*.json")),
+    ]
+    f = finding(api.audit(files, select=["BR012"]).to_dict(), "BR012", "audit")
+    assert "(none)" not in " ".join(f["arithmetic"])
+    flags = next(x for x in f["arithmetic"] if x.startswith("engine flags: "))
+    assert flags.endswith(
+        "; undisclosed: caseC_batched_vllm_rep1.json:vllm:infqps:c16, "
+        "caseC_batched_vllm_rep2.json:vllm:infqps:c16, "
+        "caseC_batched_vllm_rep3.json:vllm:infqps:c16"
+    )
+    assert f["message"].startswith(
+        "the 5 runs differ in prompt length, deployment settings (speculation, model, engine, "
+        "engine version, engine flags disclosed for some runs only)"
+    )
+    assert "setups differ at once" not in f["message"]
