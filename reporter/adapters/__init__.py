@@ -36,6 +36,7 @@ from reporter.adapters import (
 )
 from reporter.adapters._common import Problems, csv_head, document, json_lines, parse_value
 from reporter.errors import Problem, TraceError, UnknownFormat
+from reporter.grouping import tool_date
 from reporter.ingest.lines import Source, iter_lines
 from reporter.numbers import counted
 from reporter.table import Partial
@@ -327,7 +328,9 @@ def fold_repeated(partials: list[Partial]) -> None:
     sweep writes each run to `run=N.json` and again in `summary.json`, and a folder passed
     whole holds both. Left in, it would count as a repeat of itself, or as a run at the same
     time as itself (the same end date). A run that another record of its file names (a claim,
-    a probe, a log line) is kept: that record speaks of it.
+    a probe, a log line) is kept: that record speaks of it. So is a run whose file neither
+    dates it nor times its requests: printed figures alone may repeat by chance (two
+    llama-bench logs of one machine can print the same "57.69 ± 0.01" row for two runs).
     """
     files: dict[str, str] = {}
     runs: dict[str, tuple[Partial, dict[str, Any]]] = {}
@@ -352,8 +355,11 @@ def fold_repeated(partials: list[Partial]) -> None:
             other, kept = earlier
             if other is partial or _named_elsewhere(partial, run_id):
                 continue
-            if not _rows_of(partial, run_id).equals(_rows_of(other, str(kept["run"]))):
+            rows = _rows_of(partial, run_id)
+            if not rows.equals(_rows_of(other, str(kept["run"]))):
                 continue
+            if rows.empty and tool_date(run.get("extra")) is None:
+                continue  # no request and no date: printed figures alone may repeat by chance
             partial.runs.remove(run)
             if partial.requests is not None and "run" in partial.requests:
                 partial.requests = partial.requests[

@@ -96,3 +96,35 @@ def test_a_file_given_twice_is_read_once(tmp_path: Path) -> None:
     assert [c.check.claim for c in verdict.claims] == ["b-840"]
     assert verdict.inputs[1].notes[-1].startswith("the same bytes as ")
     assert verdict.inputs[1].notes[-1].endswith("case-b-queue.jsonl: read once, there")
+
+
+_MD_HEADER = (
+    "| model                          |       size |     params | backend    | ngl | fa |"
+    "            test |                  t/s |\n"
+    "| ------------------------------ | ---------: | ---------: | ---------- | --: | -: |"
+    " --------------: | -------------------: |\n"
+)
+
+
+def _md_row(test: str, rate: str) -> str:
+    return (
+        f"| llama 7B Q4_0                  |   3.56 GiB |     6.74 B | Vulkan     | 100 |  1 |"
+        f" {test:>15} | {rate:>20} |\n"
+    )
+
+
+def test_two_printed_tables_alike_in_one_row_keep_both_runs(tmp_path: Path) -> None:
+    # two llama-bench logs of one machine, two hours apart: their tg128 rows print the same
+    # "57.69 ± 0.01" (a printed rate and spread, no time), their pp512 rows 758 and 2,530 t/s.
+    # The tg128 row of the second log is a run of its own, not the first one given again
+    for name, pp in (("a.log", "758.22 ± 1.75"), ("b.log", "2529.75 ± 34.13")):
+        text = _MD_HEADER + _md_row("pp512", pp) + _md_row("tg128", "57.69 ± 0.01")
+        (tmp_path / name).write_text(text + "\nbuild: 34ce48d97 (7356)\n", encoding="utf-8")
+    verdict = api.audit([tmp_path / "a.log", tmp_path / "b.log"])
+    assert sorted(r.id for r in verdict.runs) == [
+        "a.log:pp512",
+        "a.log:tg128",
+        "b.log:pp512",
+        "b.log:tg128",
+    ]
+    assert not any("given again" in n for i in verdict.inputs for n in i.notes)
