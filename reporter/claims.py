@@ -235,6 +235,13 @@ def _run_rate(stats: pd.DataFrame, run_id: str) -> tuple[float, str | None]:
     )
 
 
+def _loads_stated(runs: pd.DataFrame) -> bool:
+    """Whether every run states its load (a concurrency or a request rate): runs of one group
+    that do not may be the points of a sweep, not repeats of one point."""
+    stated = runs["concurrency"].notna() | runs["request_rate"].notna()
+    return bool(stated.all())
+
+
 def _aggregate(
     stats: pd.DataFrame, run_ids: list[str], what: str = "repeats"
 ) -> tuple[float | None, list[str]]:
@@ -287,9 +294,14 @@ def evaluate(
             elif runs:
                 if check.metric == "aggregate_tps":
                     several_groups = tables.runs[tables.runs["run"].astype(str).isin(runs)]
-                    check.recomputed, check.arithmetic = _aggregate(
-                        stats, runs, "runs" if several_groups["group"].nunique() > 1 else "repeats"
+                    what = (
+                        "runs"
+                        if several_groups["group"].nunique() > 1
+                        else "repeats"
+                        if _loads_stated(several_groups)
+                        else "runs the files record alike"
                     )
+                    check.recomputed, check.arithmetic = _aggregate(stats, runs, what)
                     check.per_request = per_request_rates(tables, stats, runs)
                     check.windows = _windows(tables, stats, runs)
                     check.mixed = _mixed_rates(tables, stats, runs)
