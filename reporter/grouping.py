@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -329,6 +329,28 @@ def _sessions(rows: list[dict[str, Any]]) -> list[tuple[list[dict[str, Any]], st
     return out
 
 
+#: What makes runs alike that a file may leave out: (run field, how it reads).
+_NAMED = (("model_name", "model"), ("engine_name", "engine"), ("hardware_name", "hardware"))
+#: Their run fields, for a rule to read a run's with AuditData.run_field.
+NAMED_KEYS = tuple(key for key, _ in _NAMED)
+
+
+def unrecorded(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Which of model, engine and hardware none of `rows` records: runs alike in every setting
+    their files record may still differ in these (a client's result file names no server)."""
+    return [
+        label
+        for key, label in _NAMED
+        if all(r.get(key) is None or r.get(key) != r.get(key) or r.get(key) == "" for r in rows)
+    ]
+
+
+def unrecorded_text(rows: Sequence[Mapping[str, Any]]) -> str:
+    """' (they record no engine or hardware)', or '' when the files record all three."""
+    unnamed = unrecorded(rows)
+    return f" (they record no {_joined(unnamed)})" if unnamed else ""
+
+
 def _joined(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
@@ -365,15 +387,7 @@ def _reason(
         if shared:
             text += " (" + "; ".join(shared) + ")"
         text += ", differing only in load or repeat"
-    unnamed = [
-        label
-        for key, label in (
-            ("model_name", "model"),
-            ("engine_name", "engine"),
-            ("hardware_name", "hardware"),
-        )
-        if all(r.get(key) is None or r.get(key) != r.get(key) or r.get(key) == "" for r in rows)
-    ]
+    unnamed = unrecorded(rows)
     if len(rows) > 1 and unnamed:
         # "every setting" is every one the files record: say which they do not
         text += f"; {'the files record' if len(files) > 1 else 'the file records'} no " + (

@@ -19,7 +19,8 @@ records them the dataset and the range output lengths were drawn from); and setu
 comparison is about (speculation, the load: N or the open-loop request rate, hardware,
 model, the engine with its version, flags and weights, and the deployment settings a tool
 records beside the run, such as vLLM `--metadata` pairs). Runs at different request rates or
-on different datasets never "share one setting". Lengths within
+on different datasets never "share one setting"; runs whose files name no engine or
+hardware share every setting the files record, and are said to. Lengths within
 `comparable_length_tolerance` (10%) count as equal. A prompt-processing test (llama-bench
 `pp`, phase `prompt`) requests no output: its requested output length is 0, not undisclosed.
 
@@ -70,6 +71,7 @@ import math
 from typing import Any
 
 from reporter import compare
+from reporter.grouping import NAMED_KEYS, unrecorded_text
 from reporter.numbers import all_of, counted, fmt, listed
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
 from reporter.types import Outcome, Severity
@@ -291,10 +293,14 @@ def _check_audit(data: AuditData, by_run: dict[str, dict[str, Any]]) -> Finding 
                 arithmetic=[f"{g}: {data.group_reason(g)}" for g in series[:4]],
                 refs=[x for r in ids for x in run_ref(data, r)][:8],
             )
+        # "one setting" as far as the files record: a client's result file may name no
+        # engine or hardware, and two servers measured alike then read as one setting
+        hedge = unrecorded_text([{k: data.run_field(r, k) for k in NAMED_KEYS} for r in ids])
+        setting = f"every setting the files record{hedge}" if hedge else "one setting"
         return RULE.finding(
             "audit",
             Outcome.PASSED,
-            f"{all_of(len(ids), 'run')} share one setting: they differ only in N or repeat",
+            f"{all_of(len(ids), 'run')} share {setting}: they differ only in N or repeat",
         )
     # a factor differs when two runs state different values; one value stated beside runs
     # that state none is known for some runs only, and is not said to differ

@@ -25,7 +25,9 @@ repeats for certain: where both files carry the date their tool wrote as the run
 clock overlapped for most of it. On one server each then carried the other's load as well;
 on two they repeat each other only if the servers were set up alike, which such files do not
 record. Such points are left out of the spread; when no other point is repeated, the
-finding fires. With one run
+finding fires. Repeats whose files name no engine or hardware (a client's result file names
+no server) are said to be repeats as far as the files record: two servers measured with one
+command read alike. With one run
 at every level the finding fires (informational), unless every run repeats its test itself
 and states the spread (llama-bench's `-r`: the mean of N repetitions ± their standard
 deviation; AIPerf's multi-run aggregate: the means of its profile runs, with the aggregate's
@@ -53,7 +55,7 @@ import math
 import pandas as pd
 
 from reporter.config import threshold
-from reporter.grouping import tool_date
+from reporter.grouping import NAMED_KEYS, tool_date, unrecorded_text
 from reporter.numbers import counted, fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
 from reporter.types import Outcome, Severity
@@ -312,10 +314,17 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
             help="find what differed between the repeats (a cold first run, other load on "
             "the machine) before quoting any of them",
         )
+    # repeats as far as the files record: a client's result file may name no engine or
+    # hardware, and two servers measured with one command then read as repeats
+    repeated = [
+        r for _, sub in frame.groupby("point", sort=False) if len(sub) >= 2 for r in sub["run"]
+    ]
+    hedge = unrecorded_text([{k: data.run_field(r, k) for k in NAMED_KEYS} for r in repeated])
+    said = f"repeated, as far as the files record{hedge}" if hedge else "repeated"
     return RULE.finding(
         group,
         Outcome.PASSED,
-        f"repeated: the largest spread between repeats is {fmt(worst * 100, 1)}%{aside}",
+        f"{said}: the largest spread between repeats is {fmt(worst * 100, 1)}%{aside}",
         arithmetic=lines + simultaneous,
         numbers=numbers,
     )

@@ -57,3 +57,48 @@ def test_a_claim_at_an_unstated_load_does_not_call_the_runs_repeats(tmp_path: Pa
         "the trace does not state N; the claim's N=2 is taken as said"
     )
     assert claim.check.arithmetic[-1] == "median of 2 runs the files record alike = 8.43 tok/s"
+
+
+def _vllm_result(date: str, duration: float) -> dict[str, object]:
+    """A `benchmark_serving.py --save-result` summary of 50 prompts of 1,000 → 2,000 tokens
+    at 10 req/s. The client writes its own request function as `backend` ("vllm" for any
+    OpenAI-style server): the file names no serving engine and no hardware."""
+    return {
+        "date": date, "backend": "vllm", "model_id": "m", "tokenizer_id": "m",
+        "num_prompts": 50, "request_rate": 10.0, "burstiness": 1.0, "max_concurrency": None,
+        "duration": duration, "completed": 50, "total_input_tokens": 50000,
+        "total_output_tokens": 100000, "output_throughput": 100000 / duration,
+        "mean_ttft_ms": 40.9, "median_ttft_ms": 37.3, "mean_tpot_ms": 8.98,
+        "median_tpot_ms": 9.02,
+    }  # fmt: skip
+
+
+def test_runs_of_files_that_name_no_engine_are_repeats_only_as_far_as_the_files_record(
+    tmp_path: Path,
+) -> None:
+    # one engine's server and then another's, measured by one client with one command
+    # (4,528.5 and 4,031.5 tok/s): the files name neither engine, so they cannot tell these
+    # runs from repeats of one setting, and must not say more than that
+    import json
+
+    (tmp_path / "vllm-1000-2000.json").write_text(
+        json.dumps(_vllm_result("20250330-032458", 22.08213796513155))
+    )
+    (tmp_path / "sgl-1000-2000.json").write_text(
+        json.dumps(_vllm_result("20250330-050240", 24.80478795710951))
+    )
+    verdict = api.audit(
+        [tmp_path / "vllm-1000-2000.json", tmp_path / "sgl-1000-2000.json"],
+        select=["BR012", "BR016"],
+    )
+    by_code = {f.code: f for f in verdict.findings}
+    assert by_code["BR012"].outcome == "passed"
+    assert by_code["BR012"].message == (
+        "both runs share every setting the files record (they record no engine or "
+        "hardware): they differ only in N or repeat"
+    )
+    assert by_code["BR016"].outcome == "passed"
+    assert by_code["BR016"].message == (
+        "repeated, as far as the files record (they record no engine or hardware): the "
+        "largest spread between repeats is 12.3%"
+    )

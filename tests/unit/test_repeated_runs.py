@@ -47,7 +47,10 @@ def test_a_sweep_run_and_its_summary_are_one_run(tmp_path: Path) -> None:
     assert len(verdict.runs) == 3
     f = _br016(verdict)
     assert f.outcome == "passed"
-    assert f.message == "repeated: the largest spread between repeats is 5.4%"
+    assert f.message == (
+        "repeated, as far as the files record (they record no engine or hardware): the "
+        "largest spread between repeats is 5.4%"
+    )
     assert f.arithmetic == [
         "N=256, 256 req/s, 2560 prompts: 3 repeats, 3,635.6–3,831.8 tok/s, spread 5.4%"
     ]
