@@ -11,6 +11,7 @@ import pandas as pd
 
 from reporter.config import threshold
 from reporter.errors import UsageError
+from reporter.grouping import NAMED_KEYS, unrecorded
 from reporter.model import ClaimCheck, Reading, rate_digits
 from reporter.numbers import fmt
 from reporter.table import Tables
@@ -235,11 +236,14 @@ def _run_rate(stats: pd.DataFrame, run_id: str) -> tuple[float, str | None]:
     )
 
 
-def _loads_stated(runs: pd.DataFrame) -> bool:
-    """Whether every run states its load (a concurrency or a request rate): runs of one group
-    that do not may be the points of a sweep, not repeats of one point."""
+def _repeats_for_certain(runs: pd.DataFrame) -> bool:
+    """Whether the runs of one group are repeats as far as anything is recorded: each states
+    its load (a concurrency or a request rate; runs that do not may be the points of a
+    sweep), and their files name the model, engine and hardware (a client's result file
+    names no server: two servers measured with one command read alike)."""
     stated = runs["concurrency"].notna() | runs["request_rate"].notna()
-    return bool(stated.all())
+    rows = [{k: row.get(k) for k in NAMED_KEYS} for _, row in runs.iterrows()]
+    return bool(stated.all()) and not unrecorded(rows)
 
 
 def _aggregate(
@@ -298,7 +302,7 @@ def evaluate(
                         "runs"
                         if several_groups["group"].nunique() > 1
                         else "repeats"
-                        if _loads_stated(several_groups)
+                        if _repeats_for_certain(several_groups)
                         else "runs the files record alike"
                     )
                     check.recomputed, check.arithmetic = _aggregate(stats, runs, what)

@@ -102,3 +102,20 @@ def test_runs_of_files_that_name_no_engine_are_repeats_only_as_far_as_the_files_
         "repeated, as far as the files record (they record no engine or hardware): the "
         "largest spread between repeats is 12.3%"
     )
+
+
+def test_a_claim_over_runs_of_files_that_name_no_engine_does_not_call_them_repeats(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    paths = []
+    for name, date, duration in (
+        ("vllm-1000-2000.json", "20250330-032458", 22.08213796513155),
+        ("sgl-1000-2000.json", "20250330-050240", 24.80478795710951),
+    ):
+        (tmp_path / name).write_text(json.dumps(_vllm_result(date, duration)))
+        paths.append(tmp_path / name)
+    verdict = api.audit(paths, claim_texts=["aggregate=4528.55 tok/s"])
+    (claim,) = verdict.claims
+    assert claim.check.arithmetic[-1] == "median of 2 runs the files record alike = 4,280.0 tok/s"
