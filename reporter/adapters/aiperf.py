@@ -40,6 +40,7 @@ from reporter.adapters._common import (
     new_run,
     obj,
     parse_value,
+    shown,
     stop_mode,
     unique_ids,
 )
@@ -1256,15 +1257,58 @@ def _trials(
 SPREAD_METRIC = "output_token_throughput_avg"
 
 
-def _keep_spread(run: dict[str, Any], metrics: dict[str, Any], runs: int | None) -> None:
+def _keep_spread(
+    run: dict[str, Any],
+    metrics: dict[str, Any],
+    runs: int | None,
+    problems: Problems,
+    line: int | None,
+) -> None:
     """Keep, in the run's `extra`, how its aggregate varied across the profile runs whose
     means it is (`profile_runs`: how many, when stated; the output token throughput's
-    standard deviation, min and max across them), for BR016: the runs were repeats."""
+    standard deviation, min and max across them), for BR016: the runs were repeats. A spread
+    no set of runs can have (a negative deviation, a min above the max, a mean outside them)
+    is a problem at `line`, not a spread to quote."""
     stats = obj(metrics.get(SPREAD_METRIC))
     spread = {k: finite_number(stats.get(k)) for k in ("mean", "std", "min", "max")}
-    if spread["mean"] is None or spread["std"] is None or (runs is not None and runs < 2):
+    mean, std, lo, hi = spread["mean"], spread["std"], spread["min"], spread["max"]
+    wrong = []
+    if std is not None and std < 0:
+        wrong.append(f"its std {std:g} is below 0")
+    if lo is not None and hi is not None and lo > hi:
+        wrong.append(f"its min {lo:g} is above its max {hi:g}")
+    elif mean is not None and lo is not None and hi is not None:
+        slack = SPREAD_ROUNDING + 1e-9 * abs(mean)
+        if not lo - slack <= mean <= hi + slack:
+            wrong.append(f"its mean {mean:g} is outside its min {lo:g} and max {hi:g}")
+    if wrong:
+        problems.add(
+            line,
+            f"{SPREAD_METRIC} across the profile runs: {'; '.join(wrong)}",
+            "a standard deviation of 0 or more and min ≤ mean ≤ max",
+        )
+        return
+    if mean is None or std is None or (runs is not None and runs < 2):
         return
     run["extra"] = {**(run.get("extra") or {}), "profile_runs": {"count": runs, **spread}}
+
+
+#: How far a mean may lie outside its min and max by the CSV's rounding to 2 decimals.
+SPREAD_ROUNDING = 0.01
+
+
+def _run_count(value: Any, line: int | None, what: str, problems: Problems) -> int | None:
+    """A stated number of profile runs or trials: a whole number of at least 1; None (and a
+    problem at `line`) for anything else, None without one when nothing is stated."""
+    if value is None:
+        return None
+    count = whole(value)
+    if count is None or count < 1:
+        problems.add(
+            line, f"{what} is {shown(value)}", "a whole number of profile runs, at least 1"
+        )
+        return None
+    return count
 
 
 def _means_note(runs_counted: str) -> str:
@@ -1282,13 +1326,21 @@ def _read_aggregate(source: Source, doc: dict[str, Any], lenient: bool) -> Parti
     problems = Problems(source.path)
     version = str(doc.get("aiperf_version") or "") or None
     meta = obj(doc.get("metadata"))
-    count = doc.get("num_successful_runs", meta.get("num_successful_runs"))
+    where = (
+        "num_successful_runs" if "num_successful_runs" in doc else "metadata.num_successful_runs"
+    )
+    count = _run_count(
+        doc.get("num_successful_runs", meta.get("num_successful_runs")), None, where, problems
+    )
     combos = doc.get("per_combination_metrics")
     runs: list[dict[str, Any]] = []
     if isinstance(combos, list):
         shape = "profile_export_aiperf_sweep.json"
         lines = container_lines(source.data, 2)
-        trials, told = _trials(meta.get("num_trials_per_value"), count, len(combos))
+        stated = _run_count(
+            meta.get("num_trials_per_value"), None, "metadata.num_trials_per_value", problems
+        )
+        trials, told = _trials(stated, count, len(combos))
         for i, combo in enumerate(combos):
             line = line_of(lines, "per_combination_metrics", i)
             parameters = obj(obj(combo).get("parameters"))
@@ -1328,7 +1380,7 @@ def _read_aggregate(source: Source, doc: dict[str, Any], lenient: bool) -> Parti
                 "the benchmark duration among the metrics (AIPerf aggregate export)",
             )
         else:
-            _keep_spread(run, metrics, whole(count))
+            _keep_spread(run, metrics, count, problems, None)
             runs.append(run)
     problems.raise_unless(lenient)
     return _aggregate_partial(source, runs, shape, problems)
@@ -1369,22 +1421,33 @@ def _read_aggregate_csv(
     runs: list[dict[str, Any]] = []
     if kind == "aggregate":
         metrics: dict[str, Any] = {}
+        first: dict[str, int] = {}
+        spread_line = None
         for line, row in table:
+            name = row.get("metric", "")
+            if name in first:
+                problems.add(
+                    line,
+                    f"metric {name!r} given again (first at line {first[name]})",
+                    "each metric once",
+                )
+                continue
+            first[name] = line
             mean = _cell(row.get("mean"), line, "mean", problems)
             if mean is not None:
-                metrics[row["metric"]] = {"mean": mean, "unit": row.get("unit")}
-                if row["metric"] == SPREAD_METRIC:  # the spread BR016 quotes, checked too
+                metrics[name] = {"mean": mean, "unit": row.get("unit")}
+                if name == SPREAD_METRIC:  # the spread BR016 quotes, checked too
+                    spread_line = line
                     for stat in ("std", "min", "max"):
-                        metrics[row["metric"]][stat] = _cell(row.get(stat), line, stat, problems)
+                        metrics[name][stat] = _cell(row.get(stat), line, stat, problems)
         run = _aggregate_run(
             source, metrics, {}, _means_note("its profile runs"), None, problems,
             "profile_export_aiperf_aggregate.csv",
         )  # fmt: skip
         if run is not None:
             # the metadata block after the table: "Successful Runs,3"
-            succeeded = [c[1] for _, c in rows if len(c) > 1 and c[0].strip() == "Successful Runs"]
-            count = succeeded[0].strip() if succeeded else ""
-            _keep_spread(run, metrics, int(count) if count.isdigit() else None)
+            count = _successful_runs(rows, problems)
+            _keep_spread(run, metrics, count, problems, spread_line)
             runs.append(run)
         else:
             problems.add(
@@ -1455,6 +1518,31 @@ def _sweep_csv_runs(
             continue
         runs.append(run)
     return runs
+
+
+def _successful_runs(rows: list[tuple[int, list[str]]], problems: Problems) -> int | None:
+    """The aggregate CSV's "Successful Runs" (its metadata block): the number of profile
+    runs behind the means; None when absent or not a count (a problem at its line)."""
+    found = [
+        (line, cells[1].strip())
+        for line, cells in rows
+        if len(cells) > 1 and cells[0].strip() == "Successful Runs"
+    ]
+    for line, _ in found[1:]:
+        problems.add(
+            line, f'"Successful Runs" given again (first at line {found[0][0]})', "it once"
+        )
+    if not found:
+        return None
+    line, text = found[0]
+    if not re.fullmatch(r"[0-9]{1,18}", text) or int(text) < 1:
+        problems.add(
+            line,
+            f'"Successful Runs" is {text[:60]!r}',
+            "a whole number of profile runs, at least 1",
+        )
+        return None
+    return int(text)
 
 
 def _number(text: str | None) -> float | None:

@@ -722,3 +722,94 @@ def test_the_summary_csv_of_the_same_run_reads_the_same(tmp_path, diff_row):
     assert (s["length_exact_min"], s["length_exact_max"]) == (92, 93)
     (stop,) = api.audit([path], select=["BR006"]).findings
     assert (str(stop.outcome), stop.message) == ("fired", EXACT_BOUND)
+
+
+def _aggregate_csv(tmp_path, old: str, new: str):
+    text = AGGREGATE_CSV.read_text()
+    assert old in text
+    path = tmp_path / "profile_export_aiperf_aggregate.csv"
+    path.write_text(text.replace(old, new))
+    return path
+
+
+@pytest.mark.parametrize("count", ["²", "٣", "9" * 500, "9" * 5000, "-3", "0", "2.5", "three"])
+def test_an_aggregate_csv_run_count_that_is_no_count_is_refused(tmp_path, count):
+    # "Successful Runs" is read as the number of profile runs behind the means; a superscript
+    # digit, 5,000 digits or a count below one made an internal error or passed unsaid
+    path = _aggregate_csv(tmp_path, "Successful Runs,3", f"Successful Runs,{count}")
+    with pytest.raises(TraceError) as error:
+        load(path)
+    assert '"Successful Runs" is' in str(error.value)
+    assert "a whole number of profile runs, at least 1" in str(error.value)
+    assert f"{path}:" in str(error.value)
+
+
+def test_an_aggregate_csv_run_count_given_twice_is_refused(tmp_path):
+    path = _aggregate_csv(tmp_path, "Successful Runs,3", "Successful Runs,3\nSuccessful Runs,1")
+    with pytest.raises(TraceError, match="given again"):
+        load(path)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("benchmark_duration_avg,60.00", "request_count_avg,54.00,0.54,53.46,54.54,0.0100,"
+         "0.3118,52.66,55.34,4.3027,requests\nbenchmark_duration_avg,60.00"),
+        ("request_count_avg,54.00", "benchmark_duration_avg,30.00,0.00,30.00,30.00,0.0000,"
+         "0.0000,30.00,30.00,4.3027,sec\nrequest_count_avg,54.00"),
+    ],
+    ids=["request_count", "duration"],
+)  # fmt: skip
+def test_an_aggregate_csv_metric_given_twice_is_refused(tmp_path, old, new):
+    # the later row silently won: a duration of 30 s beside 60 s made 230.4 tok/s of 115.2
+    with pytest.raises(TraceError, match="given again"):
+        load(_aggregate_csv(tmp_path, old, new))
+
+
+SPREAD_ROW = "output_token_throughput_avg,115.20,1.15,114.05,116.35"
+
+
+@pytest.mark.parametrize(
+    ("row", "wrong"),
+    [
+        ("output_token_throughput_avg,115.20,-1.15,114.05,116.35", "below 0"),
+        ("output_token_throughput_avg,115.20,1.15,116.35,114.05", "above its max"),
+        ("output_token_throughput_avg,115.20,1.15,200.00,300.00", "outside its min"),
+    ],
+    ids=["negative-std", "min-above-max", "mean-outside"],
+)
+def test_an_impossible_spread_of_the_profile_runs_is_refused(tmp_path, row, wrong):
+    # BR016 passed on "at most ±-1.00%" and quoted a min above the max
+    path = _aggregate_csv(tmp_path, SPREAD_ROW, row)
+    with pytest.raises(TraceError, match=wrong):
+        load(path)
+    doc = json.loads(AGGREGATE.read_text())
+    stats = doc["metrics"]["output_token_throughput_avg"]
+    mean, std, lo, hi = (float(x) for x in row.split(",")[1:5])
+    stats.update(mean=mean, std=std, min=lo, max=hi)
+    other = tmp_path / "profile_export_aiperf_aggregate.json"
+    other.write_text(json.dumps(doc))
+    with pytest.raises(TraceError, match=wrong):
+        load(other)
+
+
+@pytest.mark.parametrize("count", ["3", True, [3], {"n": 3}, 0, -3, 2.5])
+def test_an_aggregate_json_run_count_that_is_no_count_is_refused(tmp_path, count):
+    # the means "across -3 profile runs", or across "n/a" of them, were read as one run
+    doc = json.loads(AGGREGATE.read_text())
+    doc["metadata"]["num_successful_runs"] = count
+    path = tmp_path / "profile_export_aiperf_aggregate.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(TraceError, match="num_successful_runs"):
+        load(path)
+
+
+@pytest.mark.parametrize("trials", ["3", True, 0, -1, 1.5])
+def test_a_sweep_trial_count_that_is_no_count_is_refused(tmp_path, trials):
+    # a string "3" left the means over three trials read as one trial's run
+    doc = json.loads(SWEEP.read_text())
+    doc["metadata"]["num_trials_per_value"] = trials
+    path = tmp_path / "profile_export_aiperf_sweep.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(TraceError, match="num_trials_per_value"):
+        load(path)
