@@ -39,7 +39,7 @@ from reporter.errors import Problem, TraceError, UnknownFormat
 from reporter.grouping import tool_date
 from reporter.ingest.lines import Source, iter_lines
 from reporter.numbers import counted
-from reporter.table import Partial
+from reporter.table import InputFile, Partial
 
 ADAPTERS: dict[str, ModuleType] = {native.NAME: native}
 for _module in (guidellm, aiperf, genai_perf, llmperf, sglang, vllm, llama_bench, custom):
@@ -309,8 +309,7 @@ def _rows_of(partial: Partial, run_id: str) -> pd.DataFrame:
     requests = partial.requests
     if requests is None or "run" not in requests:
         return pd.DataFrame()
-    rows = requests[requests["run"].astype(str) == run_id]
-    return rows.drop(columns=[c for c in _WHERE if c in rows]).reset_index(drop=True)
+    return _comparable(requests[requests["run"].astype(str) == run_id])
 
 
 def _named_elsewhere(partial: Partial, run_id: str) -> bool:
@@ -319,32 +318,90 @@ def _named_elsewhere(partial: Partial, run_id: str) -> bool:
     return any(str(r.get("run")) == run_id for r in others)
 
 
+def _strip(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in r.items() if k not in _WHERE} for r in records]
+
+
+def _content(partial: Partial) -> str:
+    """Every record of a file but its requests, without where each was read: equal for the
+    same records in other bytes (CRLF line ends, keys in another order, other spacing)."""
+    records = (partial.runs, partial.claims, partial.probes, partial.logs, partial.run_ends)
+    return json.dumps([_strip(r) for r in records], sort_keys=True, default=repr)
+
+
+def _same_rows(one: Partial, other: Partial) -> bool:
+    """Whether two files hold the same request rows (where each was read aside)."""
+    if one.requests is None or other.requests is None:
+        return one.requests is None and other.requests is None
+    return _comparable(one.requests).equals(_comparable(other.requests))
+
+
+def _comparable(rows: pd.DataFrame) -> pd.DataFrame:
+    """Request rows as two reads of the same records compare equal: where each was read left
+    out, columns in name order, text as Python strings (one reader gives pandas' string type,
+    another objects)."""
+    rows = rows.drop(columns=[c for c in _WHERE if c in rows]).sort_index(axis=1)
+    text = {c: object for c in rows.columns if pd.api.types.is_string_dtype(rows[c].dtype)}
+    return rows.astype(text).reset_index(drop=True)
+
+
+def _empty(partial: Partial, note: str) -> None:
+    """Leave out every record of a file read already, saying whose they are."""
+    partial.requests = None
+    partial.runs, partial.claims, partial.probes = [], [], []
+    partial.logs, partial.run_ends = [], []
+    if partial.input is not None:
+        partial.input.notes.append(note)
+
+
+#: Run settings that date a run: vLLM's `date`, GuideLLM's measurement window, llama-bench's
+#: `test_time`, LLMPerf's `timestamp`.
+_DATES = ("date", "window", "test_time", "timestamp")
+
+
+def _identified(run: dict[str, Any], rows: pd.DataFrame) -> bool:
+    """Whether a run is told from any other by what its file holds: its requests' times, or
+    a date of the run. Printed figures alone (a llama-bench table row, "57.69 ± 0.01") may
+    repeat by chance in two files of two runs."""
+    extra = run.get("extra")
+    dated = isinstance(extra, dict) and any(extra.get(k) not in (None, "") for k in _DATES)
+    return not rows.empty or dated or tool_date(extra) is not None
+
+
 def fold_repeated(partials: list[Partial]) -> None:
     """The same run given twice, read once.
 
-    A file given again (the same bytes) adds nothing: its records are left out, and its note
-    says whose they are. A run of one file stated again, every setting and figure the same
-    (and its requests, when it has any), in a later file is left out of the later file: vLLM's
-    sweep writes each run to `run=N.json` and again in `summary.json`, and a folder passed
-    whole holds both. Left in, it would count as a repeat of itself, or as a run at the same
-    time as itself (the same end date). A run that another record of its file names (a claim,
-    a probe, a log line) is kept: that record speaks of it. So is a run whose file neither
-    dates it nor times its requests: printed figures alone may repeat by chance (two
-    llama-bench logs of one machine can print the same "57.69 ± 0.01" row for two runs).
+    A file given again (the same bytes, under the same name or another, or the same records
+    in other bytes: CRLF line ends, keys in another order) adds nothing: its records are left
+    out, and its note says whose they are. A run of one file stated again, every setting and
+    figure the same (and its requests, when it has any), in a later file is left out of the
+    later file: vLLM's sweep writes each run to `run=N.json` and again in `summary.json`, and
+    a folder passed whole holds both. Left in, it would count as a repeat of itself, or as a
+    run at the same time as itself (the same end date).
+
+    Kept: a run that another record of its file names (a claim, a probe, a log line speaks of
+    it), and runs their files tell from no other (no request times, no date: `_identified`),
+    whose equal figures may be two runs printing alike; a file of other bytes is read once
+    only when each of its runs is told apart so.
     """
-    files: dict[str, str] = {}
+    files: dict[str, InputFile] = {}
+    contents: list[tuple[str, Partial]] = []
     runs: dict[str, tuple[Partial, dict[str, Any]]] = {}
     for partial in partials:
         if partial.input is None:
             continue
-        here = partial.input.path
-        first = files.setdefault(partial.input.sha256, here) if partial.input.sha256 else here
-        if first != here:
-            partial.requests = None
-            partial.runs, partial.claims, partial.probes = [], [], []
-            partial.logs, partial.run_ends = [], []
-            partial.input.notes.append(f"the same bytes as {first}: read once, there")
+        first = files.setdefault(partial.input.sha256, partial.input)
+        if partial.input.sha256 and first is not partial.input:
+            _empty(partial, f"the same bytes as {first.path}: read once, there")
             continue
+        content = _content(partial)
+        same = next((p for c, p in contents if c == content and _same_rows(p, partial)), None)
+        told_apart = all(_identified(r, _rows_of(partial, str(r["run"]))) for r in partial.runs)
+        if same is not None and same.input is not None and told_apart:
+            _empty(partial, f"the same records as {same.input.path}: read once, there")
+            continue
+        if partial.runs:
+            contents.append((content, partial))
         for run in list(partial.runs):
             run_id = str(run["run"])
             key = _fingerprint(run)
@@ -358,8 +415,8 @@ def fold_repeated(partials: list[Partial]) -> None:
             rows = _rows_of(partial, run_id)
             if not rows.equals(_rows_of(other, str(kept["run"]))):
                 continue
-            if rows.empty and tool_date(run.get("extra")) is None:
-                continue  # no request and no date: printed figures alone may repeat by chance
+            if not _identified(run, rows):
+                continue
             partial.runs.remove(run)
             if partial.requests is not None and "run" in partial.requests:
                 partial.requests = partial.requests[

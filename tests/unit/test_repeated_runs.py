@@ -131,3 +131,60 @@ def test_two_printed_tables_alike_in_one_row_keep_both_runs(tmp_path: Path) -> N
         "b.log:tg128",
     ]
     assert not any("given again" in n for i in verdict.inputs for n in i.notes)
+
+
+def test_a_file_given_twice_under_one_name_is_read_once() -> None:
+    # the same path twice (a shell glob and a name, a folder and a file in it): the runs
+    # were read twice, the claim judged twice, and BR016 passed the run as "repeated: the
+    # largest spread between repeats is 0.0%", a repeat of itself
+    trace = TRACES / "case-a-ladder.jsonl"
+    verdict = api.audit([trace, trace])
+    once = api.audit([trace])
+    assert [r.id for r in verdict.runs] == [r.id for r in once.runs]
+    assert len(verdict.claims) == len(once.claims)
+    assert _br016(verdict).message == _br016(once).message
+    assert verdict.inputs[1].notes[-1].endswith("read once, there")
+
+
+@pytest.mark.parametrize("how", ["crlf", "sorted keys"])
+def test_a_copy_with_other_line_ends_or_key_order_is_read_once(tmp_path: Path, how: str) -> None:
+    # the same records written with CRLF line ends (or keys in another order) are other
+    # bytes, and the run its claim names was kept twice: "repeated: 0.0%"
+    trace = TRACES / "case-a-ladder.jsonl"
+    lines = trace.read_text().splitlines()
+    copy = tmp_path / "copy.jsonl"
+    if how == "crlf":
+        copy.write_bytes("".join(f"{line}\r\n" for line in lines).encode())
+    else:
+        copy.write_text("".join(json.dumps(json.loads(x), sort_keys=True) + "\n" for x in lines))
+    verdict = api.audit([trace, copy])
+    once = api.audit([trace])
+    assert [r.id for r in verdict.runs] == [r.id for r in once.runs]
+    assert len(verdict.claims) == len(once.claims)
+    assert _br016(verdict).message == _br016(once).message
+    assert verdict.inputs[1].notes[-1].startswith("the same records as ")
+
+
+def test_a_copy_with_one_request_changed_is_read(tmp_path: Path) -> None:
+    trace = TRACES / "case-a-ladder.jsonl"
+    lines = trace.read_text().splitlines()
+    records = [json.loads(x) for x in lines]
+    first = next(r for r in records if r.get("kind") == "request")
+    first["output_tokens"] += 1
+    copy = tmp_path / "copy.jsonl"
+    copy.write_text("".join(json.dumps(r) + "\n" for r in records))
+    verdict = api.audit([trace, copy])
+    assert len(verdict.runs) > len(api.audit([trace]).runs)
+
+
+def test_a_guidellm_report_and_its_yaml_twin_are_one_run() -> None:
+    # GuideLLM wrote the same benchmark as JSON and as YAML (its measurement window dates it,
+    # 1749157168.18–1749157198.18): one run, not a repeat of itself ("repeated: 0.0%")
+    folder = REAL / "guidellm"
+    if not folder.is_dir():
+        pytest.skip("../shared/real-traces is absent")
+    twins = [folder / f"guidellm-v02-test-asset-benchmarks_stripped.{x}" for x in ("json", "yaml")]
+    verdict = api.audit(twins)
+    assert [r.id for r in verdict.runs] == ["synchronous"]
+    assert _br016(verdict).message == "1 run, none repeated: the error of each figure is unknown"
+    assert verdict.inputs[1].notes[-1] == (f"the same records as {twins[0]}: read once, there")
