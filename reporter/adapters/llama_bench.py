@@ -49,7 +49,7 @@ from reporter.adapters._common import (
 )
 from reporter.grouping import scalar
 from reporter.ingest.lines import Source, iter_lines
-from reporter.numbers import counted
+from reporter.numbers import counted, fmt, listed
 from reporter.table import Partial
 from reporter.types import LEFT_OUT
 from reporter.values import finite_number
@@ -188,10 +188,11 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
             rows_at = {n for _, lines in csv_tables for n in lines}
             others = [n for n in others if n not in rows_at]
             tests_left = sum(len(lines) - 1 for _, lines in csv_tables)
+            starts = [fmt(a, 0) for a, _ in csv_tables]
             notes.append(
                 f"{LEFT_OUT}{counted(len(csv_tables), 'llama-bench CSV table')} (line"
                 f"{'s' if len(csv_tables) > 1 else ''} "
-                f"{', '.join(str(a) for a, _ in csv_tables)}; {counted(tests_left, 'test')}): "
+                f"{listed(starts, 10)}; {counted(tests_left, 'test')}): "
                 "not read with the Markdown tables; give the CSV as a file of its own to "
                 "audit it"
             )
@@ -317,11 +318,19 @@ def _csv_blocks(source: Source) -> list[tuple[int, list[int]]]:
         block = [start]
         for number in range(start + 1, len(lines) + 1):
             line = lines[number - 1]
-            if not (line.startswith('"') and len(next(csv.reader([line]), [])) > 1):
+            if not (line.startswith('"') and _cell_count(line) > 1):
                 break
             block.append(number)
         out.append((start, block))
     return out
+
+
+def _cell_count(line: str) -> int:
+    """How many CSV cells one line holds; a field above the csv module's limit is one."""
+    try:
+        return len(next(csv.reader([line]), []))
+    except csv.Error:
+        return len(line.split(","))
 
 
 def _csv_log_records(source: Source, problems: Problems) -> tuple[list[tuple[int, Any]], list[int]]:

@@ -870,3 +870,36 @@ def test_two_vulkan_drivers_of_one_gpu_are_two_settings(tmp_path):
     ]  # fmt: skip
     assert list(runs["hardware_name"]) == ["Radeon 8060S Graphics"] * 2
     assert len(api.audit(paths).groups) == 2
+
+
+MARKDOWN_TABLE = (
+    "| model | size | params | backend | threads | test | t/s |\n"
+    "| --- | ---: | ---: | --- | ---: | ---: | ---: |\n"
+    "| qwen35 27B Q4_K - Small | 14.76 GiB | 26.90 B | BLAS,MTL | 8 | tg1024 | 11.56 ± 0.07 |\n"
+)
+CSV_HEADER = (
+    "build_commit,build_number,cpu_info,gpu_info,backends,model_filename,model_type,"
+    "model_size,model_n_params,n_batch,n_ubatch,n_threads,n_gpu_layers,n_prompt,n_gen,"
+    "n_depth,test_time,avg_ns,stddev_ns,avg_ts,stddev_ts"
+)
+
+
+def test_a_csv_row_beside_markdown_with_a_huge_field_is_no_internal_error(tmp_path):
+    # a quoted field above the csv module's field limit (128 KiB) in a row under the CSV
+    # header: "internal error ... field larger than field limit"
+    trace = tmp_path / "write-up.md"
+    trace.write_text(MARKDOWN_TABLE + "\n" + CSV_HEADER + '\n"' + "a" * 200_000 + '",b\n')
+    verdict = api.audit([trace])
+    (inp,) = verdict.inputs
+    assert inp.left_out[0].startswith("left out: 1 llama-bench CSV table (line 5; 1 test)")
+
+
+def test_many_csv_tables_beside_markdown_are_counted_not_all_listed(tmp_path):
+    # 3,000 CSV headers: the note listed every line number
+    trace = tmp_path / "write-up.md"
+    trace.write_text(MARKDOWN_TABLE + ("\n" + CSV_HEADER) * 3000 + "\n")
+    (inp,) = api.audit([trace]).inputs
+    (note,) = inp.left_out
+    assert note.startswith("left out: 3,000 llama-bench CSV tables (lines 5, 6, 7,")
+    assert "and 2990 more; 0 tests)" in note
+    assert len(note) < 300
