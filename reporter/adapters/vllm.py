@@ -213,15 +213,20 @@ def _one_request_turns(turns: Any, completed: Any) -> list[int]:
         return []
     lengths = []
     for turn in turns:
-        if not isinstance(turn, dict) or turn.get("completed") != 1 or turn.get("failed"):
+        if not isinstance(turn, dict) or not _is_one(turn.get("completed")) or turn.get("failed"):
             return []
-        if turn.get("num_samples", 1) != 1:
+        if not _is_one(turn.get("num_samples", 1)):
             return []
         tokens = turn.get("total_output_tokens")
         if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
             return []
         lengths.append(tokens)
     return lengths if len(lengths) == completed else []
+
+
+def _is_one(value: Any) -> bool:
+    """The count 1 (an int: True and 1.0 are other things)."""
+    return type(value) is int and value == 1
 
 
 def _is_count(value: Any) -> bool:
@@ -385,6 +390,14 @@ def _run(
         "chunks": n_chunks,
     }
     lengths = _one_request_turns(record.get("per_turn_metrics"), completed)
+    if lengths and total_output is not None and sum(lengths) != total_output:
+        problems.add(
+            line,
+            f"per_turn_metrics' output tokens add up to {sum(lengths):,}, total_output_tokens "
+            f"is {total_output:,}",
+            "the turns' total_output_tokens to add up to the run's",
+        )
+        lengths = []
     if lengths:
         # a multi-turn run of one conversation: each turn's totals are one request's
         summary["min_output_tokens"], summary["max_output_tokens"] = min(lengths), max(lengths)

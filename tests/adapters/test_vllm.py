@@ -444,3 +444,40 @@ def test_a_multi_turn_run_of_one_conversation_states_each_requests_output_length
     path.write_text(json.dumps(record))
     (run,) = api.audit([path]).runs
     assert run.output_tokens_min is None and run.output_tokens_max is None
+
+
+def _multi_turn(turns: list[dict]) -> dict:
+    return {
+        "date": "2026-09-04T20:33:17Z", "mode": "multi_turn", "backend": "openai-chat",
+        "model_id": "m", "num_conversations": 1, "multi_turn_concurrency": 1,
+        "duration": 56.276253075, "completed": 8, "failed": 0, "total_input_tokens": 19149,
+        "total_output_tokens": 4096, "output_throughput": 72.78380802185274,
+        "mean_ttft_ms": 797.3, "median_ttft_ms": 769.1, "mean_tpot_ms": 12.2,
+        "median_tpot_ms": 11.0, "per_turn_metrics": turns,
+    }  # fmt: skip
+
+
+def test_turn_lengths_that_do_not_add_up_to_the_runs_output_are_refused(tmp_path):
+    # 8 turns of 100,000 tokens each in a run of 4,096 output tokens: each request was said
+    # to be 24 times longer than the whole run
+    turns = [
+        {"turn_index": i, "num_samples": 1, "completed": 1, "failed": 0,
+         "total_output_tokens": 100_000}
+        for i in range(8)
+    ]  # fmt: skip
+    path = tmp_path / "multiturn.json"
+    path.write_text(json.dumps(_multi_turn(turns)))
+    with pytest.raises(TraceError, match="per_turn_metrics"):
+        api.audit([path])
+
+
+def test_a_turn_whose_completed_count_is_a_bool_gives_no_lengths(tmp_path):
+    turns = [
+        {"turn_index": i, "num_samples": 1, "completed": True, "failed": 0,
+         "total_output_tokens": 512}
+        for i in range(8)
+    ]  # fmt: skip
+    path = tmp_path / "multiturn.json"
+    path.write_text(json.dumps(_multi_turn(turns)))
+    (run,) = api.audit([path]).runs
+    assert run.output_tokens_min is None and run.output_tokens_max is None
