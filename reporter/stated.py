@@ -16,6 +16,7 @@ way is not a claim of total ÷ wall.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -80,5 +81,8 @@ def difference(stated: Stated, recomputed: float | None, what: str, gap: float) 
     text = f"the file states {fmt(stated.tps, 2)} tok/s"
     if stated.field:
         text += f" ({stated.field})"
-    text += f", {_ratio_text(ratio)} {what} ({fmt(base)})"
+    if math.isfinite(ratio):
+        text += f", {_ratio_text(ratio)} {what} ({fmt(base)})"
+    else:  # beyond floating point: no ratio to print
+        text += f", beyond any ratio to {what} ({fmt(base)})"
     return f"{text}: {stated.how}" if stated.how else text
