@@ -248,50 +248,45 @@ def test_near_formats_say_what_they_look_like(tmp_path, text, line, what, expect
     assert str(err.value) == f"{path}:{line}: {what}; expected {expected}"
 
 
-def test_vllms_offline_throughput_result_says_why_it_cannot_be_audited(tmp_path):
-    # vLLM's benchmark_throughput.py --output-json: these five keys, indent 4; its
-    # total_num_tokens counts the prompts with the outputs
-    path = tmp_path / "throughput.json"
-    path.write_text(
+#: vLLM's offline benchmarks, as --output-json writes them (indent 4), and why each is no
+#: serving run: benchmark_throughput.py's five keys (its total_num_tokens counts the prompts
+#: with the outputs), and benchmark_latency.py's / vllm bench latency's (a vllm-ascend CI
+#: copy: seconds per whole batch generate call). Keys vLLM writes, so "none of the keys the
+#: supported tools write" would be false.
+OFFLINE = {
+    "throughput": (
         '{\n    "elapsed_time": 72.381,\n    "num_requests": 200,\n'
         '    "total_num_tokens": 86204,\n    "requests_per_second": 2.763,\n'
-        '    "tokens_per_second": 1190.974\n}'
-    )
-    with pytest.raises(TraceError) as err:
-        api.load([path])
-    assert str(err.value) == (
-        f"{path}: vLLM's offline throughput benchmark (elapsed_time, total_num_tokens, "
+        '    "tokens_per_second": 1190.974\n}',
+        "vLLM's offline throughput benchmark (elapsed_time, total_num_tokens, "
         "tokens_per_second): no serving run to audit: one total over 200 requests, with no "
         "request's times, no concurrency, and a tokens_per_second that vLLM counts over prompt "
-        "and output tokens together; expected a serving benchmark's result (vllm bench serve "
-        "--save-result, with --save-detailed for per-request times)"
-    )
-    # named as vLLM's, it is refused for the same reason, not with the serving schema's
-    with pytest.raises(TraceError) as named:
-        api.load([path], "vllm")
-    assert str(named.value) == str(err.value)
-
-
-def test_vllms_offline_latency_result_says_why_it_cannot_be_audited(tmp_path):
-    # vLLM's benchmark_latency.py / vllm bench latency --output-json (a vllm-ascend CI copy):
-    # avg_latency, latencies (seconds per whole batch generate call) and percentiles, indent
-    # 4. Keys vLLM writes, so "none of the keys the supported tools write" would be false
-    path = tmp_path / "latency.json"
-    path.write_text(
+        "and output tokens together",
+    ),
+    "latency": (
         '{\n    "avg_latency": 7.1091228867570555,\n    "latencies": [\n'
         "        6.898985657840967,\n        6.853035559877753,\n        7.112779660150409\n"
         '    ],\n    "percentiles": {\n        "10": 6.809143266826868,\n'
-        '        "50": 7.112779660150409,\n        "99": 7.868931790143251\n    }\n}'
-    )
+        '        "50": 7.112779660150409,\n        "99": 7.868931790143251\n    }\n}',
+        "vLLM's offline latency benchmark (avg_latency, latencies, percentiles): no serving "
+        "run to audit: 3 timings of one whole batch each, whose size and lengths the file "
+        "does not record, with no request's times and no token counts",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(OFFLINE))
+def test_vllms_offline_results_say_why_they_cannot_be_audited(tmp_path, kind):
+    text, why = OFFLINE[kind]
+    path = tmp_path / f"{kind}.json"
+    path.write_text(text)
     with pytest.raises(TraceError) as err:
         api.load([path])
     assert str(err.value) == (
-        f"{path}: vLLM's offline latency benchmark (avg_latency, latencies, percentiles): no "
-        "serving run to audit: 3 timings of one whole batch each, whose size and lengths the "
-        "file does not record, with no request's times and no token counts; expected a "
-        "serving benchmark's result (vllm bench serve --save-result, with --save-detailed for "
-        "per-request times)"
+        f"{path}: {why}; expected a serving benchmark's result (vllm bench serve "
+        "--save-result, with --save-detailed for per-request times)"
     )
+    # named as vLLM's, it is refused for the same reason, not with the serving schema's
     with pytest.raises(TraceError) as named:
         api.load([path], "vllm")
     assert str(named.value) == str(err.value)

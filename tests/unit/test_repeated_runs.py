@@ -32,6 +32,15 @@ def _br016(verdict: Any) -> Any:
     return finding
 
 
+def _as_if_read_once(verdict: Any, trace: Path) -> None:
+    """The audit of `trace` given twice says what the audit of it once says: its runs, its
+    claims judged once, and no run a repeat of itself."""
+    once = api.audit([trace])
+    assert [r.id for r in verdict.runs] == [r.id for r in once.runs]
+    assert len(verdict.claims) == len(once.claims)
+    assert _br016(verdict).message == _br016(once).message
+
+
 def test_a_sweep_run_and_its_summary_are_one_run(tmp_path: Path) -> None:
     # the run of run=0.json is the first entry of summary.json, to the byte: with both, three
     # runs read as four, and the one given twice "ran at the same time" as itself (the same
@@ -139,10 +148,7 @@ def test_a_file_given_twice_under_one_name_is_read_once() -> None:
     # largest spread between repeats is 0.0%", a repeat of itself
     trace = TRACES / "case-a-ladder.jsonl"
     verdict = api.audit([trace, trace])
-    once = api.audit([trace])
-    assert [r.id for r in verdict.runs] == [r.id for r in once.runs]
-    assert len(verdict.claims) == len(once.claims)
-    assert _br016(verdict).message == _br016(once).message
+    _as_if_read_once(verdict, trace)
     assert verdict.inputs[1].notes[-1].endswith("read once, there")
 
 
@@ -158,10 +164,7 @@ def test_a_copy_with_other_line_ends_or_key_order_is_read_once(tmp_path: Path, h
     else:
         copy.write_text("".join(json.dumps(json.loads(x), sort_keys=True) + "\n" for x in lines))
     verdict = api.audit([trace, copy])
-    once = api.audit([trace])
-    assert [r.id for r in verdict.runs] == [r.id for r in once.runs]
-    assert len(verdict.claims) == len(once.claims)
-    assert _br016(verdict).message == _br016(once).message
+    _as_if_read_once(verdict, trace)
     assert verdict.inputs[1].notes[-1].startswith("the same records as ")
 
 
