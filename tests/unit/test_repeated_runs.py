@@ -191,3 +191,17 @@ def test_a_guidellm_report_and_its_yaml_twin_are_one_run() -> None:
     assert [r.id for r in verdict.runs] == ["synchronous"]
     assert _br016(verdict).message == "1 run, none repeated: the error of each figure is unknown"
     assert verdict.inputs[1].notes[-1] == (f"the same records as {twins[0]}: read once, there")
+
+
+def test_files_that_repeat_nothing_have_no_rows_compared(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a row filter per run costs seconds on a million-request trace: the rows of a run are
+    # looked at only when its file, or the run, repeats an earlier one
+    from reporter import adapters
+
+    looked: list[str] = []
+    real_rows_of = adapters._rows_of
+    monkeypatch.setattr(
+        adapters, "_rows_of", lambda p, run_id: looked.append(run_id) or real_rows_of(p, run_id)
+    )
+    api.audit([TRACES / "case-a-ladder.jsonl", TRACES / "case-b-queue.jsonl"])
+    assert looked == []
