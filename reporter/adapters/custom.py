@@ -491,8 +491,11 @@ def _apply_clock(
                 row["t_first"] = send + ttft
             if latency is not None:
                 row["t_end"] = send + latency
-        elif latency is not None:
-            row["_latency"] = latency
+        else:
+            if latency is not None:
+                row["_latency"] = latency
+            if ttft is not None:
+                row["_ttft"] = ttft
         if row.get("error") and row.get("finish_reason") is None:
             row["finish_reason"] = "error"
 
@@ -503,12 +506,19 @@ def _run(run_id: str, rows: list[dict[str, Any]], mapping: Mapping, path: str) -
     derived = [f"read through the mapping {Path(mapping.path).name}; clock: {mapping.clock}"]
     summary: dict[str, Any] | None = None
     latencies = [r.pop("_latency") for r in mine if "_latency" in r]
+    ttfts = [r.pop("_ttft") for r in mine if "_ttft" in r]
     if latencies:
         summary = {"sum_latency_s": sum(latencies), "requests": len(mine)}
         derived.append(
             "no send times: Σ latency from the latency column; no completion times to order "
             "into a ladder"
         )
+        failed = any(r.get("finish_reason") in ("error", "abort") for r in mine)
+        if len(ttfts) == len(latencies) == len(mine) and not failed:
+            # every request's time to first token and latency: Σ (latency − TTFT) is the
+            # time the requests spent decoding, whatever the order they were sent in
+            summary["mean_ttft_s"] = sum(ttfts) / len(ttfts)
+            derived.append("mean time to first token from the ttft column")
         if cfg.get("duration_s"):
             summary["wall_s"] = float(cfg["duration_s"])
             derived.append("wall clock from the mapping (run.duration_s)")

@@ -192,3 +192,29 @@ def test_a_token_count_no_request_can_have_is_refused(tmp_path, cell, shown, exp
     tables = api.load([path], "custom", options={"mapping": str(MAPPING)}, lenient=True)
     assert len(tables.requests) == 3
     assert len(tables.inputs[0].skipped_reasons) == 1
+
+
+def test_ttft_without_send_times_bounds_the_decoding(tmp_path):
+    # a per-worker load script's log: each request's TTFT and latency after its own send, no
+    # send times; two workers against a server that serves one request at a time, so the
+    # second waits a whole request before its first token
+    log = tmp_path / "runs.csv"
+    log.write_text(
+        "worker,run_idx,ttft_s,e2e_s,output_tokens\n"
+        "0,1,0.1,3.6,120\n1,1,3.7,7.2,120\n0,2,3.6,7.1,120\n1,2,3.6,7.1,120\n"
+    )
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(
+        "columns:\n  ttft: ttft_s\n  latency: e2e_s\n  output_tokens: output_tokens\n"
+        "run:\n  id: n2\n  concurrency: 2\n  duration_s: 14.3\n"
+    )
+    tables = load(log, mapping)
+    summary = tables.runs.set_index("run").loc["n2", "summary"]
+    assert summary["mean_ttft_s"] == pytest.approx((0.1 + 3.7 + 3.6 + 3.6) / 4)
+    verdict = api.audit([log], fmt="custom", options={"mapping": str(mapping)})
+    run_ = verdict.to_dict()["runs"][0]
+    # Σ (e2e − TTFT) = 25.0 − 11.0 = 14.0 s of decoding in a 14.3 s wall: one at a time
+    assert round(run_["decode_bound"], 2) == 0.98
+    ladder = finding(verdict, "BR003", "n2")
+    assert ladder["outcome"] == "undecidable"
+    assert "consistent with one at a time but does not prove it" in ladder["message"]
