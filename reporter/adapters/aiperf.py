@@ -1239,6 +1239,27 @@ def _setting(parameters: dict[str, Any]) -> str:
     )
 
 
+#: What a sweep export holds of each setting: one entry (two would be two runs of one
+#: setting that its trials never were, and read as repeats of one point).
+SETTING_ONCE = "each swept setting once"
+
+
+def _setting_key(parameters: dict[str, Any]) -> Any:
+    """What two entries of one sweep export share when they give the same setting: their
+    parameters, a number equal to another however written (16 and 16.0)."""
+
+    def frozen(value: Any) -> Any:
+        if isinstance(value, bool):
+            return ("bool", value)
+        if isinstance(value, dict):
+            return ("object", tuple(sorted((str(k), frozen(v)) for k, v in value.items())))
+        if isinstance(value, list):
+            return ("list", tuple(frozen(v) for v in value))
+        return value
+
+    return frozen(parameters)
+
+
 def _trials(
     stated: Any, successful: Any, settings: int | None, noun: str = "setting"
 ) -> tuple[int | None, str]:
@@ -1341,9 +1362,19 @@ def _read_aggregate(source: Source, doc: dict[str, Any], lenient: bool) -> Parti
             meta.get("num_trials_per_value"), None, "metadata.num_trials_per_value", problems
         )
         trials, told = _trials(stated, count, len(combos))
+        seen: dict[Any, tuple[int, int]] = {}
         for i, combo in enumerate(combos):
             line = line_of(lines, "per_combination_metrics", i)
             parameters = obj(obj(combo).get("parameters"))
+            first = seen.setdefault(_setting_key(parameters), (i, line))
+            if first[0] != i:
+                problems.add(
+                    line,
+                    f"sweep entry {i} ({_setting(parameters)}) is the setting of sweep entry "
+                    f"{first[0]} (line {first[1]}) again",
+                    SETTING_ONCE,
+                )
+                continue
             metrics = obj(obj(combo).get("metrics"))
             if _tag_form(metrics) or trials == 1:
                 what = ONE_TRIAL  # AIPerf writes the tag form only for a setting of one trial
@@ -1484,9 +1515,19 @@ def _sweep_csv_runs(
     )
     shape = "profile_export_aiperf_sweep.csv (values rounded to 2 decimals)"
     runs: list[dict[str, Any]] = []
+    seen: dict[Any, int] = {}
     for line, row in table:
         parameters = {p: _cell(row.get(p), line, p, problems) for p in params}
         parameters = {k: v for k, v in parameters.items() if v is not None}
+        first = seen.setdefault(_setting_key(parameters), line)
+        if first != line:
+            problems.add(
+                line,
+                f"sweep row ({_setting(parameters)}) is the setting of the row at line "
+                f"{first} again",
+                SETTING_ONCE,
+            )
+            continue
         if nested or trials == 1:
             what = ONE_TRIAL
         elif trials is not None:

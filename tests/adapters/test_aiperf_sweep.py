@@ -281,3 +281,44 @@ def test_sweep_csv_is_told_by_its_five_columns_a_key_not_by_count_columns(tmp_pa
     assert adapters.detect(Source.read(str(path))).NAME == "aiperf"
     # a `_count_mean` column alone, without its std/min/max/cv, is not the sweep's layout
     assert _csv_kind(["concurrency", "request_count_mean", "other"]) is None
+
+
+def _entry_lines(text: str) -> list[int]:
+    """The line where each `per_combination_metrics` entry of an indented document opens."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if '"per_combination_metrics"' in line)
+    indent = len(lines[start + 1]) - len(lines[start + 1].lstrip())
+    return [
+        i + 1 for i, line in enumerate(lines[start + 1 :], start + 1) if line == " " * indent + "{"
+    ]
+
+
+def test_sweep_entry_given_twice_is_refused_naming_the_first(tmp_path):
+    # one setting twice in one export is impossible data, not two repeats of one point
+    doc = _sweep([16, 32])
+    twin = json.loads(json.dumps(doc["per_combination_metrics"][0]))
+    twin["metrics"]["benchmark_duration"]["avg"] *= 1.8
+    twin["parameters"] = {"concurrency": 16.0}  # the same value written as a float
+    doc["per_combination_metrics"].append(twin)
+    text = json.dumps(doc, indent=2)
+    path = _write(tmp_path, "profile_export_aiperf_sweep.json", text)
+    with pytest.raises(TraceError) as err:
+        load(path)
+    first, _, again = _entry_lines(text)
+    assert str(err.value) == (
+        f"{path}:{again}: sweep entry 2 (concurrency 16) is the setting of sweep entry 0 "
+        f"(line {first}) again; expected each swept setting once"
+    )
+
+
+def test_sweep_csv_row_given_twice_is_refused_naming_the_first(tmp_path):
+    text = _csv(_sweep([16, 32]), runs=(2, 2))
+    rows = text.split("\n")
+    rows.insert(3, rows[1])
+    path = _write(tmp_path, "sweep.csv", "\n".join(rows))
+    with pytest.raises(TraceError) as err:
+        load(path)
+    assert str(err.value) == (
+        f"{path}:4: sweep row (concurrency 16) is the setting of the row at line 2 again; "
+        "expected each swept setting once"
+    )
