@@ -15,6 +15,7 @@ honest aggregate is recomputed from `total_osl` ÷ `benchmark_duration`.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -1139,7 +1140,12 @@ def _tag_form(keys: Iterable[str]) -> bool:
     )
 
 
-def _unflatten(metrics: dict[str, Any]) -> dict[str, Any]:
+def _unflatten(
+    metrics: dict[str, Any],
+    problems: Problems | None = None,
+    line: int | None = None,
+    where: str = "",
+) -> dict[str, Any]:
     """The metrics of a multi-run export as a summary's statistics, `{tag: {stat: value,
     "unit": u}}`, from either form:
 
@@ -1148,6 +1154,8 @@ def _unflatten(metrics: dict[str, Any]) -> dict[str, Any]:
     - `{"request_latency": {"avg": a, "mean": a, "p99": q, "std": 0.0, …}}` (one trial): the
       trial's own statistics, its `avg` (or `mean`), min, max, percentiles, count and sum;
       its std, cv and confidence bounds are across trials (0 for one), so they are left out.
+      A metric whose `avg` and `mean` disagree (beyond float rounding) is left out, a problem
+      at `line` (`where` names the setting): neither is picked.
     """
     stats: dict[str, Any] = {}
     nested = _tag_form(metrics)
@@ -1157,6 +1165,16 @@ def _unflatten(metrics: dict[str, Any]) -> dict[str, Any]:
         if nested:
             tag = str(key)
             values = {stat: finite_number(value.get(stat)) for stat in STAT_KEYS if stat != "std"}
+            avg, mean = value.get("avg"), value.get("mean")
+            if avg is not None and mean is not None and not _alike(avg, mean):
+                if problems is not None:
+                    problems.add(
+                        line,
+                        f'{where}metric {shown(tag)} has "avg" {shown(avg)} and "mean" '
+                        f"{shown(mean)}, which disagree",
+                        "the one trial's average as both (AIPerf writes it twice)",
+                    )
+                continue
             if values["avg"] is None:
                 values["avg"] = finite_number(value.get("mean"))
         else:
@@ -1175,6 +1193,15 @@ def _unflatten(metrics: dict[str, Any]) -> dict[str, Any]:
         elif "unit" not in entry and _display_unit(tag):
             entry["unit"] = _display_unit(tag)  # the sweep CSV writes no units
     return stats
+
+
+def _alike(a: Any, b: Any) -> bool:
+    """Two statistics of a file that are one figure: finite numbers equal but for float
+    rounding."""
+    x, y = finite_number(a), finite_number(b)
+    if x is None or y is None or isinstance(a, bool) or isinstance(b, bool):
+        return False
+    return math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def _display_unit(tag: str) -> str | None:
@@ -1216,10 +1243,13 @@ def _aggregate_run(
     version: str | None,
     problems: Problems,
     shape: str,
+    line: int | None = None,
+    where: str = "",
 ) -> dict[str, Any] | None:
     """One run from the statistics of one setting, `what` saying whose figures they are;
-    None when they hold no duration."""
-    stats = _unflatten(metrics)
+    None when they hold no duration (a problem already added at `line` when it is one
+    refused there)."""
+    stats = _unflatten(metrics, problems, line, where)
     if "avg" not in stats.get("benchmark_duration", {}):
         return None
     phase = {"name": "profiling", **parameters}
@@ -1388,7 +1418,13 @@ def _read_aggregate(source: Source, doc: dict[str, Any], lenient: bool) -> Parti
                 continue
             else:
                 what = _means_note("its profile runs")
-            run = _aggregate_run(source, metrics, parameters, what, version, problems, shape)
+            before = problems.count
+            run = _aggregate_run(
+                source, metrics, parameters, what, version, problems, shape, line,
+                f"sweep entry {i} ({_setting(parameters)}): ",
+            )  # fmt: skip
+            if run is None and problems.count > before:
+                continue  # its duration is refused for what it is
             if run is None:
                 problems.add(
                     line,
@@ -1401,10 +1437,13 @@ def _read_aggregate(source: Source, doc: dict[str, Any], lenient: bool) -> Parti
         shape = "profile_export_aiperf_aggregate.json"
         runs_counted = counted(count, "profile run") if count is not None else "its profile runs"
         metrics = obj(doc.get("metrics"))
+        before = problems.count
         run = _aggregate_run(
             source, metrics, {}, _means_note(runs_counted), version, problems, shape
         )
-        if run is None:
+        if run is None and problems.count > before:
+            pass  # its duration is refused for what it is
+        elif run is None:
             problems.add(
                 None,
                 '"benchmark_duration_avg" (its "mean") is missing',

@@ -322,3 +322,39 @@ def test_sweep_csv_row_given_twice_is_refused_naming_the_first(tmp_path):
         f"{path}:4: sweep row (concurrency 16) is the setting of the row at line 2 again; "
         "expected each swept setting once"
     )
+
+
+@pytest.mark.parametrize("mean", [2400.0, float("nan"), "2032"])
+def test_011_sweep_metric_whose_avg_and_mean_disagree_is_refused(tmp_path, mean):
+    # one trial's average is written as both: two values are no figure to pick one of
+    doc = _sweep([16, 32])
+    doc["per_combination_metrics"][1]["metrics"]["request_latency"]["mean"] = mean
+    text = json.dumps(doc, indent=2)
+    path = _write(tmp_path, "profile_export_aiperf_sweep.json", text)
+    with pytest.raises(TraceError) as err:
+        load(path)
+    _, line = _entry_lines(text)
+    shown = {2400.0: "2400.0", "2032": '"2032"'}.get(mean, "NaN")
+    assert str(err.value) == (
+        f'{path}:{line}: sweep entry 1 (concurrency 32): metric "request_latency" has "avg" '
+        f'2032.0 and "mean" {shown}, which disagree; expected the one trial\'s average as both '
+        "(AIPerf writes it twice)"
+    )
+
+
+def test_011_sweep_duration_whose_avg_and_mean_disagree_is_refused_for_that_alone(tmp_path):
+    doc = _sweep([16])
+    doc["per_combination_metrics"][0]["metrics"]["benchmark_duration"]["mean"] = 100.0
+    path = _write(tmp_path, "sweep.json", json.dumps(doc))
+    with pytest.raises(TraceError) as err:
+        load(path)
+    assert len(err.value.problems) == 1
+    assert 'metric "benchmark_duration" has "avg" 316.0 and "mean" 100.0' in str(err.value)
+
+
+def test_011_sweep_avg_and_mean_alike_but_for_float_rounding_are_read(tmp_path):
+    doc = _sweep([16])
+    latency = doc["per_combination_metrics"][0]["metrics"]["request_latency"]
+    latency["mean"] = latency["avg"] * (1 + 1e-12)
+    tables = load(_write(tmp_path, "sweep.json", json.dumps(doc)))
+    assert list(tables.runs["run"]) == ["aiperf:c16"]
