@@ -1519,7 +1519,10 @@ def _read_aggregate_csv(
             count = _successful_runs(rows, problems)
             _keep_spread(run, metrics, count, problems, spread_line)
             runs.append(run)
-        else:
+        elif not any(
+            row.get("metric") == "benchmark_duration_avg" and (row.get("mean") or "").strip()
+            for _, row in table
+        ):  # else its mean is refused at its row already
             problems.add(
                 None, 'no "benchmark_duration_avg" row (its "mean")', "a benchmark duration row"
             )
@@ -1588,13 +1591,16 @@ def _sweep_csv_runs(
             }
             metrics[key] = {s: v for s, v in cells.items() if v is not None}
         run = _aggregate_run(source, metrics, parameters, what, None, problems, shape)
-        if run is None:
+        durations = ("benchmark_duration_mean", "benchmark_duration_avg_mean")
+        if run is None and not any((row.get(c) or "").strip() for c in durations):
+            # (a duration written but refused is a problem at its cell already)
             problems.add(
                 line,
                 "no benchmark duration: neither benchmark_duration_mean nor "
                 "benchmark_duration_avg_mean holds a number",
                 "a duration for the setting (AIPerf sweep CSV)",
             )
+        if run is None:
             continue
         runs.append(run)
     return runs
@@ -1633,13 +1639,18 @@ def _number(text: str | None) -> float | None:
 
 
 def _cell(text: str | None, line: int, column: str, problems: Problems) -> float | None:
+    """A number of a multi-run CSV, None when empty; anything but a finite number (text,
+    `nan`, `inf`, or one too large to be a float) is a problem at `line`, naming its column."""
     if text is None or not text.strip():
         return None
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
-        problems.add(line, f'"{column}" is {text!r}', "a number or empty")
+        value = math.nan
+    if not math.isfinite(value):
+        problems.add(line, f"{shown(column)} is {shown(text)}", "a finite number or empty")
         return None
+    return value
 
 
 # --------------------------------------------------------------------------- request inputs

@@ -813,3 +813,30 @@ def test_a_sweep_trial_count_that_is_no_count_is_refused(tmp_path, trials):
     path.write_text(json.dumps(doc))
     with pytest.raises(TraceError, match="num_trials_per_value"):
         load(path)
+
+
+@pytest.mark.parametrize("cell", ["nan", "NaN", "inf", "-Infinity", "1e400"])
+def test_an_aggregate_csv_cell_that_is_not_finite_is_refused_for_what_it_is(tmp_path, cell):
+    # a NaN duration was read as no duration: 'no "benchmark_duration_avg" row', untrue
+    path = _aggregate_csv(
+        tmp_path, "benchmark_duration_avg,60.00", f"benchmark_duration_avg,{cell}"
+    )
+    with pytest.raises(TraceError) as error:
+        load(path)
+    assert str(error.value) == (f'{path}:2: "mean" is "{cell}"; expected a finite number or empty')
+    assert len(error.value.problems) == 1
+
+
+def test_a_sweep_csv_cell_that_is_not_finite_is_refused_for_what_it_is(tmp_path):
+    text = SWEEP_CSV.read_text()
+    header, first = text.splitlines()[:2]
+    column = next(
+        c for c in header.split(",") if c.startswith("benchmark_duration") and c.endswith("_mean")
+    )
+    cells = first.split(",")
+    cells[header.split(",").index(column)] = "inf"
+    path = tmp_path / "sweep.csv"
+    path.write_text(text.replace(first, ",".join(cells), 1))
+    with pytest.raises(TraceError) as error:
+        load(path)
+    assert str(error.value) == f'{path}:2: "{column}" is "inf"; expected a finite number or empty'
