@@ -903,3 +903,37 @@ def test_many_csv_tables_beside_markdown_are_counted_not_all_listed(tmp_path):
     assert note.startswith("left out: 3,000 llama-bench CSV tables (lines 5, 6, 7,")
     assert "and 2990 more; 0 tests)" in note
     assert len(note) < 300
+
+
+#: Characters that end a line for Python's str.splitlines() but not in a file's numbering.
+NOT_NEWLINES = "\u2028\u2029\x85\x0c\x0b\x1c\x1d\x1e\r"
+
+
+def test_a_line_after_a_unicode_line_separator_keeps_its_number(tmp_path):
+    # U+2028, NEL, form feed … split lines too: every later path:line was off
+    log = f"llama-bench log{NOT_NEWLINES}the same line\n"
+    bad_row = "| qwen35 27B Q4_K - Small | 14.76 GiB | 26.90 B | BLAS | tg64 | 9.5 ± 0.1 |\n"
+    trace = tmp_path / "run.md"
+    trace.write_text(log + MARKDOWN_TABLE + bad_row, newline="")
+    with pytest.raises(TraceError) as err:
+        api.load([trace])
+    assert str(err.value) == (f"{trace}:5: the table row has 6 cells; expected 7, one per column")
+
+
+def test_a_csv_row_of_a_log_holding_a_line_separator_is_one_row_at_its_line(tmp_path):
+    fields = {
+        "build_commit": "e107984bc", "build_number": "10788",
+        "gpu_info": f"Arc{NOT_NEWLINES}B580", "backends": "SYCL", "n_threads": "19",
+        "n_prompt": "0", "n_gen": "64", "avg_ns": "228365836", "stddev_ns": "276314",
+        "avg_ts": "280.252349", "stddev_ts": "0.338305",
+    }  # fmt: skip
+    trace = tmp_path / "runner.log"
+    trace.write_text(
+        f"$ llama-bench -o csv{NOT_NEWLINES}\r\n"
+        + ",".join(fields) + "\r\n"
+        + ",".join(f'"{v}"' for v in fields.values()) + "\r\n",
+        newline="",
+    )  # fmt: skip
+    tables = api.load([trace])
+    assert list(tables.runs["source_line"]) == [3]
+    assert list(tables.runs["hardware_name"]) == [f"Arc{NOT_NEWLINES}B580"]
