@@ -1252,7 +1252,7 @@ def _aggregate_run(
     stats = _unflatten(metrics, problems, line, where)
     if "avg" not in stats.get("benchmark_duration", {}):
         return None
-    phase = {"name": "profiling", **parameters}
+    phase = {**parameters, "name": "profiling"}  # a parameter "name" is no phase's name
     partial = _summary_partial(source, stats, {"phases": [phase]}, {}, version, problems, shape)
     run = partial.runs[0]
     run["derived"].insert(0, what)
@@ -1272,6 +1272,32 @@ def _setting(parameters: dict[str, Any]) -> str:
 #: What a sweep export holds of each setting: one entry (two would be two runs of one
 #: setting that its trials never were, and read as repeats of one point).
 SETTING_ONCE = "each swept setting once"
+
+
+#: Sweep parameters read as the load of a setting, and what each must be.
+_LOAD_PARAMETERS = {
+    "concurrency": "a whole number of at least 1",
+    "request_rate": "a number above 0",
+}
+
+
+def _parameters_ok(parameters: dict[str, Any], line: int, where: str, problems: Problems) -> bool:
+    """Whether every swept value of a setting is a finite number (a concurrency a whole one
+    of at least 1, a request rate above 0); each that is not is a problem at `line`."""
+    ok = True
+    for key, value in parameters.items():
+        number = finite_number(value)
+        expected = _LOAD_PARAMETERS.get(str(key), "a finite number")
+        if key == "concurrency":
+            fits = whole(value) is not None and number is not None and number >= 1
+        elif key == "request_rate":
+            fits = number is not None and number > 0
+        else:
+            fits = number is not None
+        if not fits:
+            problems.add(line, f"{where}: parameter {shown(key)} is {shown(value)}", expected)
+            ok = False
+    return ok
 
 
 def _setting_key(parameters: dict[str, Any]) -> Any:
@@ -1395,7 +1421,24 @@ def _read_aggregate(source: Source, doc: dict[str, Any], lenient: bool) -> Parti
         seen: dict[Any, tuple[int, int]] = {}
         for i, combo in enumerate(combos):
             line = line_of(lines, "per_combination_metrics", i)
-            parameters = obj(obj(combo).get("parameters"))
+            if not isinstance(combo, dict):
+                problems.add(
+                    line,
+                    f"sweep entry {i} is {shown(combo)}",
+                    'an object with "parameters" and "metrics"',
+                )
+                continue
+            if not isinstance(combo.get("parameters"), dict):
+                given = shown(combo["parameters"]) if "parameters" in combo else "missing"
+                problems.add(
+                    line,
+                    f'sweep entry {i}: "parameters" is {given}',
+                    'an object of the swept values, as {"concurrency": 16}',
+                )
+                continue
+            parameters = combo["parameters"]
+            if not _parameters_ok(parameters, line, f"sweep entry {i}", problems):
+                continue
             first = seen.setdefault(_setting_key(parameters), (i, line))
             if first[0] != i:
                 problems.add(
@@ -1561,6 +1604,8 @@ def _sweep_csv_runs(
     for line, row in table:
         parameters = {p: _cell(row.get(p), line, p, problems) for p in params}
         parameters = {k: v for k, v in parameters.items() if v is not None}
+        if not _parameters_ok(parameters, line, "sweep row", problems):
+            continue
         first = seen.setdefault(_setting_key(parameters), line)
         if first != line:
             problems.add(

@@ -358,3 +358,71 @@ def test_011_sweep_avg_and_mean_alike_but_for_float_rounding_are_read(tmp_path):
     latency["mean"] = latency["avg"] * (1 + 1e-12)
     tables = load(_write(tmp_path, "sweep.json", json.dumps(doc)))
     assert list(tables.runs["run"]) == ["aiperf:c16"]
+
+
+@pytest.mark.parametrize(
+    ("value", "shown", "expected"),
+    [
+        (True, "true", "a whole number of at least 1"),
+        ("NaN", '"NaN"', "a whole number of at least 1"),
+        ([16], "[16]", "a whole number of at least 1"),
+        (2.5, "2.5", "a whole number of at least 1"),
+        (0, "0", "a whole number of at least 1"),
+        (None, "null", "a whole number of at least 1"),
+    ],
+)
+def test_a_sweep_parameter_of_the_wrong_type_is_refused(tmp_path, value, shown, expected):
+    # it became "?" without a word
+    doc = _sweep([16, 32])
+    doc["per_combination_metrics"][1]["parameters"] = {"concurrency": value}
+    text = json.dumps(doc, indent=2)
+    path = _write(tmp_path, "profile_export_aiperf_sweep.json", text)
+    with pytest.raises(TraceError) as err:
+        load(path)
+    _, line = _entry_lines(text)
+    assert str(err.value) == (
+        f'{path}:{line}: sweep entry 1: parameter "concurrency" is {shown}; expected {expected}'
+    )
+
+
+@pytest.mark.parametrize(
+    ("parameters", "shown"), [([16], "[16]"), ("c16", '"c16"'), (None, "null")]
+)
+def test_sweep_parameters_that_are_no_object_are_refused(tmp_path, parameters, shown):
+    doc = _sweep([16, 32])
+    doc["per_combination_metrics"][0]["parameters"] = parameters
+    text = json.dumps(doc, indent=2)
+    path = _write(tmp_path, "profile_export_aiperf_sweep.json", text)
+    with pytest.raises(TraceError) as err:
+        load(path)
+    line, _ = _entry_lines(text)
+    assert str(err.value) == (
+        f'{path}:{line}: sweep entry 0: "parameters" is {shown}; expected an object of the '
+        'swept values, as {"concurrency": 16}'
+    )
+
+
+def test_a_sweep_parameter_of_other_than_a_number_is_refused(tmp_path):
+    doc = _sweep([16])
+    doc["per_combination_metrics"][0]["parameters"]["name"] = "warmup"
+    path = _write(tmp_path, "sweep.json", json.dumps(doc))
+    with pytest.raises(TraceError, match='parameter "name" is "warmup"; expected a finite number'):
+        load(path)
+
+
+def test_a_sweep_parameter_named_name_does_not_rename_the_phase(tmp_path):
+    doc = _sweep([16])
+    doc["per_combination_metrics"][0]["parameters"]["name"] = 7
+    tables = load(_write(tmp_path, "sweep.json", json.dumps(doc)))
+    assert list(tables.runs["concurrency"]) == [16]
+
+
+def test_a_sweep_csv_concurrency_that_is_no_whole_number_is_refused(tmp_path):
+    text = _csv(_sweep([16]), runs=(1, 1)).replace("\n16,", "\n2.5,", 1)
+    path = _write(tmp_path, "sweep.csv", text)
+    with pytest.raises(TraceError) as err:
+        load(path)
+    assert str(err.value) == (
+        f'{path}:2: sweep row: parameter "concurrency" is 2.5; expected a whole number of at '
+        "least 1"
+    )
