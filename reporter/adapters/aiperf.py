@@ -1262,11 +1262,29 @@ def _aggregate_run(
     return run
 
 
+#: Most parameters of one setting a message names; the rest are counted.
+SETTING_SHOWN = 4
+
+
 def _setting(parameters: dict[str, Any]) -> str:
-    """`{"concurrency": 16}` → 'concurrency 16'."""
-    return ", ".join(
-        f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in parameters.items()
-    )
+    """`{"concurrency": 16}` → 'concurrency 16', for a message: a key that is not a plain
+    name and any value that is not a number quoted bounded and escaped (`shown`), at most
+    `SETTING_SHOWN` parameters named and the rest counted."""
+
+    def key(k: Any) -> str:
+        return k if isinstance(k, str) and _PLAIN_KEY.fullmatch(k) else shown(k)
+
+    def value(v: Any) -> str:
+        return f"{v:g}" if finite_number(v) is not None else shown(v)
+
+    items = list(parameters.items())
+    named = [f"{key(k)} {value(v)}" for k, v in items[:SETTING_SHOWN]]
+    if len(items) > SETTING_SHOWN:
+        named.append(f"and {len(items) - SETTING_SHOWN} more")
+    return ", ".join(named)
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,59}")
 
 
 #: What a sweep export holds of each setting: one entry (two would be two runs of one

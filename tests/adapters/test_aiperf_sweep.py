@@ -426,3 +426,19 @@ def test_a_sweep_csv_concurrency_that_is_no_whole_number_is_refused(tmp_path):
         f'{path}:2: sweep row: parameter "concurrency" is 2.5; expected a whole number of at '
         "least 1"
     )
+
+
+def test_a_sweep_setting_is_quoted_bounded_and_escaped_in_messages(tmp_path):
+    # a 1 MB parameter key made a 1 MB error line, its controls written raw
+    doc = _sweep([16, 32])
+    huge = "\x1b]0;title\x07" + "k" * 1_000_000
+    doc["per_combination_metrics"][1]["parameters"] = {huge: 1, **{f"p{n}": n for n in range(20)}}
+    del doc["per_combination_metrics"][1]["metrics"]["benchmark_duration"]
+    path = _write(tmp_path, "sweep.json", json.dumps(doc))
+    with pytest.raises(TraceError) as err:
+        load(path)
+    message = str(err.value)
+    assert len(message) < 600
+    assert "\x1b" not in message and "\x07" not in message
+    assert 'sweep entry 1 ("\\u001b]0;title\\u0007kkk' in message
+    assert "p0 0, p1 1, p2 2, and 17 more) has no benchmark duration" in message
