@@ -49,7 +49,7 @@ from reporter.errors import Problem, TraceError
 from reporter.ingest.lines import Source
 from reporter.numbers import counted
 from reporter.table import Partial
-from reporter.values import finite_number, whole
+from reporter.values import MAX_INT64, finite_number, whole
 
 NAME = "aiperf"
 WHAT = "AIPerf record"
@@ -1401,6 +1401,13 @@ def _run_count(value: Any, line: int | None, what: str, problems: Problems) -> i
     if count is None or count < 1:
         problems.add(
             line, f"{what} is {shown(value)}", "a whole number of profile runs, at least 1"
+        )
+        return None
+    if count > MAX_INT64:  # no set of runs; refused here by the file's own key
+        problems.add(
+            line,
+            f"{what} is {shown(value)}",
+            "a whole number of profile runs, at least 1 and at most 2^63 − 1",
         )
         return None
     return count

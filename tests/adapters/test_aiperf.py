@@ -840,3 +840,27 @@ def test_a_sweep_csv_cell_that_is_not_finite_is_refused_for_what_it_is(tmp_path)
     with pytest.raises(TraceError) as error:
         load(path)
     assert str(error.value) == f'{path}:2: "{column}" is "inf"; expected a finite number or empty'
+
+
+@pytest.mark.parametrize(("count", "shown"), [(1e30, "1e+30"), (2**70, "1.1805916207174113e+21")])
+@pytest.mark.parametrize("top", [False, True], ids=["metadata", "top-level"])
+def test_an_aggregate_json_run_count_too_large_is_refused_by_the_files_key(
+    tmp_path, count, shown, top
+):
+    # it was refused as "extra.profile_runs.count", a name the file does not hold (an integer
+    # of more than 19 digits is read as a float, and quoted so)
+    doc = json.loads(AGGREGATE.read_text())
+    if top:
+        del doc["metadata"]["num_successful_runs"]
+        doc["num_successful_runs"] = count
+    else:
+        doc["metadata"]["num_successful_runs"] = count
+    path = tmp_path / "profile_export_aiperf_aggregate.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(TraceError) as error:
+        load(path)
+    key = "num_successful_runs" if top else "metadata.num_successful_runs"
+    assert str(error.value) == (
+        f"{path}: {key} is {shown}; expected a whole number of profile runs, at least 1 and "
+        "at most 2^63 − 1"
+    )
