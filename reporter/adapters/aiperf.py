@@ -854,9 +854,17 @@ def _read_csv(source: Source, lenient: bool) -> Partial:
             if not text.strip():
                 continue  # a statistic AIPerf does not compute for this metric (0.13 rows)
             try:
-                entry[key if key != "Value" else "avg"] = float(text.replace(",", ""))
+                value = float(text.replace(",", ""))
             except ValueError:
-                problems.add(line, f'"{cells[0]}" {key} is {text!r}', "a number or empty")
+                value = math.nan
+            if not math.isfinite(value):  # text, or nan / inf: no figure of a run
+                problems.add(
+                    line,
+                    f"{shown(cells[0])} {shown(key)} is {shown(text)}",
+                    "a finite number or empty",
+                )
+                continue
+            entry[key if key != "Value" else "avg"] = value
         stats[name] = entry
     if "benchmark_duration" not in stats and any(k.endswith("_(per_sec)") for k in stats):
         # GenAI-Perf's CSV ("Request Throughput (per sec)"), which states no duration

@@ -827,6 +827,24 @@ def test_an_aggregate_csv_cell_that_is_not_finite_is_refused_for_what_it_is(tmp_
     assert len(error.value.problems) == 1
 
 
+@pytest.mark.parametrize("cell", ["nan", "inf", "1e400", "n/a"])
+def test_a_summary_csv_cell_that_is_not_finite_is_refused(tmp_path, cell):
+    # a NaN benchmark duration was audited (exit 0, insufficient data): a non-finite figure
+    # must never reach a verdict
+    text = CSV_013.read_text()
+    line, old = next(
+        (n, x) for n, x in enumerate(text.splitlines(), 1) if x.startswith("Benchmark Duration")
+    )
+    path = tmp_path / "profile_export_aiperf.csv"
+    path.write_text(text.replace(old, f"Benchmark Duration (sec),{cell}", 1))
+    with pytest.raises(TraceError) as error:
+        load(path)
+    assert str(error.value).startswith(
+        f'{path}:{line}: "Benchmark Duration (sec)" "Value" is "{cell}"; expected a finite '
+        "number or empty"
+    )
+
+
 def test_a_sweep_csv_cell_that_is_not_finite_is_refused_for_what_it_is(tmp_path):
     text = SWEEP_CSV.read_text()
     header, first = text.splitlines()[:2]
