@@ -9,6 +9,7 @@ import pandas as pd
 
 from reporter.errors import Problem, TraceError
 from reporter.ingest.limits import read_bytes
+from reporter.ingest.lines import text_lines
 from reporter.table import LOG_COLUMNS, Tables
 
 # llama-server "0.00.006.389 W srv ...", Python logging "WARNING:", glog "W1129 ...", "[warn]"
@@ -59,7 +60,7 @@ def read_server_log(path: Path, tables: Tables) -> pd.DataFrame:
             "source_path": str(path),
             "source_line": number,
         }
-        for number, line in enumerate(text.splitlines(), start=1)
+        for number, line in enumerate(text_lines(text), start=1)
         if line.strip()
     ]
     new = pd.DataFrame(rows, columns=list(LOG_COLUMNS))

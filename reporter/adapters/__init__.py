@@ -37,7 +37,7 @@ from reporter.adapters import (
 from reporter.adapters._common import Problems, csv_head, document, json_lines, parse_value
 from reporter.errors import Problem, TraceError, UnknownFormat
 from reporter.grouping import tool_date
-from reporter.ingest.lines import Source, iter_lines
+from reporter.ingest.lines import Source, iter_lines, text_lines
 from reporter.numbers import counted
 from reporter.table import InputFile, Partial
 
@@ -213,7 +213,7 @@ def _looks_like(source: Source) -> tuple[int | None, str, str] | None:
     """(line, what the file looks like, how to get a readable one) for files close to a
     known tool's output that no adapter reads; None when it looks like nothing known."""
     text = source.head(1 << 16).decode("utf-8", "replace")
-    lines = text.splitlines()
+    lines = text_lines(text)
     for number, line in enumerate(lines[:400], 1):
         if "Serving Benchmark Result" in line:
             return (

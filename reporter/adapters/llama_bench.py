@@ -48,7 +48,7 @@ from reporter.adapters._common import (
     unique_ids,
 )
 from reporter.grouping import scalar
-from reporter.ingest.lines import Source, iter_lines
+from reporter.ingest.lines import Source, iter_lines, text_lines
 from reporter.numbers import counted, fmt, listed
 from reporter.table import Partial
 from reporter.types import LEFT_OUT
@@ -293,16 +293,6 @@ def _csv_records(source: Source, problems: Problems) -> list[tuple[int, Any]]:
     return out
 
 
-def _lines(text: str) -> list[str]:
-    """The file's lines as every path:line numbers them (reporter.ingest.lines): split at
-    "\n" alone, a "\r" before it dropped. `str.splitlines()` also splits at U+2028, NEL,
-    form feed and other characters, shifting every later line's number and cutting a row."""
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line.removesuffix("\r") for line in lines]
-
-
 def _is_csv_header(line: str) -> bool:
     cells = next(csv.reader([line]), []) if line.strip() else []
     return all(k in [c.strip() for c in cells] for k in DECISIVE)
@@ -311,7 +301,7 @@ def _is_csv_header(line: str) -> bool:
 def _csv_headers_in_log(source: Source, limit: int | None = None) -> list[int]:
     """The lines (numbered from 1) of llama-bench CSV headers inside a log: a runner's log of
     several `-o csv` invocations, each printing its header and rows among other lines."""
-    lines = _lines(source.text())
+    lines = text_lines(source.text())
     return [
         i + 1
         for i, line in enumerate(lines[:limit])
@@ -322,7 +312,7 @@ def _csv_headers_in_log(source: Source, limit: int | None = None) -> list[int]:
 def _csv_blocks(source: Source) -> list[tuple[int, list[int]]]:
     """(header line, the numbers of the header and its rows) of each llama-bench CSV table
     (-o csv output) beside Markdown tables, as a write-up pastes it in a ```csv block."""
-    lines = _lines(source.text())
+    lines = text_lines(source.text())
     out: list[tuple[int, list[int]]] = []
     for start in _csv_headers_in_log(source):
         block = [start]
@@ -346,7 +336,7 @@ def _cell_count(line: str) -> int:
 def _csv_log_records(source: Source, problems: Problems) -> tuple[list[tuple[int, Any]], list[int]]:
     """The rows under every CSV header of a log (until a line that is not one of their rows),
     and the numbers of the log's other non-blank lines."""
-    lines = _lines(source.text())
+    lines = text_lines(source.text())
     out: list[tuple[int, Any]] = []
     others: list[int] = []
     header: list[str] | None = None
@@ -473,7 +463,7 @@ def _markdown_header(source: Source) -> int | None:
     """Index (0-based) of the table's header line: a line that starts with `|`, names `test`
     and `t/s`, and is followed by a `| --- |` line. Device lines hold ` | ` but do not start
     with one."""
-    lines = _lines(source.head(1 << 20).decode("utf-8", "replace"))
+    lines = text_lines(source.head(1 << 20).decode("utf-8", "replace"))
     for i, line in enumerate(lines[:-1]):
         if line.lstrip().startswith("|") and _is_separator(lines[i + 1]):
             cells = _cells(line)
@@ -518,7 +508,7 @@ def _markdown_records(
     by their devices or, when the devices read alike, by the headings the log gives them.
     A table with no device line or trailer of its own takes the file's.
     """
-    lines = _lines(source.text())
+    lines = text_lines(source.text())
     file_build: tuple[str, int] | None = None
     file_gpus: list[str] = []
     file_drivers: list[str] = []
@@ -611,7 +601,7 @@ def is_batched_markdown_header(line: str) -> bool:
 def _batched_tables(source: Source) -> list[tuple[int, int]]:
     """(header line, rows) of each llama-batched-bench Markdown table in a llama-bench log."""
     out: list[tuple[int, int]] = []
-    lines = _lines(source.text())
+    lines = text_lines(source.text())
     for i, line in enumerate(lines):
         if is_batched_markdown_header(line):
             rows = 0

@@ -88,6 +88,16 @@ def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
         pos = end + 1
 
 
+def text_lines(text: str) -> list[str]:
+    """A decoded file's lines as every path:line numbers them (`iter_lines`): split at "\n"
+    alone, a "\r" before it dropped. `str.splitlines()` also splits at U+2028, NEL, form feed
+    and other characters, shifting every later line's number and cutting a line in two."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
 #: Longer integers are read as floats (infinite beyond a double's range, which every field
 #: check refuses): the standard library refuses to convert more than 4,300 digits, and no
 #: count or time of a benchmark needs more than a double holds.

@@ -206,6 +206,17 @@ def test_unparsable_json_lines_are_worded_per_line(tmp_path):
             "(SGLang bench_serving)",
         ),
         (
+            # a form feed and a U+2028 split no line: the summary's header is on line 3
+            "benchmark log\x0c page 2\nstarted \u2028 at 12:00\n"
+            "============ Serving Benchmark Result ============\n"
+            "Successful requests:                     100\n",
+            3,
+            "this is the summary that vLLM's or SGLang's benchmark prints on the console, not "
+            "its result file",
+            "the JSON result: re-run with --save-result (vLLM bench serve) or --output-file "
+            "(SGLang bench_serving)",
+        ),
+        (
             "main: n_kv_max = 16384, n_batch = 2048, n_ubatch = 512\n\n"
             "|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |\n"
             "|-------|--------|------|--------|----------|----------|----------|----------|\n"

@@ -224,6 +224,21 @@ def test_llama_server_levels_behind_a_journald_prefix(tmp_path):
     assert f["refs"] == [f"{log}:6"]
 
 
+def test_server_log_lines_are_numbered_at_newlines_only(tmp_path):
+    """A form feed or a U+2028 inside a log line (journald keeps what the process wrote) is
+    no line break: the refusal is cited at the line the file numbers it."""
+    log = tmp_path / "llama-server.log"
+    lines = list(JOURNALD_LLAMA_SERVER)
+    lines[0] = lines[0] + " \x0c page \u2028 args"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    v = api.audit(
+        [FIXTURES / "BR014" / "fires_batching_ladder.jsonl"],
+        select=["BR013"],
+        server_logs=[log],
+    )
+    assert finding(v, "BR013", "a-n4")["refs"] == [f"{log}:6"]
+
+
 @pytest.mark.parametrize(
     ("text", "level"),
     [
