@@ -36,7 +36,6 @@ from reporter.adapters import (
 )
 from reporter.adapters._common import Problems, csv_head, document, json_lines, parse_value
 from reporter.errors import Problem, TraceError, UnknownFormat
-from reporter.grouping import tool_date
 from reporter.ingest.lines import Source, iter_lines, text_lines
 from reporter.numbers import counted
 from reporter.table import InputFile, Partial
@@ -365,7 +364,7 @@ def _identified(run: dict[str, Any], rows: pd.DataFrame) -> bool:
     repeat by chance in two files of two runs."""
     extra = run.get("extra")
     dated = isinstance(extra, dict) and any(extra.get(k) not in (None, "") for k in _DATES)
-    return not rows.empty or dated or tool_date(extra) is not None
+    return dated or not rows.empty
 
 
 def fold_repeated(partials: list[Partial]) -> None:
