@@ -11,7 +11,7 @@ import pandas as pd
 
 from reporter.config import threshold
 from reporter.errors import UsageError
-from reporter.grouping import NAMED_KEYS, unrecorded
+from reporter.grouping import unrecorded
 from reporter.model import ClaimCheck, Reading, rate_digits
 from reporter.numbers import fmt
 from reporter.table import Tables
@@ -242,8 +242,7 @@ def _repeats_for_certain(runs: pd.DataFrame) -> bool:
     sweep), and their files name the model, engine and hardware (a client's result file
     names no server: two servers measured with one command read alike)."""
     stated = runs["concurrency"].notna() | runs["request_rate"].notna()
-    rows = [{k: row.get(k) for k in NAMED_KEYS} for _, row in runs.iterrows()]
-    return bool(stated.all()) and not unrecorded(rows)
+    return bool(stated.all()) and not unrecorded(runs.to_dict("records"))
 
 
 def _aggregate(

@@ -331,11 +331,9 @@ def _sessions(rows: list[dict[str, Any]]) -> list[tuple[list[dict[str, Any]], st
 
 #: What makes runs alike that a file may leave out: (run field, how it reads).
 _NAMED = (("model_name", "model"), ("engine_name", "engine"), ("hardware_name", "hardware"))
-#: Their run fields, for a rule to read a run's with AuditData.run_field.
-NAMED_KEYS = tuple(key for key, _ in _NAMED)
 
 
-def unrecorded(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+def unrecorded(rows: Sequence[Mapping[Any, Any]]) -> list[str]:
     """Which of model, engine and hardware none of `rows` records: runs alike in every setting
     their files record may still differ in these (a client's result file names no server)."""
     return [
@@ -345,7 +343,7 @@ def unrecorded(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     ]
 
 
-def unrecorded_text(rows: Sequence[Mapping[str, Any]]) -> str:
+def unrecorded_text(rows: Sequence[Mapping[Any, Any]]) -> str:
     """' (they record no engine or hardware)', or '' when the files record all three."""
     unnamed = unrecorded(rows)
     return f" (they record no {_joined(unnamed)})" if unnamed else ""

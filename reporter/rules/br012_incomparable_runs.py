@@ -71,7 +71,7 @@ import math
 from typing import Any
 
 from reporter import compare
-from reporter.grouping import NAMED_KEYS, unrecorded_text
+from reporter.grouping import unrecorded_text
 from reporter.numbers import all_of, counted, fmt, listed
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
 from reporter.types import Outcome, Severity
@@ -295,7 +295,7 @@ def _check_audit(data: AuditData, by_run: dict[str, dict[str, Any]]) -> Finding 
             )
         # "one setting" as far as the files record: a client's result file may name no
         # engine or hardware, and two servers measured alike then read as one setting
-        hedge = unrecorded_text([{k: data.run_field(r, k) for k in NAMED_KEYS} for r in ids])
+        hedge = unrecorded_text(data.runs.loc[ids].to_dict("records"))
         setting = f"every setting the files record{hedge}" if hedge else "one setting"
         return RULE.finding(
             "audit",

@@ -55,7 +55,7 @@ import math
 import pandas as pd
 
 from reporter.config import threshold
-from reporter.grouping import NAMED_KEYS, tool_date, unrecorded_text
+from reporter.grouping import tool_date, unrecorded_text
 from reporter.numbers import counted, fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
 from reporter.types import Outcome, Severity
@@ -157,9 +157,9 @@ def _repeated_within(data: AuditData, runs: list[str]) -> Finding | None:
     for run_id in runs:
         extra = data.run_field(run_id, "extra")
         extra = extra if isinstance(extra, dict) else {}
-        stated = _profile_runs(extra)
-        if stated is not None:
-            spread, text = stated
+        profile = _profile_runs(extra)
+        if profile is not None:
+            spread, text = profile
             if worst is None or spread > worst[0]:
                 worst = (spread, run_id, text)
             continue
@@ -319,7 +319,7 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
     repeated = [
         r for _, sub in frame.groupby("point", sort=False) if len(sub) >= 2 for r in sub["run"]
     ]
-    hedge = unrecorded_text([{k: data.run_field(r, k) for k in NAMED_KEYS} for r in repeated])
+    hedge = unrecorded_text(data.runs.loc[repeated].to_dict("records"))
     said = f"repeated, as far as the files record{hedge}" if hedge else "repeated"
     return RULE.finding(
         group,
