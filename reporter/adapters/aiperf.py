@@ -853,11 +853,8 @@ def _read_csv(source: Source, lenient: bool) -> Partial:
         for key, text in zip(columns[1:], cells[1:], strict=False):
             if not text.strip():
                 continue  # a statistic AIPerf does not compute for this metric (0.13 rows)
-            try:
-                value = float(text.replace(",", ""))
-            except ValueError:
-                value = math.nan
-            if not math.isfinite(value):  # text, or nan / inf: no figure of a run
+            value = _finite(text.replace(",", ""))
+            if value is None:  # text, or nan / inf: no figure of a run
                 problems.add(
                     line,
                     f"{shown(cells[0])} {shown(key)} is {shown(text)}",
@@ -1421,6 +1418,32 @@ def _run_count(value: Any, line: int | None, what: str, problems: Problems) -> i
     return count
 
 
+def _whose_figures(
+    one_trial: bool,
+    trials: int | None,
+    told: str,
+    line: int | None,
+    entry: str,
+    parameters: dict[str, Any],
+    problems: Problems,
+) -> str | None:
+    """Whose figures a sweep export's setting holds (the run's first derived note): one
+    trial's (`one_trial`, the tag form, or one trial per value), or means over trials of
+    a count unknown; None, with a problem at `line`, for means over a known count of
+    several trials, which are no single run's figures."""
+    if one_trial or trials == 1:
+        return ONE_TRIAL
+    if trials is None:
+        return _means_note("its profile runs")
+    problems.add(
+        line,
+        f"{entry} ({_setting(parameters)}) holds means over {trials} trials ({told}): a mean "
+        "duration or request count is no single run's figure",
+        TRIALS_EXPECTED,
+    )
+    return None
+
+
 def _means_note(runs_counted: str) -> str:
     return (
         f"figures are AIPerf's means across {runs_counted} of this setting "
@@ -1482,18 +1505,12 @@ def _read_aggregate(source: Source, doc: dict[str, Any], lenient: bool) -> Parti
                 )
                 continue
             metrics = obj(obj(combo).get("metrics"))
-            if _tag_form(metrics) or trials == 1:
-                what = ONE_TRIAL  # AIPerf writes the tag form only for a setting of one trial
-            elif trials is not None:
-                problems.add(
-                    line,
-                    f"sweep entry {i} ({_setting(parameters)}) holds means over {trials} trials "
-                    f"({told}): a mean duration or request count is no single run's figure",
-                    TRIALS_EXPECTED,
-                )
+            # AIPerf writes the tag form only for a setting of one trial
+            what = _whose_figures(
+                _tag_form(metrics), trials, told, line, f"sweep entry {i}", parameters, problems
+            )
+            if what is None:
                 continue
-            else:
-                what = _means_note("its profile runs")
             before = problems.count
             run = _aggregate_run(
                 source, metrics, parameters, what, version, problems, shape, line,
@@ -1627,8 +1644,8 @@ def _sweep_csv_runs(
     fields = {cells[0].strip(): cells[1].strip() for _, cells in rows if len(cells) >= 2}
     trials, told = _trials(
         None,
-        _number(fields.get("Number of Successful Runs")),
-        whole(_number(fields.get("Number of Combinations"))),
+        _finite(fields.get("Number of Successful Runs")),
+        whole(_finite(fields.get("Number of Combinations"))),
         "combination",
     )
     shape = "profile_export_aiperf_sweep.csv (values rounded to 2 decimals)"
@@ -1648,18 +1665,9 @@ def _sweep_csv_runs(
                 SETTING_ONCE,
             )
             continue
-        if nested or trials == 1:
-            what = ONE_TRIAL
-        elif trials is not None:
-            problems.add(
-                line,
-                f"sweep row ({_setting(parameters)}) holds means over {trials} trials "
-                f"({told}): a mean duration or request count is no single run's figure",
-                TRIALS_EXPECTED,
-            )
+        what = _whose_figures(nested, trials, told, line, "sweep row", parameters, problems)
+        if what is None:
             continue
-        else:
-            what = _means_note("its profile runs")
         # one trial: its tag's mean (the avg), min and max; several: each key's mean
         metrics: dict[str, Any] = {}
         for key in keys:
@@ -1709,11 +1717,13 @@ def _successful_runs(rows: list[tuple[int, list[str]]], problems: Problems) -> i
     return int(text)
 
 
-def _number(text: str | None) -> float | None:
+def _finite(text: str | None) -> float | None:
+    """A cell's number, None when it is empty or no finite number."""
     try:
-        return float(text) if text else None
+        value = float(text) if text else math.nan
     except ValueError:
         return None
+    return value if math.isfinite(value) else None
 
 
 def _cell(text: str | None, line: int, column: str, problems: Problems) -> float | None:
@@ -1721,13 +1731,9 @@ def _cell(text: str | None, line: int, column: str, problems: Problems) -> float
     `nan`, `inf`, or one too large to be a float) is a problem at `line`, naming its column."""
     if text is None or not text.strip():
         return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value):
+    value = _finite(text)
+    if value is None:
         problems.add(line, f"{shown(column)} is {shown(text)}", "a finite number or empty")
-        return None
     return value
 
 
