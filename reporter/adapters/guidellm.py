@@ -622,27 +622,25 @@ def _no_warm_up_or_cool_down(bench: dict[str, Any]) -> bool:
 def _outside_words(rows: list[dict[str, Any]], start: float, end: float) -> str:
     """Where the records outside the measurement window fell, from their own times (a record
     without a send time that ended after the window is said to have ended after it)."""
-    where = [
-        "ended before the window opened"
-        if _finite(r.get("t_end")) and r["t_end"] < start
-        else "started after the window closed"
-        if _finite(r.get("t_send")) and r["t_send"] > end
-        else "ended after the window closed"
-        if _finite(r.get("t_end")) and r["t_end"] > end
-        else "has no end time"
-        for r in rows
-    ]
+
+    def where(row: dict[str, Any]) -> str:
+        send, ended = finite_number(row.get("t_send")), finite_number(row.get("t_end"))
+        if ended is not None and ended < start:
+            return "ended before the window opened"
+        if send is not None and send > end:
+            return "started after the window closed"
+        if ended is not None and ended > end:
+            return "ended after the window closed"
+        return "has no end time"
+
+    places = [where(r) for r in rows]
     if len(rows) == 1:
-        return f"it {where[0]}"
-    counts = {w: where.count(w) for w in dict.fromkeys(where)}
+        return f"it {places[0]}"
+    counts = {w: places.count(w) for w in dict.fromkeys(places)}
     return ", ".join(
         f"{n} {'have no end time' if w == 'has no end time' and n > 1 else w}"
         for w, n in counts.items()
     )
-
-
-def _finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def _in_window(row: dict[str, Any], start: float, end: float) -> bool:
