@@ -161,8 +161,8 @@ def build_verdict(
             )
         else:
             kind = VerdictKind.SUPPORTED
-        stated = data.summary(run_id)
-        gap = shortfall(stated, data.config[RECEIVED_SHARE])
+        summary = data.summary(run_id)
+        gap = shortfall(summary, data.config[RECEIVED_SHARE])
         if gap is not None:
             # the aggregate's token count is not borne out by the text the client received
             reasons.append(gap.message())
@@ -170,7 +170,7 @@ def build_verdict(
                 kind = VerdictKind.INSUFFICIENT_DATA
         run_verdicts[run_id] = kind
         latency, latency_source = with_summary(
-            latency_of.get(run_id) or run_latency(latencies, run_id), stated
+            latency_of.get(run_id) or run_latency(latencies, run_id), summary
         )
         runs.append(
             RunSummary(
@@ -178,7 +178,7 @@ def build_verdict(
                 group=group,
                 concurrency=concurrency,
                 repeat=number(row["repeat"]),
-                requests=_request_count(s, stated),
+                requests=_request_count(s, summary),
                 output_tokens=number(s["output_tokens"]),
                 wall_s=number(s["wall_s"]),
                 aggregate_tps=number(s["aggregate_tps"]),
@@ -199,8 +199,8 @@ def build_verdict(
                 else str(row["source_path"]),
                 latency=latency,
                 latency_source=latency_source,
-                batch_ttft_s=batch_ttft(latency_source, stated),
-                **_stated(stated, s, prompt_only, data.config[STATED_GAP]),
+                batch_ttft_s=batch_ttft(latency_source, summary),
+                **_stated(summary, s, prompt_only, data.config[STATED_GAP]),
                 phase=None if row.get("phase") is None else str(row["phase"]),
                 prompt_tps=number(s["prompt_tps"]) if prompt_only else None,
                 decode_bound=rf.decode.value if rf.decode is not None else None,
