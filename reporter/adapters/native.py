@@ -16,13 +16,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
-from numpy.lib.stride_tricks import sliding_window_view
 
 from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
 from reporter.ingest.limits import (
     MAX_JSON_DEPTH,
+    NEWLINE_BLOCK,
     deep_lines,
     find_newlines,
+    newline_blocks,
     shallow_line_bytes,
     type_depth,
 )
@@ -49,58 +50,69 @@ def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
     return False, ['"kind" (run, request, claim, probe, log)']
 
 
-def _line_numbers(data: bytes, ends: np.ndarray) -> np.ndarray:
-    """Line number of each non-empty line, as pyarrow numbers its rows (`ends`: the offsets of
-    the newlines, `find_newlines`)."""
+def _line_numbers(data: bytes, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Line number of each non-empty line, as pyarrow numbers its rows (`starts` and
+    `lengths`: every line's, blank ones too)."""
     arr = np.frombuffer(data, dtype=np.uint8)
-    starts = np.concatenate(([0], ends + 1))
-    stops = np.concatenate((ends, [len(arr)]))
-    lengths = stops - starts
-    blank = lengths == 0
-    # a line holding only "\r" is blank too (its one byte looked at, not every line's first)
-    single = np.flatnonzero(lengths == 1)
-    blank[single[arr[starts[single]] == 13]] = True
-    return np.flatnonzero(~blank) + 1
+    # a blank line is empty or holds only "\r": few lines are that short (often the last alone)
+    short = np.flatnonzero(lengths < 2)
+    single = short[lengths[short] == 1]
+    blank = np.union1d(short[lengths[short] == 0], single[arr[starts[single]] == 13])
+    if not len(blank) or blank[0] == len(lengths) - len(blank):  # none, or only the last lines
+        return np.arange(1, len(lengths) - len(blank) + 1)
+    return np.delete(np.arange(1, len(lengths) + 1), blank)
 
 
 #: Bytes of a line's head compared at once by _starts_with (as 8-byte words).
 HEAD = 24
 
 
-def _starts_with(
-    data: bytes, starts: np.ndarray, ends: np.ndarray, prefixes: tuple[bytes, ...]
-) -> np.ndarray:
-    """Whether each line (`data[start:end]`) at least as long as the longest prefix begins
-    with one of `prefixes` (each at most HEAD bytes).
+def _starts_with(data: bytes, starts: np.ndarray, prefixes: tuple[bytes, ...]) -> np.ndarray:
+    """Whether the bytes at each of `starts` (increasing) begin with one of `prefixes` (each at
+    most HEAD bytes).
 
-    Each line's first HEAD bytes are gathered as a row of a sliding view (no index array per
-    byte) and compared as 8-byte words, the bytes past a prefix masked out.
+    The HEAD bytes at each start are gathered as one value of a view of the file with a
+    HEAD-byte value at every byte (no index array per byte), and compared as 8-byte words,
+    the bytes past a prefix masked out.
     """
-    arr = np.frombuffer(data, np.uint8)
-    width = max(len(p) for p in prefixes)
-    out = np.zeros(len(starts), dtype=bool)
-    long_enough = ends - starts >= width
-    # the last lines may start less than HEAD bytes before the end: compared one by one
-    near_end = long_enough & (starts > len(arr) - HEAD)
-    for i in np.flatnonzero(near_end):
-        out[i] = any(data.startswith(p, int(starts[i])) for p in prefixes)
-    idx = np.flatnonzero(long_enough & ~near_end)
-    if not len(idx):
-        return out
-    words = sliding_window_view(arr, HEAD)[starts[idx]].view(np.uint64)
-    found = np.zeros(len(idx), dtype=bool)
+    found = np.zeros(len(starts), dtype=bool)
+    # the starts from `tail` on are less than HEAD bytes before the end: compared one by one
+    tail = int(np.searchsorted(starts, len(data) - HEAD, side="right"))
+    for i in range(tail, len(starts)):
+        found[i] = any(data.startswith(p, int(starts[i])) for p in prefixes)
+    if not tail:
+        return found
+    heads = np.ndarray((len(data) - HEAD + 1,), dtype=f"V{HEAD}", buffer=data, strides=(1,))
+    words = heads[starts[:tail]].view(np.uint64).reshape(-1, HEAD // 8)
     for prefix in prefixes:
         pattern = np.frombuffer(prefix.ljust(HEAD, b"\0"), np.uint64)
         mask = np.frombuffer((b"\xff" * len(prefix)).ljust(HEAD, b"\0"), np.uint64)
-        match = np.ones(len(idx), dtype=bool)
+        match = np.ones(tail, dtype=bool)
         for j in range(HEAD // 8):
             if mask[j] == np.uint64(0):
                 continue
             column = words[:, j] if mask[j] == ~np.uint64(0) else words[:, j] & mask[j]
             match &= column == pattern[j]
-        found |= match
-    out[idx] = found
-    return out
+        found[:tail] |= match
+    return found
+
+
+def _scan_lines(
+    data: bytes, prefixes: tuple[bytes, ...], block: int = NEWLINE_BLOCK
+) -> tuple[np.ndarray, np.ndarray]:
+    """The offsets of the file's newlines, and whether each line (blank ones too) begins with
+    one of `prefixes` (_starts_with).
+
+    A block's line heads are compared as soon as its newlines are found, while its bytes are
+    in cache: afterwards, each of a million heads would be fetched from memory again.
+    """
+    newlines: list[np.ndarray] = []
+    begins = [_starts_with(data, np.zeros(1, dtype=np.int64), prefixes)]  # the first line
+    for found in newline_blocks(data, block):
+        newlines.append(found)
+        begins.append(_starts_with(data, found + 1, prefixes))
+    offsets = np.concatenate(newlines) if newlines else np.zeros(0, dtype=np.int64)
+    return offsets, np.concatenate(begins)
 
 
 def _line_bytes(data: bytes, line: int, starts: np.ndarray) -> bytes:
@@ -225,18 +237,18 @@ def _read_fast(
     arr = np.frombuffer(data, np.uint8)
     if not data.isascii() and not _is_utf8(data):
         return None  # pyarrow does not check; the line-by-line reader words each bad line
-    # one pass by blocks: no temporary array the size of the file
-    newlines = find_newlines(data)
-    lines = _line_numbers(data, newlines)
+    newlines, begins_request = _scan_lines(data, REQUEST_PREFIXES)
     starts = np.concatenate(([0], newlines + 1))
+    stops = np.concatenate((newlines, [len(arr)]))
+    lines = _line_numbers(data, starts, stops - starts)
     if len(lines) == 0:
         return None
-    stops = np.concatenate((newlines, [len(arr)]))
-    if lines[-1] == len(lines):  # no blank line before the last line: lines 1, 2, 3, ...
-        line_starts, line_ends = starts[: len(lines)], stops[: len(lines)]
-    else:
-        line_starts, line_ends = starts[lines - 1], stops[lines - 1]
-    is_request = _starts_with(data, line_starts, line_ends, REQUEST_PREFIXES)
+    # no blank line before the last line (lines 1, 2, 3, ...): slices, not copies
+    kept: slice | np.ndarray = slice(0, len(lines)) if lines[-1] == len(lines) else lines - 1
+    line_starts, line_ends = starts[kept], stops[kept]
+    # a line shorter than the longest prefix is parsed alone, as the other lines are
+    width = max(len(p) for p in REQUEST_PREFIXES)
+    is_request = begins_request[kept] & (line_ends - line_starts >= width)
     # pyarrow's reader overflows the C stack on deep nesting: the request lines it is to read
     # are looked at first if any is long enough to be dangerous, and those too deep go to
     # parse_line, which refuses them with their depth (as it does any other line)

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.json as pj
@@ -423,9 +424,13 @@ def test_the_depth_of_pyarrow_types_is_the_depth_of_the_json(record: dict[str, o
 
 def test_find_newlines_across_blocks() -> None:
     text = b"\n".join([b"", b"ab", b"", b"c" * 9, b""]) + b"x"
-    for block in (1, 2, 3, 5, 64):
+    for block in (1, 2, 3, 5, 8, 64):
         assert find_newlines(text, block=block).tolist() == [0, 3, 4, 14]
     assert find_newlines(b"").tolist() == []
+    for text in (b"\n", b"x", b"abc\r\n", b"a\nb", b"\n" * 17, b"x" * 15 + b"\n"):
+        expected = [i for i, c in enumerate(text) if c == 10]
+        for block in (1, 3, 8, 9, 1 << 20):
+            assert find_newlines(text, block=block).tolist() == expected, (text, block)
 
 
 def test_json_depth_ignores_brackets_in_strings() -> None:
@@ -467,6 +472,37 @@ def test_deep_lines_is_json_depth_line_by_line(text: bytes, block: int) -> None:
         if json_depth(line) > 2
     }
     assert deep_lines(text, newlines, limit=2, block=block) == expected
+
+
+def test_request_lines_are_found_as_line_by_line() -> None:
+    """The native reader's scan (the lines' numbers, which begin with a request prefix) agrees
+    with splitting the file into lines, whatever the blocks: blank lines, CRLF, no final
+    newline, a last line shorter than a word or than a prefix."""
+    from reporter.adapters.native import REQUEST_PREFIXES, _line_numbers, _scan_lines
+
+    rng = random.Random(7)
+    pieces = [*REQUEST_PREFIXES, b'{"kind":"reques', b'{"kind":"run"', b'","x":1}', b"x"]
+    pieces += [b"\n", b"\r\n", b"\n\n", b"\r", b"\n\r\n"]
+    width = max(len(p) for p in REQUEST_PREFIXES)
+    for _ in range(3000):
+        text = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        kept = [
+            (number, line)
+            for number, line in enumerate(text.split(b"\n"), start=1)
+            if line not in (b"", b"\r")
+        ]
+        for block in (1, 3, 8, 1 << 20):
+            newlines, begins = _scan_lines(text, REQUEST_PREFIXES, block)
+            assert newlines.tolist() == [i for i, c in enumerate(text) if c == 10]
+            starts = [0, *(newlines + 1).tolist()]
+            stops = [*newlines.tolist(), len(text)]
+            lengths = np.asarray(stops) - np.asarray(starts)
+            lines = _line_numbers(text, np.asarray(starts), lengths).tolist()
+            assert lines == [number for number, _ in kept], (text, block)
+            is_request = [bool(begins[n - 1]) and lengths[n - 1] >= width for n in lines]
+            # a line shorter than the longer prefix is parsed alone
+            expected = [s.startswith(REQUEST_PREFIXES) and len(s) >= width for _, s in kept]
+            assert is_request == expected, (text, block)
 
 
 def test_utf8_check_by_chunks_is_the_strict_decoding() -> None:
