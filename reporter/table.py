@@ -304,7 +304,8 @@ def chunk_counts(token_times: pd.Series) -> np.ndarray:
 def _nones(index: pd.RangeIndex) -> pd.Series:
     """An absent column: None in every row, as Python objects. The dtype is stated, so that
     pandas does not look at a million Nones to infer one, and the fresh array is not copied."""
-    return pd.Series(np.full(len(index), None, dtype=object), index=index, dtype=object, copy=False)
+    nones = np.empty(len(index), dtype=object)  # numpy fills an object array with None
+    return pd.Series(nones, index=index, dtype=object, copy=False)
 
 
 def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:

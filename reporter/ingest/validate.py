@@ -277,6 +277,15 @@ def bad_request_rows(frame: pd.DataFrame) -> np.ndarray:
         if name not in frame:
             continue
         col = frame[name]
+        if isinstance(col.dtype, np.dtype) and col.dtype.kind in "iu":
+            # whole numbers in every row (numpy's integers hold no null): only bounds can fail
+            values = col.to_numpy(dtype="float64")
+            floats[name] = values
+            if minimum is not None:
+                bad |= values < minimum
+            if kind == "integer":
+                bad |= np.abs(values) > MAX_WHOLE
+            continue
         ok = _is_number(col)
         bad |= ~ok
         values = _as_float(col, ok)
@@ -307,7 +316,11 @@ def bad_request_rows(frame: pd.DataFrame) -> np.ndarray:
             bad |= ~_is_string(frame[name])
     if "finish_reason" in frame:
         col = frame["finish_reason"]
-        bad |= ~(col.isna() | col.isin(FINISH_REASONS)).to_numpy(dtype=bool)
+        if isinstance(col.dtype, pd.CategoricalDtype):  # each row's code looked up, not hashed
+            allowed = np.append(col.cat.categories.isin(FINISH_REASONS), True)  # -1: missing
+            bad |= ~allowed[col.cat.codes.to_numpy()]
+        else:
+            bad |= ~(col.isna() | col.isin(FINISH_REASONS)).to_numpy(dtype=bool)
     if "token_times" in frame:
         bad |= _bad_token_times(frame["token_times"], floats.get("t_send"))
     if "chunk_tokens" in frame:
@@ -387,8 +400,10 @@ def _bad_arrow_token_times(lists: pa.ChunkedArray, send: np.ndarray | None) -> n
         present = np.asarray(chunk.is_valid(), dtype=bool) & (hi > lo)
         bad = np.zeros(n, dtype=bool)
         with np.errstate(invalid="ignore"):
-            _, holder = _holders(offsets, np.flatnonzero(~np.isfinite(values)))
-            bad[holder] = True
+            finite = np.isfinite(values)
+            if not finite.all():  # the times are rarely anything else: no search for them
+                _, holder = _holders(offsets, np.flatnonzero(~finite))
+                bad[holder] = True
             # a step back from position p to p + 1 inside one list (not from a list to the next)
             steps, holder = _holders(offsets, np.flatnonzero(values[1:] < values[:-1]))
             bad[holder[steps + 1 < hi[holder]]] = True

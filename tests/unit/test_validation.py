@@ -236,3 +236,34 @@ def test_whole_chunk_token_counts_below_one_are_refused(tmp_path: Path) -> None:
     assert f'{path}:3: "chunk_tokens" is -5; expected a number ≥ 1' in text
     assert f'{path}:4: "chunk_tokens" is 0; expected a number ≥ 1' in text
     assert ":2:" not in text
+
+
+def test_column_checks_mark_the_same_rows_whatever_the_dtypes() -> None:
+    """bad_request_rows marks the same rows whether counts are numpy integers or Python
+    objects, and finish reasons categorical or objects (the shortcuts of the typed columns)."""
+    import numpy as np
+    import pandas as pd
+
+    from reporter.ingest.validate import bad_request_rows
+
+    tokens = [0, 5, -1, 2**53, 2**53 + 1, 2**53 + 2, 2**62, -(2**63)]
+    reasons = ["stop", "length", None, "done", "error", "stop", None, "too_short"]
+    n = len(tokens)
+    typed = pd.DataFrame(
+        {
+            "run": pd.Categorical(["r"] * n),
+            "id": pd.Series([str(i) for i in range(n)], dtype="str"),
+            "t_send": np.zeros(n),
+            "output_tokens": np.asarray(tokens, dtype=np.int64),
+            "prompt_tokens": np.asarray(tokens, dtype=np.int64),
+            "n_chunks": np.asarray(tokens, dtype=np.int64),
+            "reported_tps": np.asarray(tokens, dtype=np.int64),
+            "finish_reason": pd.Categorical(reasons),
+        }
+    )
+    objects = typed.astype(object)
+    objects["finish_reason"] = pd.Series(reasons, dtype=object)
+    want = bad_request_rows(objects).tolist()
+    assert bad_request_rows(typed).tolist() == want
+    # below 0, above 2^53 once a double (2^53 + 1 is not), not a finish reason
+    assert want == [False, False, True, True, False, True, True, True]
