@@ -154,7 +154,7 @@ def _prefill_rates(
         # each run's first request, found once: searching the whole table per run made
         # thousands of one-request runs quadratic
         firsts: dict[str, tuple[float, float]] = {}
-        if tables.request_count():
+        if tables.request_count() and len(alone):
             first = tables.first_requests()
             firsts = dict(
                 zip(
@@ -243,20 +243,28 @@ def request_aggregates(req: pd.DataFrame) -> pd.DataFrame:
     """The request rows' sums, counts, extremes and medians, one row per run present (index:
     run id), with each run's total decode time and the length of the union of its decode
     windows (their ratio is the overlap). `run_stats` turns them into the run's figures."""
-    ok = req[req["ok"]]
+    every_ok = bool(req["ok"].all())
+    # the same rows in the same order give the same figures: one group-by where all succeeded
+    ok = req if every_ok else req[req["ok"]]
     g = req.groupby("run", observed=True)
-    gok = ok.groupby("run", observed=True)
+    gok = g if every_ok else ok.groupby("run", observed=True)
+    ok_counts = gok.size()
+    ok_codes = ok["run"].cat.codes.to_numpy()
+
+    def median(column: str) -> pd.Series:
+        return pd.Series(_medians(ok[column].to_numpy(), ok_codes), index=ok_counts.index)
+
     agg = pd.DataFrame(
         {
             "requests": g.size(),
-            "ok": gok.size(),
+            "ok": ok_counts,
             "output_tokens": gok["output_tokens"].sum(min_count=1),
             "t0": g["t_send"].min(),
             "t1": g["t_end"].max(),
             "sum_reported_tps": gok["reported_tps"].sum(min_count=1),
-            "median_ttft_s": gok["ttft"].median(),
-            "median_decode_tps": gok["decode_tps"].median(),
-            "median_e2e_s": gok["e2e"].median(),
+            "median_ttft_s": median("ttft"),
+            "median_decode_tps": median("decode_tps"),
+            "median_e2e_s": median("e2e"),
             "sum_e2e": g["e2e"].sum(min_count=1),
             "out_min": gok["output_tokens"].min(),
             "out_max": gok["output_tokens"].max(),
@@ -277,11 +285,47 @@ def request_aggregates(req: pd.DataFrame) -> pd.DataFrame:
     names = decoding["run"].cat.categories.astype(str)
     union = union_length(codes, decoding["t_first"].to_numpy(), decoding["t_end"].to_numpy())
     union.index = names[union.index.to_numpy()]
-    total = decoding.groupby("run", observed=True)["decode_s"].sum()
+    every_decoding = len(decoding) == len(ok)
+    total = (gok if every_decoding else decoding.groupby("run", observed=True))["decode_s"].sum()
     total.index = total.index.astype(str)
     agg["decode_total_s"] = total.reindex(agg.index)
     agg["decode_union_s"] = union.reindex(agg.index)
     return agg
+
+
+def _medians(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """pandas' group-by median of `values` per code (NaN left out; NaN where none is left),
+    one a code present (codes below 0 are none), in code order: each code's values
+    partitioned once at the middle (NaN goes last) and the middle read, as pandas takes it
+    ((upper + lower) / 2 of an even count).
+
+    Equal values are the same bits, except 0.0 and -0.0: which of them pandas' selection
+    lands on is its own, so a median that reads a zero is pandas' own, of the code's values
+    in row order (the order its group-by gives them)."""
+    if not len(codes):
+        return np.zeros(0)
+    if len(codes) > 1 and (np.diff(codes) < 0).any():  # rows of a run together: no sort
+        order = np.argsort(codes, kind="stable")
+        values, codes = values[order], codes[order]
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    bounds = [*starts.tolist(), len(codes)]
+    medians = []
+    for a, b in itertools.pairwise(bounds):
+        if codes[a] < 0:
+            continue
+        part = values[a:b]
+        count = len(part) - int(np.count_nonzero(np.isnan(part)))
+        if not count:
+            medians.append(np.nan)
+            continue
+        low, high = (count - 1) // 2, count // 2
+        middle = np.partition(part, [low, high])[low : high + 1]
+        if (middle == 0).any():
+            alone = pd.Series(part).groupby(np.zeros(len(part), dtype=np.intp))
+            medians.append(float(alone.median().iloc[0]))
+        else:
+            medians.append(middle[0] if count % 2 else (middle[1] + middle[0]) / 2)
+    return np.asarray(medians, dtype=np.float64)
 
 
 def _values(column: pd.Series) -> Any:
