@@ -239,21 +239,22 @@ def time_order(requests: pd.DataFrame, already: np.ndarray | None = None) -> lis
 
     def check(mask: np.ndarray, reason: str, message: str, expected: str) -> None:
         nonlocal taken
+        if not mask.any():  # the usual answer: no row to word, nothing to take
+            return
         mask = mask & ~taken
         if mask.any():
             out.append(_word(requests, mask, reason, message, expected))
             taken |= mask
 
     with np.errstate(invalid="ignore", over="ignore"):
-        for name, values in zip(TIME_COLUMNS, (send, first, end), strict=True):
-            check(
-                np.isinf(values),
-                "time not finite",
-                f'"{name}" is {{{name}}}',
-                "a finite time in seconds",
-            )
+        infinite = [np.isinf(values) for values in (send, first, end)]
+        for name, mask in zip(TIME_COLUMNS, infinite, strict=True):
+            check(mask, "time not finite", f'"{name}" is {{{name}}}', "a finite time in seconds")
         # an infinite time is reported once, above, not again as a span that overflows
-        send, first, end = (np.where(np.isinf(v), np.nan, v) for v in (send, first, end))
+        send, first, end = (
+            np.where(mask, np.nan, values) if mask.any() else values
+            for mask, values in zip(infinite, (send, first, end), strict=True)
+        )
         check(
             first < send,
             "first token before the send",
@@ -299,11 +300,14 @@ def time_order(requests: pd.DataFrame, already: np.ndarray | None = None) -> lis
                 '("e2e" {e2e})',
                 "a time to first token at most the end-to-end latency",
             )
-        # a run's wall clock is its last time minus its first: finite for every row
-        low = np.fmin(np.fmin(send, first), end)
-        high = np.fmax(np.fmax(send, first), end)
-        # no run's spread can exceed the whole file's: finite there, finite in every run
-        if n and np.isinf(np.fmax.reduce(high) - np.fmin.reduce(low)):
+        # a run's wall clock is its last time minus its first: finite for every row; no
+        # run's spread can exceed the whole file's: finite there, finite in every run
+        times = (send, first, end)
+        latest = np.fmax.reduce([np.fmax.reduce(t) for t in times]) if n else np.nan
+        earliest = np.fmin.reduce([np.fmin.reduce(t) for t in times]) if n else np.nan
+        if np.isinf(latest - earliest):
+            low = np.fmin(np.fmin(send, first), end)
+            high = np.fmax(np.fmax(send, first), end)
             codes = requests["run"].astype("category").cat.codes.to_numpy()
             run_low = pd.Series(low).groupby(codes).transform("min").to_numpy(dtype="float64")
             run_high = pd.Series(high).groupby(codes).transform("max").to_numpy(dtype="float64")
