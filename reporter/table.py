@@ -490,7 +490,7 @@ def _complete_runs(partials: list[Partial], requests: pd.DataFrame) -> list[dict
             extra = dict(target.get("extra") or {})
             extra["run_end"] = {k: v for k, v in end.items() if k not in ("kind", "run")}
             target["extra"] = extra
-    if len(requests):
+    if len(requests) and not _every_run_recorded(requests["run"], by_id):
         first = requests.groupby("run", observed=True, sort=False)["source_line"].idxmin()
         for run_id, idx in first.items():
             if str(run_id) in by_id:
@@ -501,6 +501,14 @@ def _complete_runs(partials: list[Partial], requests: pd.DataFrame) -> list[dict
             runs.append(row)
             by_id[str(run_id)] = row
     return runs
+
+
+def _every_run_recorded(run: pd.Series, by_id: dict[Any, dict[str, Any]]) -> bool:
+    """Whether every run id a categorical request column can hold has a run record: then no
+    run needs one made for it, and its rows need no group-by to find where it starts."""
+    if not isinstance(run.dtype, pd.CategoricalDtype):
+        return False
+    return all(str(name) in by_id for name in run.cat.categories)
 
 
 def _means_by_run(requests: pd.DataFrame, column: str, completed: bool) -> dict[str, float]:
@@ -517,9 +525,11 @@ def _means_by_run(requests: pd.DataFrame, column: str, completed: bool) -> dict[
     known = np.isfinite(values) & (codes >= 0)
     if completed and "ok" in requests:
         known &= requests["ok"].to_numpy(dtype=bool, na_value=False)
+    if not known.all():  # (the same sums, in the same order, as of every row)
+        codes, values = codes[known], values[known]
     size = len(run.cat.categories)
-    sums = np.bincount(codes[known], weights=values[known], minlength=size)
-    counts = np.bincount(codes[known], minlength=size)
+    sums = np.bincount(codes, weights=values, minlength=size)
+    counts = np.bincount(codes, minlength=size)
     return {
         str(name): float(sums[i] / counts[i])
         for i, name in enumerate(run.cat.categories)
