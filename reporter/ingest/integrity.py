@@ -145,8 +145,9 @@ def _ordered_ids(requests: pd.DataFrame) -> bool:
         return True
     codes = requests["run"].astype("category").cat.codes.to_numpy().astype(np.int64)
     same_run = codes[1:] == codes[:-1]
-    stretches = int(np.count_nonzero(~same_run)) + 1
-    if stretches != int(np.count_nonzero(np.bincount(codes + 1))):
+    # each run's rows in one stretch: as many runs where the stretches begin as stretches
+    begins = np.flatnonzero(np.concatenate(([True], ~same_run)))
+    if len(np.unique(codes[begins])) != len(begins):
         return False  # a run's rows in more than one stretch
     lengths = np.asarray(pc.binary_length(ids).to_numpy(zero_copy_only=False), dtype=np.int64)
     after = pc.greater(ids.slice(1), ids.slice(0, n - 1)).to_numpy(zero_copy_only=False)
