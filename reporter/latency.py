@@ -53,21 +53,23 @@ def _chunk_lists(times: pd.Series) -> list[tuple[np.ndarray, np.ndarray]]:
     return [(offsets, np.concatenate(arrays) if arrays else np.zeros(0))]
 
 
-def _gaps(
-    requests: pd.DataFrame, kept: np.ndarray, codes: np.ndarray
-) -> dict[int, list[np.ndarray]]:
+def _gaps(requests: pd.DataFrame, kept: np.ndarray, codes: np.ndarray) -> dict[int, np.ndarray]:
     """Every gap between consecutive chunk times of one request, for the `kept` rows with chunk
-    times, per run code: pieces whose concatenation is the run's gaps in row order, with a NaN
-    in place of each gap that spans two requests or is a left-out request's (the percentiles
-    leave NaN out anyway: marking a few costs less than copying all the others).
+    times, per run code: the run's gaps in row order, with a NaN in place of each gap that
+    spans two requests or is a left-out request's (the percentiles leave NaN out anyway:
+    marking a few costs less than copying all the others).
 
-    A chunk of rows at a time: the gaps of all its times at once; a chunk of one run's rows
-    (the usual case) is one piece of its run's gaps, with no label per gap."""
+    A chunk of rows at a time: the gaps of all its times at once, written where they go in
+    their run's array (a run's gaps may be a hundred megabytes: a copy per chunk and then a
+    joined one cost their page faults twice); a chunk of one run's rows (the usual case)
+    has no label per gap."""
     times = requests["token_times"]
     kept = kept & times.notna().to_numpy()
-    pieces: dict[int, list[np.ndarray]] = {}
     if not kept.any():
-        return pieces
+        return {}
+    # first the size of each run's gaps, then the gaps in place
+    chunks = []
+    sizes: dict[int, int] = {}
     row = 0
     for offsets, values in _chunk_lists(times):
         rows = slice(row, row + len(offsets) - 1)
@@ -76,24 +78,45 @@ def _gaps(
         if last - first < 2 or not kept[rows].any():
             continue
         lengths = np.maximum(np.diff(offsets), 0)
-        gaps = np.diff(values[first:last])
+        labels = codes[rows]
+        each = None if (labels == labels[0]).all() else np.repeat(labels, lengths)[:-1]
+        if each is None:
+            sizes[int(labels[0])] = sizes.get(int(labels[0]), 0) + last - first - 1
+        else:
+            for label, count in zip(*np.unique(each, return_counts=True), strict=True):
+                sizes[int(label)] = sizes.get(int(label), 0) + int(count)
+        chunks.append((rows, offsets, values, lengths, each))
+    gaps = {label: np.empty(size) for label, size in sizes.items()}
+    filled = dict.fromkeys(sizes, 0)
+    for rows, offsets, values, lengths, each in chunks:
+        first, last = int(offsets[0]), int(offsets[-1])
+        if each is None:
+            label = int(codes[rows.start])
+            at = filled[label]
+            filled[label] += last - first - 1
+            # np.diff's own subtraction, into the run's array
+            out = np.subtract(
+                values[first + 1 : last],
+                values[first : last - 1],
+                out=gaps[label][at : filled[label]],
+            )
+        else:
+            out = np.diff(values[first:last])
         if not kept[rows].all():
-            gaps[~np.repeat(kept[rows], lengths)[:-1]] = np.nan
+            out[~np.repeat(kept[rows], lengths)[:-1]] = np.nan
         # the gap from each request's last time to the next request's first
         ends = offsets[1:][lengths > 0] - 1 - first
-        gaps[ends[ends < len(gaps)]] = np.nan
-        labels = codes[rows]
-        if (labels == labels[0]).all():
-            pieces.setdefault(int(labels[0]), []).append(gaps)
+        out[ends[ends < len(out)]] = np.nan
+        if each is None:
             continue
-        each = np.repeat(labels, lengths)[:-1]
         order = np.argsort(each, kind="stable")
-        each, gaps = each[order], gaps[order]
+        each, out = each[order], out[order]
         bounds = [0, *(np.flatnonzero(np.diff(each)) + 1).tolist(), len(each)]
         for a, b in itertools.pairwise(bounds):
-            if b > a:
-                pieces.setdefault(int(each[a]), []).append(gaps[a:b])
-    return pieces
+            label = int(each[a])
+            gaps[label][filled[label] : filled[label] + b - a] = out[a:b]
+            filled[label] += b - a
+    return gaps
 
 
 def percentiles(values: np.ndarray, percents: Sequence[float]) -> np.ndarray:
@@ -102,16 +125,22 @@ def percentiles(values: np.ndarray, percents: Sequence[float]) -> np.ndarray:
     np.percentile partitions the values once per pair of neighbours it reads (six passes
     for p50, p90 and p99); one sort costs less. A NaN (sorted last) makes every percentile
     NaN, as in numpy."""
-    ordered = np.sort(values)
-    result = None
-    if len(ordered):
-        below, above, weight = _percentile_points(len(ordered), percents)
-        result = _interpolate(ordered[below], ordered[above], weight)
-    if result is None:
+    if not len(values) or _both_zeros(values):
         return np.asarray(np.percentile(values, percents))
+    ordered = np.sort(values)
+    below, above, weight = _percentile_points(len(ordered), percents)
+    result = _interpolate(ordered[below], ordered[above], weight)
     if np.isnan(ordered[-1]):
         result[:] = ordered[-1]
     return result
+
+
+def _both_zeros(values: np.ndarray) -> bool:
+    """Whether 0.0 and -0.0 are both among the values. Equal values are the same bits but
+    for these two; with both, which of them np.percentile's partition lands on depends on
+    the values' order, and only np.percentile itself gives its answer."""
+    signs = np.signbit(values[values == 0])
+    return bool(signs.any() and not signs.all())
 
 
 def _percentile_points(
@@ -132,13 +161,9 @@ def _percentile_points(
     return floor.astype(np.intp), following.astype(np.intp), weight
 
 
-def _interpolate(low: np.ndarray, high: np.ndarray, weight: np.ndarray) -> np.ndarray | None:
-    """numpy's linear interpolation between the values below and above each percentile (from
-    the lower one below a weight of 1/2, from the upper one above); None where it reads a
-    zero. Equal values are the same bits, except 0.0 and -0.0: which of them numpy's
-    partition lands on is its own, so there the caller asks np.percentile itself."""
-    if ((low == 0) | (high == 0)).any():
-        return None
+def _interpolate(low: np.ndarray, high: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """numpy's linear interpolation between the values below and above each percentile: from
+    the lower one below a weight of 1/2, from the upper one above (numpy's _lerp)."""
     step = high - low
     result: np.ndarray = np.add(low, step * weight)
     np.subtract(high, step * (1 - weight), out=result, where=weight >= 0.5)
@@ -158,28 +183,25 @@ def _percentiles(values: np.ndarray, labels: np.ndarray, qs: list[float]) -> pd.
     return pd.DataFrame(rows, index=labels[starts], columns=qs)
 
 
-def _percentiles_of(parts: dict[int, list[np.ndarray]], qs: list[float]) -> pd.DataFrame:
-    """Percentiles (as `_percentiles`) of each label's values, joined from its pieces (this
-    call's own arrays, emptied as it goes), without the NaN ones.
+def _percentiles_of(parts: dict[int, np.ndarray], qs: list[float]) -> pd.DataFrame:
+    """Percentiles (as `_percentiles`) of each label's values (this call's own arrays, taken
+    as it goes), without the NaN ones.
 
-    A run's gaps are many and mostly near one value: partitioned at the points read (NaN
-    goes last), not sorted, they cost least; in place, in their joined copy (a run's gaps
-    are a hundred megabytes on a long trace: each fresh copy costs its page faults)."""
+    A run's gaps are many and mostly near one value: partitioned in place at the points
+    read (NaN goes last), not sorted, they cost least."""
     rows, labels = [], []
     percents = [q * 100 for q in qs]
     for label in sorted(parts):
-        pieces = parts.pop(label)
-        values = np.concatenate(pieces)
+        values = parts.pop(label)
         count = len(values) - int(np.count_nonzero(np.isnan(values)))
         if not count:
             continue
-        below, above, weight = _percentile_points(count, percents)
-        values.partition(np.union1d(below, above))
-        row = _interpolate(values[below], values[above], weight)
-        if row is None:
-            values = np.concatenate(pieces)  # the gaps in row order, as np.percentile had them
-            row = np.percentile(values[~np.isnan(values)], percents)
-        rows.append(row)
+        if _both_zeros(values):
+            rows.append(np.percentile(values[~np.isnan(values)], percents))
+        else:
+            below, above, weight = _percentile_points(count, percents)
+            values.partition(np.union1d(below, above))
+            rows.append(_interpolate(values[below], values[above], weight))
         labels.append(label)
     return pd.DataFrame(rows, index=np.asarray(labels, dtype=np.int64), columns=qs)
 
