@@ -47,6 +47,7 @@ import math
 import numpy as np
 
 from reporter.config import threshold
+from reporter.medians import median
 from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, request_refs
 from reporter.types import Outcome, Severity
@@ -67,10 +68,8 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     # the successful requests with a reported rate, as arrays: no frame taken per run (most
     # tools report none)
     reported = np.asarray(data.values_of(run_id, "reported_tps"), dtype="float64")
-    kept = np.flatnonzero(
-        ~np.isnan(reported) & np.asarray(data.values_of(run_id, "ok"), dtype=bool)
-    )
-    if not len(kept):
+    kept = ~np.isnan(reported) & np.asarray(data.values_of(run_id, "ok"), dtype=bool)
+    if not kept.any():
         only_summed = data.summary(run_id).get("mean_reported_tps") is not None
         return RULE.finding(
             run_id,
@@ -81,10 +80,13 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             else "no per-request reported rate",
         )
 
-    def column(name: str) -> np.ndarray:
-        return np.asarray(data.values_of(run_id, name), dtype="float64")[kept]
+    # every row kept (the usual case): the columns themselves, not copies of them
+    rows = slice(None) if kept.all() else np.flatnonzero(kept)
 
-    reported = reported[kept]
+    def column(name: str) -> np.ndarray:
+        return np.asarray(data.values_of(run_id, name), dtype="float64")[rows]
+
+    reported = reported[rows]
     out = column("output_tokens")
     with np.errstate(invalid="ignore", divide="ignore"):
         candidates = {
@@ -98,7 +100,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             r = reported / values
         r = r[np.isfinite(r) & (values > 0)]
         if len(r):
-            ratios[name] = float(np.median(r))
+            ratios[name] = median(r)
     if not ratios:
         return RULE.finding(
             run_id,
@@ -108,7 +110,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     tol = data.config[RATE_MATCH]
     lines = [f"median reported ÷ {name} = {fmt(v, 2)}" for name, v in ratios.items()]
     matches = [name for name, v in ratios.items() if abs(v - 1) <= tol]
-    median_reported = float(np.median(reported))
+    median_reported = median(reported)
     numbers = {
         "ratios": {k: round(v, 4) for k, v in ratios.items()},
         "median_reported_tps": median_reported,
@@ -139,7 +141,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             "decode time",
             arithmetic=lines,
             numbers=numbers,
-            refs=request_refs(data.requests_of(run_id).iloc[kept[:8]]),
+            refs=request_refs(data.requests_of(run_id).iloc[np.flatnonzero(kept)[:8]]),
             help="use the token counts (usage) and the trace's own times, not the reported rate",
         )
     return RULE.finding(
@@ -149,7 +151,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         f"is {fmt(ratios[best], 2)}× {best}",
         arithmetic=lines,
         numbers=numbers,
-        refs=request_refs(data.requests_of(run_id).iloc[kept[:8]]),
+        refs=request_refs(data.requests_of(run_id).iloc[np.flatnonzero(kept)[:8]]),
         help="check the token counts and the clocks; use tokens ÷ time from the trace itself",
     )
 

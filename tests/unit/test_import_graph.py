@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         "reporter.version", "reporter.findings", "reporter.model", "reporter.grouping",
         "reporter.latency",
         "reporter.bandwidth", "reporter.refengine", "reporter.probe", "reporter.rulebook",
-        "reporter.runfields",
+        "reporter.runfields", "reporter.medians",
     ]),
     ("reading and writing traces", [
         "reporter.ingest", "reporter.table", "reporter.adapters", "reporter.serverlog",
