@@ -242,9 +242,13 @@ def _ttft_share(data: AuditData, run_id: str) -> float:
         return float(mean_ttft * s["ok"] / sum_latency)
     ok = data.values_of(run_id, "ok")
     if len(ok) and s.flag("has_first"):
-        total = float(np.nansum(data.values_of(run_id, "e2e")[ok]))
+        # every request successful (the usual case): the columns themselves, not copies
+        rows = slice(None) if ok.all() else ok
+        total = float(np.nansum(data.values_of(run_id, "e2e")[rows]))
         return (
-            float(np.nansum(data.values_of(run_id, "ttft")[ok])) / total if total > 0 else math.nan
+            float(np.nansum(data.values_of(run_id, "ttft")[rows])) / total
+            if total > 0
+            else math.nan
         )
     return math.nan
 
