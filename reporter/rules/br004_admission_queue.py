@@ -123,24 +123,16 @@ def _held(times: np.ndarray, order: np.ndarray, n_ends: int, share: float) -> in
     return 0
 
 
-def _admitted_at_release(
-    first: np.ndarray, ends: np.ndarray, slack: float, order: np.ndarray, merged: np.ndarray
-) -> np.ndarray:
+def _after_a_release(first: np.ndarray, ends: np.ndarray, slack: float) -> np.ndarray:
     """True where a request's first token came right after another request ended (within
-    `slack`); `ends` in ascending order, `order` the permutation that sorts `first`, `merged`
-    where each merged time came from (`_merge` of the sorted first tokens and the ends).
+    `slack`); `ends` in ascending order.
 
     That is how a slot hands over; first tokens staggered by prefill (long prompts processed
     one after another) do not line up with completions and are not a queue.
     """
-    firsts = first[order]
-    # the ends at or before each first token, read off the merge (no search): its place
-    # there less the first tokens before it
-    pos = np.flatnonzero(merged >= len(ends)) - np.arange(len(firsts)) - 1
-    gap = np.where(pos >= 0, firsts - ends[np.clip(pos, 0, None)], np.inf)
-    out = np.empty(len(first), dtype=bool)
-    out[order] = gap <= slack
-    return out
+    ended = np.searchsorted(ends, first, side="right")  # the ends at or before each
+    gap = np.where(ended > 0, first - ends[np.maximum(ended - 1, 0)], np.inf)
+    return gap <= slack
 
 
 def check(data: AuditData) -> list[Finding]:
@@ -196,9 +188,9 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         if np.count_nonzero(~np.isnan(ends)) == len(first)
         else np.sort(end, kind="stable")
     )
-    order = np.argsort(first, kind="stable")
-    merged = _merge(first[order], ends)
-    k = _held(*merged, len(ends), share)
+    # the first tokens' times in order (the values alone: which request had which is not
+    # needed to count how many decoded at once)
+    k = _held(*_merge(np.sort(first), ends), len(ends), share)
     stated = data.concurrency(run_id)
     # not stated: the level of requests in flight held as long
     n = (
@@ -214,11 +206,11 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     every = np.count_nonzero(~np.isnan(column("decode_s"))) == len(first)
     decode = median(column("decode_s") if every else decode_s)
     slack = data.config[HANDOVER_SHARE] * decode
-    after_release = (first >= first_done) & _admitted_at_release(
-        first, ends, slack, order, merged[1]
-    )
-    # a queued request waited for its slot: its first token came later than an admitted one's
-    waited_at = np.flatnonzero(after_release & (ttft > served + slack))
+    late = first >= first_done
+    # a queued request waited for its slot: its first token came later than an admitted
+    # one's, right after another request finished (searched for among the later ones only)
+    slower = np.flatnonzero(late & (ttft > served + slack))
+    waited_at = slower[_after_a_release(first[slower], ends, slack)]
     waited_ttft = ttft[waited_at]
     numbers = {
         "k": k,
@@ -243,10 +235,14 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             "one request decoded at a time: the serial case, see BR003",
             numbers=numbers,
         )
-    if k < n and not len(waited_at) and after_release.any():
+    handed_over = (
+        np.count_nonzero(_after_a_release(first[late], ends, slack))
+        if k < n and not len(waited_at)
+        else 0
+    )
+    if handed_over:
         arithmetic.append(
-            f"{int(after_release.sum())} requests got their first token right after another "
-            "finished, "
+            f"{handed_over} requests got their first token right after another finished, "
             f"but none later than the admitted ones' median {fmt(served, 3)} s + "
             f"{fmt(slack, 3)} s (a tenth of one request's decode, {fmt(decode, 2)} s)"
         )
@@ -265,17 +261,17 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             numbers=numbers,
             arithmetic=arithmetic,
         )
-    late = int(np.count_nonzero(first >= first_done))
-    if 2 * len(waited_at) < late:
+    late_count = int(np.count_nonzero(late))
+    if 2 * len(waited_at) < late_count:
         # a queue hands each freed slot to a waiting request: most first tokens after the
         # first completion follow one. A few that do, among many that do not (prompts read
         # one after another), line up by chance.
         return RULE.finding(
             run_id,
             Outcome.PASSED,
-            f"no queue: of the {late} requests whose first token came after another request "
-            f"finished, only {len(waited_at)} got it within {fmt(slack, 2)} s of a completion, "
-            "as a freed slot would give it",
+            f"no queue: of the {late_count} requests whose first token came after another "
+            f"request finished, only {len(waited_at)} got it within {fmt(slack, 2)} s of a "
+            "completion, as a freed slot would give it",
             numbers=numbers,
             arithmetic=arithmetic,
         )
