@@ -63,9 +63,18 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from reporter.ladder import EQUAL_LENGTH_CV
 from reporter.numbers import fmt
-from reporter.rules.base import AuditData, Finding, Rule, request_refs
+from reporter.rules.base import (
+    AuditData,
+    Finding,
+    Rule,
+    finish_reason_is,
+    finish_reason_known,
+    request_refs,
+)
 from reporter.types import Outcome, Severity
 from reporter.values import number
 
@@ -100,10 +109,10 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     requested = data.run_field(run_id, "output_tokens_requested")
     rows = data.requests_of(run_id)
     # a mask, not a filtered frame: most runs never need the rows themselves
-    eos = (rows["finish_reason"] == "stop").to_numpy(dtype=bool, na_value=False)
-    ended_on_eos = int(eos.sum())
+    eos = finish_reason_is(rows, "stop")
+    ended_on_eos = int(np.count_nonzero(eos))
     # a count of 0 only where finish reasons were recorded: a summary has none to count
-    reasons_known = bool(len(rows)) and bool(rows["finish_reason"].notna().any())
+    reasons_known = bool(finish_reason_known(rows).any())
     mean, lo, hi = float(s["out_mean"]), float(s["out_min"]), float(s["out_max"])
     numbers = {
         "stop": stop,

@@ -44,7 +44,14 @@ from __future__ import annotations
 import numpy as np
 
 from reporter.numbers import all_of, fmt
-from reporter.rules.base import AuditData, Finding, Rule, request_refs, run_ref
+from reporter.rules.base import (
+    AuditData,
+    Finding,
+    Rule,
+    finish_reason_is,
+    request_refs,
+    run_ref,
+)
 from reporter.types import Outcome, Severity
 from reporter.values import number
 
@@ -81,8 +88,8 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         requested = low
     rows = data.requests_of(run_id)
     # on the columns as arrays: filtering the whole frame per run dominated big audits
-    ok = rows["ok"].to_numpy(dtype=bool, na_value=False)
-    out = rows["output_tokens"].to_numpy(dtype="float64", na_value=np.nan)[ok]
+    ok = np.asarray(data.values_of(run_id, "ok"), dtype=bool)
+    out = np.asarray(data.values_of(run_id, "output_tokens"), dtype="float64")[ok]
     if not len(out) or np.isnan(out).all():
         return _by_summary(data, run_id, requested)
     if requested is None:
@@ -92,7 +99,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             "forced length asked for, but the requested length is not stated "
             "(workload.output_tokens)",
         )
-    stopped = (rows["finish_reason"] == "stop").to_numpy(dtype=bool, na_value=False)[ok]
+    stopped = finish_reason_is(rows, "stop")[ok]
     short_at = np.flatnonzero(ok)[(out < requested) | stopped]
     shortest, longest = float(np.nanmin(out)), float(np.nanmax(out))
     n = len(out)

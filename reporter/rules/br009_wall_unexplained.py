@@ -371,10 +371,10 @@ def _schedule(data: AuditData, run_id: str) -> tuple[float, str] | None:
 def _failed_only(data: AuditData, run_id: str) -> tuple[float, int, float, float] | None:
     """How long failed requests were the only ones in flight, with their count and the range
     of their durations; None without send and end times for every request."""
-    rows = data.requests_of(run_id)
-    ok = rows["ok"].astype(bool).to_numpy()
-    if ok.all():  # the usual case, decided without filtering the frame
+    ok = np.asarray(data.values_of(run_id, "ok"), dtype=bool)
+    if ok.all():  # the usual case, decided without taking the frame
         return None
+    rows = data.requests_of(run_id)
     bad = rows[~ok]
     if rows[["t_send", "t_end"]].isna().any().any():
         return None

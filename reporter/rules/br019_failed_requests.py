@@ -63,12 +63,18 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 
 from reporter.config import threshold
 from reporter.numbers import all_of, fmt
 from reporter.received import RECEIVED_SHARE, shortfall
-from reporter.rules.base import AuditData, Finding, Rule, request_refs, run_ref
+from reporter.rules.base import (
+    AuditData,
+    Finding,
+    Rule,
+    finish_reason_known,
+    request_refs,
+    run_ref,
+)
 from reporter.types import Outcome, Severity
 from reporter.values import number
 
@@ -160,19 +166,19 @@ def _check_summary(data: AuditData, run_id: str) -> Finding:
     )
 
 
-def _all_well(rows: pd.DataFrame, requested: float | None) -> bool:
+def _all_well(data: AuditData, run_id: str, requested: float | None) -> bool:
     """Every request ended well with output and none may have been cut: nothing to report.
 
     Checked on the columns as arrays; the detailed path filters the frame several times,
     which dominated audits of thousands of runs where nearly every run passes.
     """
-    if not rows["ok"].to_numpy(dtype=bool, na_value=False).all():
+    if not np.asarray(data.values_of(run_id, "ok"), dtype=bool).all():
         return False
-    out = rows["output_tokens"].to_numpy(dtype="float64", na_value=np.nan)
+    out = np.asarray(data.values_of(run_id, "output_tokens"), dtype="float64")
     if (out == 0).any():
         return False
     if requested is not None:
-        no_reason = rows["finish_reason"].isna().to_numpy(dtype=bool)
+        no_reason = ~finish_reason_known(data.requests_of(run_id))
         if (no_reason & (out < requested) & (out > 0)).any():
             return False
     return True
@@ -202,7 +208,7 @@ def _check_requests(data: AuditData, run_id: str) -> Finding:
     if rows.empty:
         return _check_summary(data, run_id)
     requested = data.run_field(run_id, "output_tokens_requested")
-    if _all_well(rows, number(requested)):
+    if _all_well(data, run_id, number(requested)):
         n = len(rows)
         numbers = {"requests": n, "failed": 0, "empty": 0, "cut": 0,
                    "failed_tokens_not_counted": 0.0}  # fmt: skip
