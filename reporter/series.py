@@ -16,7 +16,7 @@ import pandas as pd
 
 from reporter.auditdata import AuditData
 from reporter.model import MAX_COMPLETIONS, MAX_TIMELINE, Completions, RunSeries, Timeline
-from reporter.values import number, number_or_nan
+from reporter.values import number
 
 
 def even_sample(n: int, limit: int) -> np.ndarray:
@@ -72,20 +72,20 @@ def timeline(
     )
     pick = even_sample(len(order), MAX_TIMELINE)
     drawn = order[pick]
-    send = columns["t_send"][drawn] - t0
-    first = columns["t_first"][drawn] - t0
-    end = columns["t_end"][drawn] - t0
-    prompt = columns["prompt_tokens"][drawn]
+    # the drawn values as Python floats at once: a numpy scalar read per value costs more
+    sends = (columns["t_send"][drawn] - t0).tolist()
+    firsts = (columns["t_first"][drawn] - t0).tolist()
+    ends = (columns["t_end"][drawn] - t0).tolist()
+    prompts = columns["prompt_tokens"][drawn].tolist()
     segs: list[dict[str, Any]] = []
-    for k in range(len(drawn)):
-        y = int(pick[k]) + 1
-        s, f, e = float(send[k]), float(first[k]), float(end[k])
+    for position, s, f, e, prompt in zip(pick.tolist(), sends, firsts, ends, prompts, strict=True):
+        y = position + 1
         s = s if math.isfinite(s) else 0.0
         if not math.isfinite(f):
             segs.append({"request": y, "start": s, "end": e, "part": "request"})
             continue
-        if prefill_rate is not None and math.isfinite(prompt[k]):
-            p0 = max(s, f - float(prompt[k]) / prefill_rate)
+        if prefill_rate is not None and math.isfinite(prompt):
+            p0 = max(s, f - prompt / prefill_rate)
             if p0 > s:
                 segs.append({"request": y, "start": s, "end": p0, "part": "waiting"})
             segs.append({"request": y, "start": p0, "end": f, "part": "prefill"})
@@ -95,56 +95,85 @@ def timeline(
     return Timeline(requests=len(order), drawn=len(pick), segments=segs)
 
 
+#: Each group's runs at concurrency 1 with a known, positive median end-to-end time, and that
+#: time, in the run table's order (`lone_runs`).
+LoneRuns = dict[str, list[tuple[str, float]]]
+
+
+def lone_runs(data: AuditData) -> LoneRuns:
+    """The runs whose median request a completion chart can draw as one request alone, by
+    group: taken in one pass over the run table for the charts of every run."""
+    runs = data.runs
+    out: LoneRuns = {}
+    for other, its_group in zip(runs["run"], runs["group"], strict=True):
+        if pd.isna(its_group) or data.concurrency(str(other)) != 1:
+            continue
+        e2e = data.figures(str(other))["median_e2e_s"]
+        if math.isfinite(e2e) and e2e > 0:
+            out.setdefault(str(its_group), []).append((str(other), e2e))
+    return out
+
+
 def _single_request_time(
-    data: AuditData, run_id: str, done: np.ndarray
+    data: AuditData, run_id: str, done: np.ndarray, alone: LoneRuns
 ) -> tuple[float, str | None]:
     """One request's duration alone: the N=1 run of the group if any, else the first completion."""
-    runs = data.runs
-    group = str(runs.at[run_id, "group"])
-    # the group's runs at concurrency 1, in the run table's order
-    for other, its_group in zip(runs["run"], runs["group"], strict=True):
-        if pd.isna(its_group) or str(its_group) != group or data.concurrency(str(other)) != 1:
-            continue
-        e2e = number_or_nan(data.stats.at[str(other), "median_e2e_s"])
-        if str(other) != run_id and math.isfinite(e2e) and e2e > 0:
-            return e2e, str(other)
+    group = str(data.runs.at[run_id, "group"])
+    for other, e2e in alone.get(group, []):
+        if other != run_id:
+            return e2e, other
     return float(done[0]), None
 
 
-def completions(data: AuditData, run_id: str, done: np.ndarray) -> Completions:
+def completions(data: AuditData, run_id: str, done: np.ndarray, alone: LoneRuns) -> Completions:
     pick = even_sample(len(done), MAX_COMPLETIONS)
-    single, single_run = _single_request_time(data, run_id, done)
-    points = [{"t": float(done[i]), "done": int(i) + 1} for i in pick]
+    single, single_run = _single_request_time(data, run_id, done, alone)
+    times = done[pick].tolist()  # Python floats at once, not a numpy scalar read per point
+    points = [{"t": t, "done": i + 1} for t, i in zip(times, pick.tolist(), strict=True)]
     return Completions(len(done), points, single, single_run)
 
 
-def run_series(data: AuditData, run_id: str) -> RunSeries:
+def run_series(data: AuditData, run_id: str, alone: LoneRuns | None = None) -> RunSeries:
+    """The run's timeline and completions (`alone`: `lone_runs(data)`, when the caller draws
+    several runs)."""
     end = np.asarray(data.values_of(run_id, "t_end"), dtype="float64")
     known = ~np.isnan(end)  # the requests with an end time, as arrays (no frame copied)
+    if not known.any():
+        return RunSeries(run_id, None, None)
+    every = bool(known.all())  # the usual case: the columns as they are, no copy
+
+    def ended(column: str) -> np.ndarray:
+        values = data.values_of(run_id, column)
+        return values if every else values[known]
+
     columns = {
-        c: np.asarray(data.values_of(run_id, c), dtype="float64")[known]
+        c: np.asarray(ended(c), dtype="float64")
         for c in ("t_send", "t_first", "t_end", "prompt_tokens")
     }
-    line = data.values_of(run_id, "source_line")[known]
+    line = ended("source_line")
     # whole line numbers sort as they are; any other column as numbers, a missing one last
     columns["source_line"] = (
         line
         if line.dtype.kind in "iuf"
         else pd.Series(line).to_numpy(dtype="float64", na_value=np.nan)
     )
-    stats = data.stats.loc[run_id]
-    t0 = number_or_nan(stats["t0"])
-    sends = columns["t_send"][~np.isnan(columns["t_send"])]
-    if known.any() and not math.isfinite(t0):
+    figures = data.figures(run_id)
+    t0 = figures["t0"]
+    if not math.isfinite(t0):
+        sends = columns["t_send"][~np.isnan(columns["t_send"])]
         t0 = float(sends.min()) if len(sends) else math.nan
-    if not known.any() or not math.isfinite(t0):
+    if not math.isfinite(t0):
         return RunSeries(run_id, None, None)
-    # every request ended (the usual case): the run's rows sorted by send once serve here too
-    by_send = data.send_order(run_id) if known.all() else None
-    drawn = timeline(columns, t0, _rate(stats["prefill_rate"]), by_send)
+    # every request ended: the run's rows sorted by send once serve here too
+    by_send = data.send_order(run_id) if every else None
+    drawn = timeline(columns, t0, _rate(figures["prefill_rate"]), by_send)
     ends = data.sorted_ends(run_id)  # NaN last: the ends known are the first ones
     done = ends[: np.count_nonzero(~np.isnan(ends))] - t0
-    return RunSeries(run_id, drawn, completions(data, run_id, done) if len(done) else None)
+    if not len(done):
+        return RunSeries(run_id, drawn, None)
+    return RunSeries(
+        run_id, drawn, completions(data, run_id, done, lone_runs(data) if alone is None else alone)
+    )
 
 
 def with_request_times(data: AuditData, runs: list[tuple[str, int | None]]) -> list[str]:
@@ -152,5 +181,5 @@ def with_request_times(data: AuditData, runs: list[tuple[str, int | None]]) -> l
     return [
         run_id
         for run_id, requests in runs
-        if requests and not math.isnan(number_or_nan(data.stats.at[run_id, "t1"]))
+        if requests and not math.isnan(data.figures(run_id)["t1"])
     ]

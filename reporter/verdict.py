@@ -36,7 +36,7 @@ from reporter.model import (
 )
 from reporter.numbers import counted, fmt, listed
 from reporter.received import RECEIVED_SHARE, shortfall
-from reporter.series import run_series, with_request_times
+from reporter.series import lone_runs, run_series, with_request_times
 from reporter.stated import STATED_GAP, difference, stated_aggregate
 from reporter.types import Outcome, VerdictKind, worst
 from reporter.values import finite, number
@@ -365,7 +365,8 @@ def _inputs(data: AuditData) -> list[InputSummary]:
 def _series(data: AuditData, runs: list[RunSummary]) -> Series:
     """The chart data of the first runs with request times (reporter.series)."""
     timed = with_request_times(data, [(r.id, r.requests) for r in runs])
-    return Series([run_series(data, r) for r in timed[:MAX_RUN_CHARTS]], len(timed))
+    alone = lone_runs(data) if timed else {}
+    return Series([run_series(data, r, alone) for r in timed[:MAX_RUN_CHARTS]], len(timed))
 
 
 def _equation(k: ClaimCheck, data: AuditData) -> str:
