@@ -498,15 +498,29 @@ def _num(value: Any, digits: int = 6) -> Any:
 INFINITE = "infinite (an overflow, or a division by zero): not a figure"
 
 
+#: The types whose values finite_only keeps as they are, with a finite float (exact types:
+#: a numpy scalar or a subclass goes the long way).
+_KEPT = frozenset({str, int, bool, type(None)})
+
+
 def finite_only(value: Any, path: str, reasons: dict[str, str]) -> Any:
     """`value` with every non-finite float (numpy's too) made None; the paths of the
     infinite ones go to `reasons`, as `runs[0].wall_s`."""
+    # the leaves kept as they are (most of a verdict) cost no call and no path
     if isinstance(value, dict):
         return {
-            k: finite_only(v, f"{path}.{k}" if path else str(k), reasons) for k, v in value.items()
+            k: v
+            if type(v) in _KEPT or (type(v) is float and math.isfinite(v))
+            else finite_only(v, f"{path}.{k}" if path else str(k), reasons)
+            for k, v in value.items()
         }
     if isinstance(value, list | tuple):
-        return [finite_only(v, f"{path}[{i}]", reasons) for i, v in enumerate(value)]
+        return [
+            v
+            if type(v) in _KEPT or (type(v) is float and math.isfinite(v))
+            else finite_only(v, f"{path}[{i}]", reasons)
+            for i, v in enumerate(value)
+        ]
     if isinstance(value, np.generic) and not isinstance(value, np.bool_):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
