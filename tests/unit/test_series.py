@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from reporter import api
-from reporter.series import lone_runs, run_series
+from reporter.series import even_sample, lone_runs, run_series
 
 
 def _trace(path: Path, runs: list[tuple[str, str, int, list[dict[str, Any]]]]) -> Path:
@@ -78,3 +80,14 @@ def test_a_run_whose_requests_did_not_all_end_draws_the_ended_ones(tmp_path: Pat
     ends = [s["end"] for s in drawn.timeline.segments if s["part"] == "decode"]
     assert ends == [1.0, 3.0, 5.0]
     assert [p["t"] for p in drawn.completions.points] == [1.0, 3.0, 5.0]
+
+
+def test_an_even_sample_keeps_the_first_and_last_and_never_repeats_a_row() -> None:
+    for limit in (1, 2, 3, 200, 600):
+        for n in [*range(1, 2 * limit + 3), 62_500, 10**6, 10**9 + 7]:
+            pick = even_sample(n, limit)
+            assert len(pick) == min(n, limit)
+            assert np.all(np.diff(pick) > 0)  # increasing: no row twice
+            assert pick[0] == 0
+            if limit > 1:
+                assert pick[-1] == n - 1
