@@ -119,7 +119,8 @@ def build_verdict(
     latency_of = run_latencies(latencies)  # each run's, read at once
     runs: list[RunSummary] = []
     run_verdicts: dict[str, VerdictKind] = {}
-    for row in data.run_rows():
+    records = _records(data)
+    for row in records:
         run_id, group = str(row["run"]), str(row["group"])
         s = data.figures(run_id)
         reasons = []
@@ -225,7 +226,7 @@ def build_verdict(
         runs=runs,
         claims=claims,
         findings=findings,
-        inputs=_inputs(data),
+        inputs=_inputs(data, records),
         undisclosed=undisclosed(data),
         rules=[r.code for r in rules],
         rule_docs=rules,
@@ -237,12 +238,18 @@ def build_verdict(
     )
 
 
+def _records(data: AuditData) -> list[dict[str, Any]]:
+    """Each run's record as a dict of the values its row holds: a look-up in a pandas row
+    costs more than what the verdict does with the value (thirty of them per run)."""
+    return [{str(k): v for k, v in row.items()} for row in data.run_rows()]
+
+
 def _text(value: Any) -> str | None:
     """A string field of the run record; None when unset (None or empty)."""
     return None if not value else str(value)
 
 
-def _run_details(row: pd.Series, s: RunFigures) -> dict[str, Any]:
+def _run_details(row: dict[str, Any], s: RunFigures) -> dict[str, Any]:
     """What the report shows of a run beyond its figures: its setup as the record states
     it, its lengths, its prefill, its bandwidth."""
     enabled = row.get("spec_enabled")
@@ -340,11 +347,12 @@ def _levels(runs: list[RunSummary], group: str) -> tuple[list[tuple[float, float
     return levels, top / base if base else None
 
 
-def _inputs(data: AuditData) -> list[InputSummary]:
-    """The files read, each with the tools its run records name and the schema they declare."""
+def _inputs(data: AuditData, records: list[dict[str, Any]]) -> list[InputSummary]:
+    """The files read, each with the tools its run records (`_records`) name and the schema
+    they declare."""
     tools: dict[str, list[tuple[str, str | None]]] = {}
     schemas: dict[str, str] = {}
-    for row in data.run_rows():
+    for row in records:
         path = str(row.get("source_path") or "")
         if row.get("tool_name"):
             tool = (str(row["tool_name"]), _text(row.get("tool_version")))
