@@ -389,12 +389,20 @@ def derive_request_columns(req: pd.DataFrame) -> None:
     From the absolute times where a row has them; else from the durations a tool measured
     (`ttft`, `e2e` columns already in the frame), decode time being e2e − TTFT.
     """
-    with np.errstate(invalid="ignore", divide="ignore"):
+
+    def column(values: np.ndarray) -> pd.Series:
+        # a Series, not the array: pandas copies an array set as a column
+        return pd.Series(values, index=req.index, copy=False)
+
+    # numpy arrays: each pandas operation on a Series makes one more full column
+    send, first, end = (req[c].to_numpy(dtype="float64") for c in ("t_send", "t_first", "t_end"))
+    # (times far apart overflow to infinity, as pandas lets them: integrity refuses those rows)
+    with np.errstate(all="ignore"):
         given_ttft = req.get("ttft")
         given_e2e = req.get("e2e")
-        req["ttft"] = req["t_first"] - req["t_send"]
-        req["e2e"] = req["t_end"] - req["t_send"]
-        req["decode_s"] = req["t_end"] - req["t_first"]
+        req["ttft"] = column(first - send)
+        req["e2e"] = column(end - send)
+        req["decode_s"] = column(end - first)
         if given_ttft is not None:
             req["ttft"] = req["ttft"].fillna(given_ttft)
         if given_e2e is not None:
@@ -403,10 +411,25 @@ def derive_request_columns(req: pd.DataFrame) -> None:
             req["decode_s"] = req["decode_s"].fillna(req["e2e"] - req["ttft"])
         # Tokens ÷ decode time, as engines report it (llama-server predicted_per_second) and as
         # METHOD.md predicts walls with it (TTFT + tokens ÷ rate); one token has no decode time.
-        rate = req["output_tokens"] / req["decode_s"]
-        req["decode_tps"] = rate.where((req["output_tokens"] >= 2) & (req["decode_s"] > 0))
-    failed = req["finish_reason"].isin(UNFINISHED) | req["error"].notna()
-    req["ok"] = ~failed.to_numpy(dtype=bool)
+        tokens = req["output_tokens"].to_numpy(dtype="float64")
+        decode = req["decode_s"].to_numpy(dtype="float64")
+        rate = tokens / decode
+        rate[~((tokens >= 2) & (decode > 0))] = np.nan
+        req["decode_tps"] = column(rate)
+    failed = _unfinished(req["finish_reason"]) | req["error"].notna().to_numpy(dtype=bool)
+    req["ok"] = column(~failed)
+
+
+def _unfinished(finish_reason: pd.Series) -> np.ndarray:
+    """Whether each row's finish_reason is one of UNFINISHED; a categorical column by its
+    codes, compared with the few codes of those reasons (isin hashes every row)."""
+    if not isinstance(finish_reason.dtype, pd.CategoricalDtype):
+        return finish_reason.isin(UNFINISHED).to_numpy(dtype=bool)
+    codes = finish_reason.cat.codes.to_numpy()
+    found = np.zeros(len(codes), dtype=bool)
+    for code in np.flatnonzero(finish_reason.cat.categories.isin(UNFINISHED)).tolist():
+        found |= codes == code
+    return found
 
 
 def _run_ids(column: pd.Series) -> set[str]:
