@@ -372,11 +372,12 @@ def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:
         if "source_path" in frame
         else pd.Series(pd.Categorical([""] * n), index=index)
     )
-    out["source_line"] = (
-        pd.to_numeric(frame["source_line"]).to_numpy(dtype="int64")
-        if "source_line" in frame
-        else np.zeros(n, dtype="int64")
-    )
+    if "source_line" not in frame:
+        out["source_line"] = np.zeros(n, dtype="int64")
+    elif frame["source_line"].dtype == np.int64:
+        out["source_line"] = frame["source_line"].to_numpy()  # to_numeric would copy it
+    else:
+        out["source_line"] = pd.to_numeric(frame["source_line"]).to_numpy(dtype="int64")
     # columns kept as they are (no copy into one block per dtype): a million rows
     req = pd.DataFrame(out, index=index, copy=False)
     derive_request_columns(req)
@@ -447,6 +448,8 @@ def _run_ids(column: pd.Series) -> set[str]:
 
 def _qualify_duplicate_runs(partials: list[Partial]) -> None:
     """Run ids are per file; when two files reuse one, prefix it with the file name."""
+    if len(partials) < 2:
+        return  # a file's own ids are distinct (a run id twice in one file is the same run)
     seen: dict[str, int] = {}
     for p in partials:
         ids = {str(r["run"]) for r in p.runs}
