@@ -38,6 +38,8 @@ _NUMBER_FIELDS: dict[str, tuple[str, float | None]] = {
     "e2e": ("number", 0),
 }
 _STRING_FIELDS = ("prompt_sha256", "error")
+#: The number fields compared with each other (and with the chunk times).
+_TIME_FIELDS = ("t_send", "t_first", "t_end")
 _ID_FIELDS = ("run", "id")
 FINISH_REASONS = ("length", "stop", "error", "abort", "cancelled", "time_limit", "too_short")
 #: Whole numbers above this lose units in a double and overflow numpy's and orjson's integers.
@@ -278,13 +280,16 @@ def bad_request_rows(frame: pd.DataFrame) -> np.ndarray:
             continue
         col = frame[name]
         if isinstance(col.dtype, np.dtype) and col.dtype.kind in "iu":
-            # whole numbers in every row (numpy's integers hold no null): only bounds can fail
-            values = col.to_numpy(dtype="float64")
-            floats[name] = values
-            if minimum is not None:
-                bad |= values < minimum
-            if kind == "integer":
-                bad |= np.abs(values) > MAX_WHOLE
+            # whole numbers in every row (numpy's integers hold no null): only bounds can fail,
+            # and only if the smallest or the largest fails them (as doubles, as compared here)
+            whole = col.to_numpy()
+            low, high = (float(whole.min()), float(whole.max())) if n else (0.0, 0.0)
+            if name in _TIME_FIELDS or (minimum is not None and low < minimum):
+                floats[name] = whole.astype("float64")
+            if minimum is not None and low < minimum:
+                bad |= floats[name] < minimum
+            if kind == "integer" and max(-low, high) > MAX_WHOLE:
+                bad |= np.abs(whole.astype("float64")) > MAX_WHOLE
             continue
         ok = _is_number(col)
         bad |= ~ok
@@ -318,7 +323,8 @@ def bad_request_rows(frame: pd.DataFrame) -> np.ndarray:
         col = frame["finish_reason"]
         if isinstance(col.dtype, pd.CategoricalDtype):  # each row's code looked up, not hashed
             allowed = np.append(col.cat.categories.isin(FINISH_REASONS), True)  # -1: missing
-            bad |= ~allowed[col.cat.codes.to_numpy()]
+            if not allowed.all():
+                bad |= ~allowed[col.cat.codes.to_numpy()]
         else:
             bad |= ~(col.isna() | col.isin(FINISH_REASONS)).to_numpy(dtype=bool)
     if "token_times" in frame:
