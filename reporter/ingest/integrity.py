@@ -143,13 +143,13 @@ def _ordered_ids(requests: pd.DataFrame) -> bool:
         return False
     if n < 2:
         return True
-    codes = requests["run"].astype("category").cat.codes.to_numpy().astype(np.int64)
+    codes = requests["run"].astype("category").cat.codes.to_numpy()
     same_run = codes[1:] == codes[:-1]
     # each run's rows in one stretch: as many runs where the stretches begin as stretches
     begins = np.flatnonzero(np.concatenate(([True], ~same_run)))
     if len(np.unique(codes[begins])) != len(begins):
         return False  # a run's rows in more than one stretch
-    lengths = np.asarray(pc.binary_length(ids).to_numpy(zero_copy_only=False), dtype=np.int64)
+    lengths = pc.binary_length(ids).to_numpy(zero_copy_only=False)
     after = pc.greater(ids.slice(1), ids.slice(0, n - 1)).to_numpy(zero_copy_only=False)
     longer, as_long = lengths[1:] > lengths[:-1], lengths[1:] == lengths[:-1]
     return bool((~same_run | longer | (as_long & np.asarray(after, dtype=bool))).all())
@@ -248,14 +248,31 @@ def time_order(requests: pd.DataFrame, already: np.ndarray | None = None) -> lis
             taken |= mask
 
     with np.errstate(invalid="ignore", over="ignore"):
-        infinite = [np.isinf(values) for values in (send, first, end)]
+        # a column's smallest and largest time tell whether any is infinite (the usual
+        # answer is no: no mask is made)
+        spans = [_span(values) for values in (send, first, end)]
+        infinite = [
+            np.isinf(values) if np.isinf(span).any() else None
+            for values, span in zip((send, first, end), spans, strict=True)
+        ]
         for name, mask in zip(TIME_COLUMNS, infinite, strict=True):
-            check(mask, "time not finite", f'"{name}" is {{{name}}}', "a finite time in seconds")
+            if mask is not None:
+                check(
+                    mask, "time not finite", f'"{name}" is {{{name}}}', "a finite time in seconds"
+                )
         # an infinite time is reported once, above, not again as a span that overflows
         send, first, end = (
-            np.where(mask, np.nan, values) if mask.any() else values
+            values if mask is None else np.where(mask, np.nan, values)
             for mask, values in zip(infinite, (send, first, end), strict=True)
         )
+        spans = [
+            span if mask is None else _span(values)
+            for mask, span, values in zip(infinite, spans, (send, first, end), strict=True)
+        ]
+        # a run's wall clock is its last time minus its first: finite for every row; no
+        # run's spread can exceed the whole file's: finite there, finite in every run
+        latest = np.fmax.reduce([high for _, high in spans]) if n else np.nan
+        earliest = np.fmin.reduce([low for low, _ in spans]) if n else np.nan
         check(
             first < send,
             "first token before the send",
@@ -274,11 +291,14 @@ def time_order(requests: pd.DataFrame, already: np.ndarray | None = None) -> lis
             'the end ("t_end" {t_end}) is before the first token ("t_first" {t_first})',
             "the end at or after the first token",
         )
-        for (a, x), (b, y) in (
+        # two times differ by at most the file's spread: when it is finite, no difference
+        # overflows
+        pairs = (
             (("t_first", first), ("t_send", send)),
             (("t_end", end), ("t_send", send)),
             (("t_end", end), ("t_first", first)),
-        ):
+        )
+        for (a, x), (b, y) in pairs if not np.isfinite(latest - earliest) else ():
             check(
                 np.isinf(x - y),
                 "times too far apart",
@@ -288,12 +308,14 @@ def time_order(requests: pd.DataFrame, already: np.ndarray | None = None) -> lis
         if "ttft" in requests and "e2e" in requests:
             # durations a tool measured without absolute times (LLMPerf lists)
             ttft, e2e = (requests[c].to_numpy(dtype="float64") for c in ("ttft", "e2e"))
-            check(
-                np.isinf(ttft) | np.isinf(e2e) | (ttft < 0) | (e2e < 0),
-                "duration not finite",
-                'the durations ("ttft" {ttft}, "e2e" {e2e}) are not finite and at least zero',
-                "finite durations in seconds, at least zero",
-            )
+            durations = np.concatenate([_span(ttft), _span(e2e)])
+            if (durations < 0).any() or np.isinf(durations).any():
+                check(
+                    np.isinf(ttft) | np.isinf(e2e) | (ttft < 0) | (e2e < 0),
+                    "duration not finite",
+                    'the durations ("ttft" {ttft}, "e2e" {e2e}) are not finite and at least zero',
+                    "finite durations in seconds, at least zero",
+                )
             check(
                 ttft > e2e,
                 "first token after the end",
@@ -301,11 +323,6 @@ def time_order(requests: pd.DataFrame, already: np.ndarray | None = None) -> lis
                 '("e2e" {e2e})',
                 "a time to first token at most the end-to-end latency",
             )
-        # a run's wall clock is its last time minus its first: finite for every row; no
-        # run's spread can exceed the whole file's: finite there, finite in every run
-        times = (send, first, end)
-        latest = np.fmax.reduce([np.fmax.reduce(t) for t in times]) if n else np.nan
-        earliest = np.fmin.reduce([np.fmin.reduce(t) for t in times]) if n else np.nan
         if np.isinf(latest - earliest):
             low = np.fmin(np.fmin(send, first), end)
             high = np.fmax(np.fmax(send, first), end)
@@ -319,6 +336,13 @@ def time_order(requests: pd.DataFrame, already: np.ndarray | None = None) -> lis
                 "times whose differences are finite",
             )
     return out
+
+
+def _span(values: np.ndarray) -> np.ndarray:
+    """The smallest and the largest of the values that are not NaN (NaN if none is)."""
+    if not len(values):
+        return np.array([np.nan, np.nan])
+    return np.array([np.fmin.reduce(values), np.fmax.reduce(values)])
 
 
 def token_counts(requests: pd.DataFrame, already: np.ndarray | None = None) -> list[Found]:
