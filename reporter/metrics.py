@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reporter.medians import medians_by_code
 from reporter.table import Tables
 from reporter.values import finite, number_or_nan
 
@@ -252,7 +253,7 @@ def request_aggregates(req: pd.DataFrame) -> pd.DataFrame:
     ok_codes = ok["run"].cat.codes.to_numpy()
 
     def median(column: str) -> pd.Series:
-        return pd.Series(_medians(ok[column].to_numpy(), ok_codes), index=ok_counts.index)
+        return pd.Series(medians_by_code(ok[column].to_numpy(), ok_codes), index=ok_counts.index)
 
     agg = pd.DataFrame(
         {
@@ -291,41 +292,6 @@ def request_aggregates(req: pd.DataFrame) -> pd.DataFrame:
     agg["decode_total_s"] = total.reindex(agg.index)
     agg["decode_union_s"] = union.reindex(agg.index)
     return agg
-
-
-def _medians(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """pandas' group-by median of `values` per code (NaN left out; NaN where none is left),
-    one a code present (codes below 0 are none), in code order: each code's values
-    partitioned once at the middle (NaN goes last) and the middle read, as pandas takes it
-    ((upper + lower) / 2 of an even count).
-
-    Equal values are the same bits, except 0.0 and -0.0: which of them pandas' selection
-    lands on is its own, so a median that reads a zero is pandas' own, of the code's values
-    in row order (the order its group-by gives them)."""
-    if not len(codes):
-        return np.zeros(0)
-    if len(codes) > 1 and (np.diff(codes) < 0).any():  # rows of a run together: no sort
-        order = np.argsort(codes, kind="stable")
-        values, codes = values[order], codes[order]
-    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-    bounds = [*starts.tolist(), len(codes)]
-    medians = []
-    for a, b in itertools.pairwise(bounds):
-        if codes[a] < 0:
-            continue
-        part = values[a:b]
-        count = len(part) - int(np.count_nonzero(np.isnan(part)))
-        if not count:
-            medians.append(np.nan)
-            continue
-        low, high = (count - 1) // 2, count // 2
-        middle = np.partition(part, [low, high])[low : high + 1]
-        if (middle == 0).any():
-            alone = pd.Series(part).groupby(np.zeros(len(part), dtype=np.intp))
-            medians.append(float(alone.median().iloc[0]))
-        else:
-            medians.append(middle[0] if count % 2 else (middle[1] + middle[0]) / 2)
-    return np.asarray(medians, dtype=np.float64)
 
 
 def _values(column: pd.Series) -> Any:
