@@ -10,7 +10,7 @@
 
 Only successful requests count. Percentiles are p50, p90 and p99 (linear interpolation),
 computed for all runs at once: the chunk times read in place a chunk of rows at a time, and
-one sort per run and metric, from which every percentile is read.
+each run's values of each metric partitioned around the positions read.
 """
 
 from __future__ import annotations
@@ -120,19 +120,30 @@ def _gaps(requests: pd.DataFrame, kept: np.ndarray, codes: np.ndarray) -> dict[i
 
 
 def percentiles(values: np.ndarray, percents: Sequence[float]) -> np.ndarray:
-    """``np.percentile(values, percents)`` of float values, bit for bit, read from one sort.
-
-    np.percentile partitions the values once per pair of neighbours it reads (six passes
-    for p50, p90 and p99); one sort costs less. A NaN (sorted last) makes every percentile
-    NaN, as in numpy."""
+    """``np.percentile(values, percents)`` of float values, bit for bit, read from one
+    partition per position read (`_select`). A NaN makes every percentile NaN, as in numpy
+    (the one a sort puts last)."""
     if not len(values) or _both_zeros(values):
         return np.asarray(np.percentile(values, percents))
-    ordered = np.sort(values)
-    below, above, weight = _percentile_points(len(ordered), percents)
-    result = _interpolate(ordered[below], ordered[above], weight)
-    if np.isnan(ordered[-1]):
-        result[:] = ordered[-1]
-    return result
+    below, above, weight = _percentile_points(len(values), percents)
+    if np.isnan(values).any():
+        return np.full(len(weight), np.sort(values)[-1])
+    chosen = values.copy()
+    _select(chosen, np.union1d(below, above))
+    return _interpolate(chosen[below], chosen[above], weight)
+
+
+def _select(values: np.ndarray, positions: np.ndarray) -> None:
+    """Put the value of each sorted position (ascending, unique) where a sort would, in place.
+
+    np.percentile partitions the values around all its positions at once, which costs more
+    than a sort (for p50, p90 and p99: six positions); one partition around a single
+    position costs a fifth of a sort, and the ones after it only part the values above it,
+    so the whole costs about half a sort."""
+    done = 0
+    for position in positions.tolist():
+        values[done:].partition(position - done)
+        done = position + 1
 
 
 def _both_zeros(values: np.ndarray) -> bool:
@@ -200,7 +211,7 @@ def _percentiles_of(parts: dict[int, np.ndarray], qs: list[float]) -> pd.DataFra
             rows.append(np.percentile(values[~np.isnan(values)], percents))
         else:
             below, above, weight = _percentile_points(count, percents)
-            values.partition(np.union1d(below, above))
+            _select(values, np.union1d(below, above))
             rows.append(_interpolate(values[below], values[above], weight))
         labels.append(label)
     return pd.DataFrame(rows, index=np.asarray(labels, dtype=np.int64), columns=qs)

@@ -1,4 +1,4 @@
-"""Percentiles read from one sort are np.percentile's, bit for bit."""
+"""Percentiles read from partitions are np.percentile's, bit for bit."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from reporter.latency import PERCENTILES, _percentiles_of, percentiles
+from reporter.latency import PERCENTILES, _percentiles_of, _select, percentiles
 
 #: what the latency table asks, and the ends and odd points of the range
 ASKED = [p / 100 * 100 for p in PERCENTILES]
@@ -78,3 +78,16 @@ def test_percentiles_of_pieces_are_numpys_without_nan(pieces: list[np.ndarray]) 
         assert table.empty
     else:
         assert _bits(table.loc[3].to_numpy()) == _bits(expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    hnp.arrays(np.float64, st.integers(1, 300), elements=st.floats(-1e3, 1e3)),
+    st.lists(st.floats(0, 1), min_size=1, max_size=8),
+)
+def test_selected_positions_hold_the_sorted_values(values: np.ndarray, at: list[float]) -> None:
+    positions = np.unique((np.asarray(at) * (len(values) - 1)).astype(np.intp))
+    chosen = values.copy()
+    _select(chosen, positions)
+    assert np.sort(chosen).tolist() == np.sort(values).tolist()  # the same values
+    assert chosen[positions].tolist() == np.sort(values)[positions].tolist()
