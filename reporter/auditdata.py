@@ -130,20 +130,6 @@ class AuditData:
     def _servers(self) -> dict[str, list[str]]:
         return servers(self.tables.runs)
 
-    def median_of(self, run: str, column: str) -> float:
-        """The median of a numeric column over a run's request rows, NaN left out (NaN if
-        none), as pandas takes it; taken once (the ladder and BR004 read the decode time's)."""
-        key = (run, column)
-        if key not in self._medians:
-            values = np.asarray(self.values_of(run, column), dtype="float64")
-            values = values[~np.isnan(values)]
-            self._medians[key] = float(np.median(values)) if len(values) else math.nan
-        return self._medians[key]
-
-    @cached_property
-    def _medians(self) -> dict[tuple[str, str], float]:
-        return {}
-
     def send_order(self, run: str) -> np.ndarray:
         """The positions of a run's request rows in order of send time (a stable sort, NaN
         last), sorted once for the prefill window and the timeline chart (not to be written)."""
