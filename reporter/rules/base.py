@@ -12,6 +12,7 @@ import pandas as pd
 from reporter.auditdata import AuditData, RunFigures, ref, request_refs, run_ref
 from reporter.decision import Decision
 from reporter.findings import Finding, RuleDoc, clean
+from reporter.table import one_of
 from reporter.types import Outcome, Severity
 
 #: Named here for the rule modules, which import what they read from this one module.
@@ -96,18 +97,9 @@ class Rule:
 
 
 def finish_reason_is(rows: pd.DataFrame, reason: str) -> np.ndarray:
-    """Where the rows' finish reason is `reason` (False where none is recorded), as an array.
-
-    Read off the codes of a categorical column: comparing every row's text costs pandas five
-    times as much (0.27 ms against 0.05 ms for 62,500 rows)."""
-    column = rows["finish_reason"]
-    values = column.array
-    if not isinstance(values, pd.Categorical):
-        return (column == reason).to_numpy(dtype=bool, na_value=False)
-    names = list(values.categories)
-    if reason not in names:
-        return np.zeros(len(values), dtype=bool)
-    return np.asarray(values.codes == names.index(reason))
+    """Where the rows' finish reason is `reason` (False where none is recorded), as an array
+    (reporter.table.one_of: a categorical column by its codes)."""
+    return one_of(rows["finish_reason"], (reason,))
 
 
 def finish_reason_known(rows: pd.DataFrame) -> np.ndarray:

@@ -5,16 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from reporter.table import _unfinished, normalize_requests
+from reporter.table import UNFINISHED, normalize_requests, one_of
 
 
-def test_unfinished_by_codes_matches_isin() -> None:
+def test_one_of_by_codes_matches_isin() -> None:
     reasons = ["stop", "error", None, "length", "abort", "cancelled", "too_short", "time_limit"]
     categorical = pd.Series(pd.Categorical(reasons))
     plain = pd.Series(reasons, dtype=object)
     expected = np.array([False, True, False, False, True, True, True, True])
-    assert (_unfinished(categorical) == expected).all()
-    assert (_unfinished(plain) == expected).all()
+    assert (one_of(categorical, UNFINISHED) == expected).all()
+    assert (one_of(plain, UNFINISHED) == expected).all()
 
 
 def test_derived_columns() -> None:
