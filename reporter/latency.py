@@ -125,12 +125,17 @@ def percentiles(values: np.ndarray, percents: Sequence[float]) -> np.ndarray:
     (the one a sort puts last)."""
     if not len(values) or _both_zeros(values):
         return np.asarray(np.percentile(values, percents))
-    below, above, weight = _percentile_points(len(values), percents)
     if np.isnan(values).any():
-        return np.full(len(weight), np.sort(values)[-1])
-    chosen = values.copy()
-    _select(chosen, np.union1d(below, above))
-    return _interpolate(chosen[below], chosen[above], weight)
+        return np.full(len(percents), np.sort(values)[-1])
+    return _selected_percentiles(values.copy(), len(values), percents)
+
+
+def _selected_percentiles(values: np.ndarray, count: int, percents: Sequence[float]) -> np.ndarray:
+    """np.percentile's figures of the `count` smallest values (the others NaN, which a
+    partition puts last), the values partitioned in place at the positions read."""
+    below, above, weight = _percentile_points(count, percents)
+    _select(values, np.union1d(below, above))
+    return _interpolate(values[below], values[above], weight)
 
 
 def _select(values: np.ndarray, positions: np.ndarray) -> None:
@@ -210,9 +215,7 @@ def _percentiles_of(parts: dict[int, np.ndarray], qs: list[float]) -> pd.DataFra
         if _both_zeros(values):
             rows.append(np.percentile(values[~np.isnan(values)], percents))
         else:
-            below, above, weight = _percentile_points(count, percents)
-            _select(values, np.union1d(below, above))
-            rows.append(_interpolate(values[below], values[above], weight))
+            rows.append(_selected_percentiles(values, count, percents))
         labels.append(label)
     return pd.DataFrame(rows, index=np.asarray(labels, dtype=np.int64), columns=qs)
 
