@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import io
 import json
 import math
 import re
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Callable, Container, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -272,24 +271,57 @@ def line_of(lines: dict[tuple[Any, ...], int], *path: Any) -> int:
 
 
 def csv_rows(source: Source, problems: Problems) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    """Header and (line, cells) of a CSV file; blank rows are skipped."""
+    """Header and (line, cells) of a CSV file; blank rows are skipped.
+
+    Rows are read from the file's lines as every path:line numbers them (`text_lines`): a line
+    ends at "\n" (a "\r" before it dropped), or at "\r" in a file holding no "\n" at all (as
+    old Mac programs wrote them). The csv module left to split the text would also end a row
+    at a lone "\r": the rest of the row became a row of its own, and every later line number
+    was one off. A quoted cell may still span lines; an unquoted "\r" is a problem of its row.
+    """
     text = source.text()
-    reader = csv.reader(io.StringIO(text, newline=""))
+    end = "\n" if "\n" in text or "\r" not in text else "\r"
+    pieces = text.split(end)
+    if pieces[-1] == "":
+        pieces.pop()
+    read = 0  # lines handed to the csv reader so far: the number of the line it is on
+
+    def lines() -> Iterator[str]:
+        nonlocal read
+        for piece in pieces:
+            read += 1
+            yield piece + end
+
+    source_lines = lines()
+    failed_at = -1
     header: list[str] | None = None
     rows: list[tuple[int, list[str]]] = []
-    start = 1
-    try:
-        for cells in reader:
-            line = start
-            start = reader.line_num + 1
-            if not any(c.strip() for c in cells):
-                continue
-            if header is None:
-                header = [c.strip() for c in cells]
-                continue
-            rows.append((line, cells))
-    except csv.Error as exc:
-        problems.add(reader.line_num, f"not valid CSV: {exc}", "comma-separated values")
+    while True:
+        reader = csv.reader(source_lines)
+        start = read + 1  # the line the next row begins on (a quoted cell may span lines)
+        try:
+            for cells in reader:
+                line, start = start, read + 1
+                if not any(c.strip() for c in cells):
+                    continue
+                if header is None:
+                    header = [c.strip() for c in cells]
+                    continue
+                rows.append((line, cells))
+            break
+        except csv.Error as exc:
+            # the reader stops at its first error: a new one reads on from the next line
+            failed_at, before = read, failed_at
+            if str(exc).startswith("new-line character seen in unquoted field"):
+                problems.add(
+                    read,
+                    "a carriage return (\\r) inside a cell that is not quoted",
+                    "each row on one line, or the cell in double quotes",
+                )
+            else:
+                problems.add(read, f"not valid CSV: {exc}", "comma-separated values")
+            if failed_at == before:  # nothing read since the last error: no line left to try
+                break
     return header or [], rows
 
 
