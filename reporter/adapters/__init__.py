@@ -223,12 +223,6 @@ def _looks_like(source: Source) -> tuple[int | None, str, str] | None:
                 "--output-file (SGLang bench_serving)",
             )
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if llama_bench.is_batched_markdown_header(line):
-            return (
-                number,
-                "this is llama-batched-bench's Markdown table",
-                "its JSON Lines: re-run with --output-format jsonl",
-            )
         if line.lstrip().startswith("|") and "t/s" in cells:
             return (
                 number,

@@ -52,7 +52,7 @@ from reporter.ingest.lines import Source, iter_lines, text_lines
 from reporter.numbers import counted, fmt, listed
 from reporter.table import Partial
 from reporter.types import LEFT_OUT
-from reporter.values import finite_number
+from reporter.values import finite_number, numeric_text
 
 NAME = "llama-bench"
 WHAT = "llama-bench test"
@@ -153,6 +153,8 @@ def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
             return True, []
         if _is_sql(source) or _markdown_header(source) is not None:
             return True, []
+        if any(is_batched_markdown_header(line) for line in text_lines(_head_text(source))):
+            return True, []
         if _csv_headers_in_log(source, limit=400):
             return True, []
     sample = keys_present(source, records)
@@ -167,6 +169,8 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     records: list[tuple[int, Any]]
     if _has_batched(source):
         return _read_batched(source, problems, lenient)
+    if _markdown_header(source) is None and _batched_tables(source):
+        return _read_batched_markdown(source, problems, lenient)
     if looks_like_json_lines(source):
         records, shape = json_lines(source, problems), "JSON Lines (-o jsonl)"
     elif head[:1] in (b"{", b"["):
@@ -201,9 +205,9 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
             notes.append(
                 f"{LEFT_OUT}{counted(len(batched), 'llama-batched-bench table')} (line"
                 f"{'s' if len(batched) > 1 else ''} {', '.join(str(a) for a, _ in batched)}; "
-                f"{counted(points, 'point')}): their Markdown is not read; "
-                "re-run llama-batched-bench "
-                "with --output-format jsonl to audit them"
+                f"{counted(points, 'point')}): not read with the llama-bench tables; give "
+                "them as a file of their own, or re-run llama-batched-bench with "
+                "--output-format jsonl, to audit them"
             )
         shape = (
             "llama-bench's Markdown table (the default -o md): rates rounded as printed, no "
@@ -970,6 +974,97 @@ def _read_batched(source: Source, problems: Problems, lenient: bool) -> Partial:
         f"llama-batched-bench: {counted(len(runs), 'point')}; "
         f"{counted(logs, 'log line')} that are not JSON were left aside"
     ]
+    return finish(source, NAME, runs, [], records=len(points), notes=notes, problems=problems)
+
+
+#: llama-batched-bench's Markdown columns and the JSON Lines field each one prints: the rows
+#: are `|%6d | %6d | %4d | %6d | %8.3f | %8.2f | %8.3f | %8.2f | %8.3f | %8.2f |`; builds
+#: before the `T s` and `S t/s` columns printed the first eight.
+BATCHED_COLUMNS = {
+    "PP": "pp", "TG": "tg", "B": "pl", "N_KV": "n_kv", "T_PP s": "t_pp",
+    "S_PP t/s": "speed_pp", "T_TG s": "t_tg", "S_TG t/s": "speed_tg", "T s": "t",
+    "S t/s": "speed",
+}  # fmt: skip
+#: The settings line llama-batched-bench prints before its table ("main:" in older builds).
+BATCHED_SETTINGS = re.compile(r"\s*(?:main|llama_batched_bench):\s+(n_kv_max\s*=.*)")
+#: What the Markdown rounds, said with every audit of it.
+BATCHED_MARKDOWN_SHAPE = (
+    "llama-batched-bench's Markdown table: times rounded to 1 ms and rates to 0.01 t/s as "
+    "printed; --output-format jsonl keeps them whole"
+)
+
+
+def _head_text(source: Source) -> str:
+    return source.head(1 << 16).decode("utf-8", "replace")
+
+
+def _batched_settings(text: str) -> dict[str, Any]:
+    """`n_kv_max = 8192, n_batch = 2048, …` as the JSON Lines fields of the same names."""
+    settings: dict[str, Any] = {}
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        if sep and re.fullmatch(r"[a-z_]+", key.strip()):
+            settings[key.strip()] = _batched_cell(value)
+    return settings
+
+
+def _batched_cell(text: str) -> Any:
+    """A cell as the JSON Lines would hold it: a number, or the text (the checks word it)."""
+    number = numeric_text(text)
+    return text.strip() if number is None else number
+
+
+def _read_batched_markdown(source: Source, problems: Problems, lenient: bool) -> Partial:
+    """One run per row of llama-batched-bench's Markdown tables, each row read as the JSON
+    Lines point it prints (the settings from the line before the table)."""
+    lines = text_lines(source.text())
+    settings: dict[str, Any] = {}
+    points: list[tuple[int, dict[str, Any]]] = []
+    others: list[int] = []
+    number = 0
+    while number < len(lines):
+        line = lines[number]
+        number += 1
+        found = BATCHED_SETTINGS.fullmatch(line)
+        if found:
+            settings = _batched_settings(found.group(1))
+        if not is_batched_markdown_header(line):
+            if line.strip():
+                others.append(number)
+            continue
+        header = _cells(line)
+        if number < len(lines) and _is_separator(lines[number]):
+            number += 1
+        while number < len(lines) and lines[number].lstrip().startswith("|"):
+            cells = _cells(lines[number])
+            number += 1
+            if len(cells) != len(header):
+                problems.add(
+                    number,
+                    f"the table row has {len(cells)} cells; expected {len(header)}, one per column",
+                )
+                continue
+            record = dict(settings)
+            for name, cell in zip(header, cells, strict=True):
+                if name in BATCHED_COLUMNS:
+                    record[BATCHED_COLUMNS[name]] = _batched_cell(cell)
+            points.append((number, record))
+    ids = unique_ids(
+        [f"pp{_int(r.get('pp'))}+tg{_int(r.get('tg'))}:pl{_int(r.get('pl'))}" for _, r in points]
+    )
+    runs = [
+        run
+        for (line, record), run_id in zip(points, ids, strict=True)
+        if (run := _batched_run(record, line, run_id, source.path, problems)) is not None
+    ]
+    problems.raise_unless(lenient)
+    notes = [f"llama-batched-bench: {counted(len(runs), 'point')}; {BATCHED_MARKDOWN_SHAPE}"]
+    if others:
+        notes.append(
+            f"llama-batched-bench: {counted(len(others), 'line')} around the tables left aside "
+            f"(line{'s' if len(others) > 1 else ''} {_spans(others)}: log output, the settings "
+            "line read for the table's settings)"
+        )
     return finish(source, NAME, runs, [], records=len(points), notes=notes, problems=problems)
 
 

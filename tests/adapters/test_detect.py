@@ -217,15 +217,6 @@ def test_unparsable_json_lines_are_worded_per_line(tmp_path):
             "(SGLang bench_serving)",
         ),
         (
-            "main: n_kv_max = 16384, n_batch = 2048, n_ubatch = 512\n\n"
-            "|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |\n"
-            "|-------|--------|------|--------|----------|----------|----------|----------|\n"
-            "|   512 |    128 |    1 |    640 |    0.090 |  5683.51 |    0.983 |   130.21 |\n",
-            3,
-            "this is llama-batched-bench's Markdown table",
-            "its JSON Lines: re-run with --output-format jsonl",
-        ),
-        (
             '"8cf427ff","5163","AMD Ryzen 7 7800X3D 8-Core Processor","NVIDIA GeForce RTX 4080",'
             '"CUDA","models/q.gguf","qwen2 7B Q4_K - Medium","4677120000","7615616512","2048",'
             '"512","8","0x0","0","50","f16","f16","-1","0","layer","0","0","-1","auto","0.00",'

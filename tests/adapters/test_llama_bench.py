@@ -592,7 +592,8 @@ def test_a_test_name_with_a_part_that_cannot_be_read_is_refused(tmp_path):
 
 
 def test_a_batched_bench_table_in_a_llama_bench_log_is_said_to_be_left_out(tmp_path):
-    # a runner's log with a llama-bench table, then llama-batched-bench's Markdown (not read):
+    # a runner's log with a llama-bench table, then llama-batched-bench's Markdown (read only
+    # in a file of its own):
     # its points are named as left out, in the input's notes and on stderr, never dropped mute
     from click.testing import CliRunner
 
@@ -615,8 +616,9 @@ def test_a_batched_bench_table_in_a_llama_bench_log_is_said_to_be_left_out(tmp_p
     verdict = api.audit([trace])
     (inp,) = verdict.inputs
     note = (
-        "left out: 1 llama-batched-bench table (line 7; 2 points): their Markdown is not "
-        "read; re-run llama-batched-bench with --output-format jsonl to audit them"
+        "left out: 1 llama-batched-bench table (line 7; 2 points): not read with the "
+        "llama-bench tables; give them as a file of their own, or re-run llama-batched-bench "
+        "with --output-format jsonl, to audit them"
     )
     assert inp.left_out == [note]
     result = CliRunner().invoke(main, ["audit", "--no-html", str(trace)])
