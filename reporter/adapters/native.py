@@ -238,37 +238,47 @@ def _read_fast(
     if not data.isascii() and not _is_utf8(data):
         return None  # pyarrow does not check; the line-by-line reader words each bad line
     newlines, begins_request = _scan_lines(data, REQUEST_PREFIXES)
-    starts = np.concatenate(([0], newlines + 1))
-    stops = np.concatenate((newlines, [len(arr)]))
-    lines = _line_numbers(data, starts, stops - starts)
+    # (each array made once, in place: a million lines make each pass a few milliseconds)
+    starts = np.empty(len(newlines) + 1, dtype=np.int64)
+    starts[0] = 0
+    np.add(newlines, 1, out=starts[1:])
+    stops = np.empty(len(newlines) + 1, dtype=np.int64)
+    stops[:-1] = newlines
+    stops[-1] = len(arr)
+    lengths = stops - starts
+    lines = _line_numbers(data, starts, lengths)
     if len(lines) == 0:
         return None
     # no blank line before the last line (lines 1, 2, 3, ...): slices, not copies
-    kept: slice | np.ndarray = slice(0, len(lines)) if lines[-1] == len(lines) else lines - 1
-    line_starts, line_ends = starts[kept], stops[kept]
+    in_order = bool(lines[-1] == len(lines))
+    kept: slice | np.ndarray = slice(0, len(lines)) if in_order else lines - 1
+    line_starts, line_ends, line_lengths = starts[kept], stops[kept], lengths[kept]
     # a line shorter than the longest prefix is parsed alone, as the other lines are
     width = max(len(p) for p in REQUEST_PREFIXES)
-    is_request = begins_request[kept] & (line_ends - line_starts >= width)
+    is_request = begins_request[kept] & (line_lengths >= width)
     # pyarrow's reader overflows the C stack on deep nesting: the request lines it is to read
     # are looked at first if any is long enough to be dangerous, and those too deep go to
     # parse_line, which refuses them with their depth (as it does any other line)
     if not count_brackets and is_request.any():
-        longest = int((line_ends - line_starts)[is_request].max())
+        longest = int(np.max(line_lengths, where=is_request, initial=0))
         count_brackets = longest > shallow_line_bytes()
     if count_brackets:
         deep = deep_lines(data, newlines)
         if deep:
             is_request &= ~np.isin(lines, np.fromiter(deep, dtype=np.int64))
-    if (~is_request).sum() > MAX_OTHER_LINES:
+    request_count = int(np.count_nonzero(is_request))
+    if len(is_request) - request_count > MAX_OTHER_LINES:
         return None
     # consecutive request lines form one span of bytes for pyarrow
-    breaks = np.flatnonzero(np.diff(np.concatenate(([0], is_request.astype(np.int8), [0]))))
+    edges = np.zeros(len(is_request) + 2, dtype=bool)
+    edges[1:-1] = is_request
+    breaks = np.flatnonzero(edges[1:] != edges[:-1])
     spans = [
         (int(line_starts[a]), int(line_ends[b - 1]))
         for a, b in zip(breaks[::2], breaks[1::2], strict=True)
     ]
     table = _parse_segments(data, spans) if spans else None
-    if spans and (table is None or table.num_rows != int(is_request.sum())):
+    if spans and (table is None or table.num_rows != request_count):
         return None
     if not count_brackets and table is not None and _record_depth(table) > MAX_JSON_DEPTH:
         del table
@@ -293,7 +303,10 @@ def _read_fast(
     if table is not None:
         frame = _request_frame(table.select([c for c in REQUEST_FIELDS if c in table.column_names]))
         del table
-        frame["source_line"] = lines[is_request]
+        # lines 1, 2, 3, ...: a request's line is its place plus one
+        request_lines = np.flatnonzero(is_request) + 1 if in_order else lines[is_request]
+        # a Series, not the array: pandas copies an array set as a column
+        frame["source_line"] = pd.Series(request_lines, index=frame.index, copy=False)
         frames.append(_check_requests(frame, source, problems, starts))
     if stray:
         frames.append(_check_requests(_records_frame(stray, stray_lines), source, problems, starts))
@@ -326,15 +339,18 @@ def _categorical(column: pa.ChunkedArray) -> pd.Series:
     n = len(column)
     if n == 0 or column.null_count:
         return pd.Series(pc.dictionary_encode(column).to_pandas())
-    changes = np.ones(n, dtype=bool)
-    if n > 1:
-        differs = pc.not_equal(column.slice(1), column.slice(0, n - 1))
-        changes[1:] = differs.to_numpy(zero_copy_only=False)
-    heads = np.flatnonzero(changes)
+    # the rows that differ from the one before, by their places (no mask of a million rows)
+    later = pc.indices_nonzero(pc.not_equal(column.slice(1), column.slice(0, n - 1)))
+    heads = np.concatenate(([0], np.asarray(later, dtype=np.int64) + 1))
     encoded = pc.dictionary_encode(pa.chunked_array(column.take(heads)).combine_chunks())
-    codes = np.repeat(np.asarray(encoded.indices, dtype=np.int32), np.diff(np.append(heads, n)))
     categories = pd.Index(encoded.dictionary.to_pylist())
-    return pd.Series(pd.Categorical.from_codes(codes, categories))
+    # codes of the width pandas keeps for these categories, checked by construction: each
+    # is an index into the dictionary
+    dtype = pd.CategoricalDtype(categories)
+    width = pd.Categorical.from_codes(np.zeros(0, np.int8), dtype=dtype).codes.dtype
+    indices = np.asarray(encoded.indices).astype(width)
+    codes = np.repeat(indices, np.diff(np.append(heads, n)))
+    return pd.Series(pd.Categorical.from_codes(codes, dtype=dtype, validate=False))
 
 
 def _request_frame(table: pa.Table) -> pd.DataFrame:
