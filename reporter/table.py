@@ -550,9 +550,11 @@ def _means_by_run(requests: pd.DataFrame, column: str, completed: bool) -> dict[
     run = requests["run"]
     run = run if isinstance(run.dtype, pd.CategoricalDtype) else run.astype("category")
     codes = run.cat.codes.to_numpy()
-    values = pd.to_numeric(requests[column], errors="coerce").to_numpy(
-        dtype="float64", na_value=np.nan
-    )
+    given = requests[column]
+    if given.dtype == np.float64:  # as normalize_requests leaves it: read as it is
+        values = given.to_numpy()
+    else:
+        values = pd.to_numeric(given, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
     known = np.isfinite(values) & (codes >= 0)
     if completed and "ok" in requests:
         known &= requests["ok"].to_numpy(dtype=bool, na_value=False)
