@@ -49,6 +49,25 @@ def union_length(
         order = None
     if len(run) == 0:
         return pd.Series(dtype="float64")
+    blocks = _blocks_by_sorted_ends(run, start, end) if order is None else None
+    block_runs, lengths = blocks if blocks is not None else _blocks_by_reach(run, start, end, order)
+    if len(lengths) == 1:  # one block (a lone request): its length, without a group-by
+        return pd.Series(lengths, index=pd.Index(block_runs))
+    if np.isnan(lengths).any():  # (an overflow) pandas sums around a NaN its own way
+        return pd.Series(lengths).groupby(block_runs, sort=False).sum()
+    # each run's blocks together: the sum pandas' group-by takes of them (np.add.reduceat
+    # over each run's stretch, as pandas does for ordered groups without NaN), without the
+    # group-by's own cost, which was most of a one-run call
+    runs_at = np.flatnonzero(np.concatenate(([True], block_runs[1:] != block_runs[:-1])))
+    return pd.Series(np.add.reduceat(lengths, runs_at), index=pd.Index(block_runs[runs_at]))
+
+
+def _blocks_by_reach(
+    run: np.ndarray, start: np.ndarray, end: np.ndarray, order: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The run and the length of each merged block of intervals (none missing), in the order
+    of the stable sort by run then start: a block ends where the next start is beyond the
+    running maximum of its run's ends so far."""
     if order is None:
         order = _by_run_then_start(run, start)
     run, start, end = run[order], start[order], end[order]
@@ -58,16 +77,44 @@ def union_length(
     new_block[1:] |= start[1:] > reach[:-1]
     firsts = np.flatnonzero(new_block)
     lengths = np.maximum.reduceat(end, firsts) - start[firsts]
-    block_runs = run[firsts]
-    if len(firsts) == 1:  # one block (a lone request): its length, without a group-by
-        return pd.Series(lengths, index=pd.Index(block_runs))
-    if np.isnan(lengths).any():  # (an overflow) pandas sums around a NaN its own way
-        return pd.Series(lengths).groupby(block_runs, sort=False).sum()
-    # each run's blocks together: the sum pandas' group-by takes of them (np.add.reduceat
-    # over each run's stretch, as pandas does for ordered groups without NaN), without the
-    # group-by's own cost, which was most of a one-run call
-    runs_at = np.flatnonzero(np.concatenate(([True], block_runs[1:] != block_runs[:-1])))
-    return pd.Series(np.add.reduceat(lengths, runs_at), index=pd.Index(block_runs[runs_at]))
+    return run[firsts], lengths
+
+
+def _blocks_by_sorted_ends(
+    run: np.ndarray, start: np.ndarray, end: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """`_blocks_by_reach` without its argsort, gathers and running maximum, where it gives the
+    same bits (else None): integer runs, fewer than `_MANY_GROUPS`, no interval ending
+    before it starts and no time of zero.
+
+    Each run's starts and ends are sorted on their own. When no interval ends before it
+    starts, the first k intervals by start are a block's last ones exactly when the k-th
+    smallest end is below the next start (those k intervals end, so start, before it), and
+    then the block's furthest end is that k-th smallest end: the same value the running
+    maximum reaches. Equal values are the same bits, but for 0.0 and -0.0, which the sorts
+    may place either way: a zero anywhere leaves it to the sort by start."""
+    if run.dtype.kind not in "iu" or not (end >= start).all():
+        return None
+    if not (start != 0).all() or not (end != 0).all():
+        return None
+    if len(run) > 1 and (run[1:] < run[:-1]).any():  # rows of a run apart: grouped first
+        by_run = np.argsort(run, kind="stable")
+        run, start, end = run[by_run], start[by_run], end[by_run]
+    else:
+        start, end = start.copy(), end.copy()  # sorted in place below
+    group_start = np.concatenate(([True], run[1:] != run[:-1]))
+    firsts_of_runs = np.flatnonzero(group_start)
+    if len(firsts_of_runs) >= _MANY_GROUPS:
+        return None
+    for a, b in itertools.pairwise([*firsts_of_runs.tolist(), len(run)]):
+        for values in (start[a:b], end[a:b]):
+            if (values[1:] < values[:-1]).any():  # a run in time order already: no sort
+                values.sort()
+    new_block = group_start
+    new_block[1:] |= start[1:] > end[:-1]
+    firsts = np.flatnonzero(new_block)
+    lasts = np.append(firsts[1:] - 1, len(run) - 1)
+    return run[firsts], end[lasts] - start[firsts]
 
 
 #: Above this many runs in one call, union_length's running maximum is one group-by
