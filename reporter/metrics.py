@@ -287,10 +287,157 @@ def _rates_of_prompt_tests(
             )
 
 
+#: The request columns `request_aggregates` reads as numbers.
+_AGGREGATED_FLOATS = (
+    "t_send", "t_first", "t_end", "output_tokens", "reported_tps", "e2e", "prompt_tokens",
+    "decode_s", "ttft", "decode_tps",
+)  # fmt: skip
+
+
 def request_aggregates(req: pd.DataFrame) -> pd.DataFrame:
     """The request rows' sums, counts, extremes and medians, one row per run present (index:
     run id), with each run's total decode time and the length of the union of its decode
-    windows (their ratio is the overlap). `run_stats` turns them into the run's figures."""
+    windows (their ratio is the overlap). `run_stats` turns them into the run's figures.
+
+    Where each run's rows come together (as a trace lists them), the figures are taken over
+    each run's stretch of rows, as pandas' group-by takes them there, without its grouping
+    (most of the cost); other rows go through the group-by itself."""
+    codes = req["run"].cat.codes.to_numpy()
+    if (
+        not len(codes)
+        or codes[0] < 0
+        or (codes[1:] < codes[:-1]).any()
+        or req["ok"].dtype != bool
+        or any(req[c].dtype != np.float64 for c in _AGGREGATED_FLOATS)
+    ):
+        return _request_aggregates_by_group_by(req)
+    ok_rows = req["ok"].to_numpy()
+    every_ok = bool(ok_rows.all())
+    rows = _RunStretches(req, codes)
+    ok = rows if every_ok else _RunStretches(req, codes, ok_rows)
+
+    def over_runs(values: np.ndarray, of: _RunStretches = ok) -> np.ndarray:
+        # figures of some runs on every run's row, NaN for the others (as pandas aligns them)
+        if len(of.codes) == len(rows.codes):  # the runs of a subset of rows: the same runs
+            return values
+        out = np.full(len(rows.codes), np.nan)
+        out[np.searchsorted(rows.codes, of.codes)] = values
+        return out
+
+    t0, send_max = rows.reduce("t_send", "min"), rows.reduce("t_send", "max")
+    columns = {
+        "requests": rows.sizes,
+        "ok": over_runs(ok.sizes),
+        "output_tokens": over_runs(ok.reduce("output_tokens", "sum", min_count=1)),
+        "t0": t0,
+        "t1": rows.reduce("t_end", "max"),
+        "sum_reported_tps": over_runs(ok.reduce("reported_tps", "sum", min_count=1)),
+        "median_ttft_s": over_runs(ok.medians("ttft")),
+        "median_decode_tps": over_runs(ok.medians("decode_tps")),
+        "median_e2e_s": over_runs(ok.medians("e2e")),
+        "sum_e2e": rows.reduce("e2e", "sum", min_count=1),
+        "out_min": over_runs(ok.reduce("output_tokens", "min")),
+        "out_max": over_runs(ok.reduce("output_tokens", "max")),
+        "out_mean": over_runs(ok.reduce("output_tokens", "mean")),
+        "out_std": over_runs(ok.std("output_tokens")),
+        "send_spread_s": send_max - t0,
+        "prompt_tokens_total": rows.reduce("prompt_tokens", "sum", min_count=1),
+        "prompt_tokens_mean": rows.reduce("prompt_tokens", "mean"),
+        "n_send": rows.count("t_send"),
+        "n_first": rows.count("t_first"),
+        "n_end": over_runs(ok.count("t_end")),
+        "n_reported": over_runs(ok.count("reported_tps")),
+    }
+    first, end = ok.values("t_first"), ok.values("t_end")
+    decoding = ~(np.isnan(first) | np.isnan(end))
+    if decoding.all():
+        columns["decode_total_s"] = over_runs(ok.reduce("decode_s", "sum"))
+    else:
+        decoding_rows = ok_rows & ~(
+            np.isnan(rows.values("t_first")) | np.isnan(rows.values("t_end"))
+        )
+        decoded = _RunStretches(req, codes, decoding_rows)
+        columns["decode_total_s"] = over_runs(decoded.reduce("decode_s", "sum"), decoded)
+    # (union_length leaves out the rows without both times itself)
+    union = union_length(ok.row_codes, first, end)
+    columns["decode_union_s"] = np.full(len(rows.codes), np.nan)
+    columns["decode_union_s"][np.searchsorted(rows.codes, union.index.to_numpy())] = union
+    names = req["run"].cat.categories.take(rows.codes).astype(str)
+    return pd.DataFrame(columns, index=pd.Index(names, name="run"))
+
+
+class _RunStretches:
+    """Request rows whose run codes never decrease (a run's rows together, each with a run),
+    all of them or those where `taken` is True: each run's stretch of rows, and the figures
+    of a column pandas' group-by by run gives, to the bit.
+
+    For groups in order and values without NaN, pandas' sums, means and extremes are ufunc
+    reductions over each group's stretch (np.add.reduceat and friends): the same calls here.
+    With NaN (pandas' Kahan sums), and for the standard deviation (its Welford loop), pandas
+    itself computes them, grouped by the codes as they are (every category kept), which
+    spares recoding the categories to the runs present."""
+
+    def __init__(self, req: pd.DataFrame, codes: np.ndarray, taken: np.ndarray | None = None):
+        self._req, self._taken = req, taken
+        self._values: dict[str, np.ndarray] = {}
+        self.row_codes = codes if taken is None else codes[taken]
+        n = len(self.row_codes)
+        self.starts = np.flatnonzero(
+            np.concatenate(([n > 0], self.row_codes[1:] != self.row_codes[:-1]))
+        )
+        #: the runs' codes, in order; each run's count of rows
+        self.codes = self.row_codes[self.starts]
+        self.sizes = np.diff(self.starts, append=n).astype(np.int64)
+
+    def values(self, column: str) -> np.ndarray:
+        """The column's values of the rows taken."""
+        if column not in self._values:
+            values = self._req[column].to_numpy()
+            self._values[column] = values if self._taken is None else values[self._taken]
+        return self._values[column]
+
+    def _by_pandas(self, column: str) -> Any:
+        categories = pd.RangeIndex(len(self._req["run"].cat.categories))
+        run = pd.Categorical.from_codes(self.row_codes, categories=categories, validate=False)
+        values = pd.Series(self.values(column), copy=False)
+        return values.groupby(pd.CategoricalIndex(run), observed=False)
+
+    def reduce(self, column: str, how: str, min_count: int = 0) -> np.ndarray:
+        """pandas' group-by `how` ("sum", "mean", "min" or "max") of the column, a value a run."""
+        values = self.values(column)
+        if not len(self.codes):
+            return np.zeros(0)
+        if np.isnan(values).any():
+            grouped = self._by_pandas(column)
+            figures = grouped.sum(min_count=min_count) if how == "sum" else getattr(grouped, how)()
+            return np.asarray(figures.to_numpy(dtype=np.float64)[self.codes])
+        ufunc = {"sum": np.add, "mean": np.add, "min": np.minimum, "max": np.maximum}[how]
+        out = ufunc.reduceat(values, self.starts)
+        return out / self.sizes.astype(np.float64) if how == "mean" else out
+
+    def std(self, column: str) -> np.ndarray:
+        """pandas' group-by standard deviation (ddof 0) of the column, a value a run."""
+        if not len(self.codes):
+            return np.zeros(0)
+        figures = self._by_pandas(column).std(ddof=0)
+        return np.asarray(figures.to_numpy(dtype=np.float64)[self.codes])
+
+    def count(self, column: str) -> np.ndarray:
+        """How many of the column's values are not NaN, a count a run."""
+        missing = np.isnan(self.values(column))
+        if not missing.any():
+            return self.sizes
+        categories = len(self._req["run"].cat.categories)
+        counts = np.bincount(self.row_codes[~missing], minlength=categories)
+        return np.asarray(counts[self.codes], dtype=np.int64)
+
+    def medians(self, column: str) -> np.ndarray:
+        """pandas' group-by median of the column, a value a run."""
+        return medians_by_code(self.values(column), self.row_codes)
+
+
+def _request_aggregates_by_group_by(req: pd.DataFrame) -> pd.DataFrame:
+    """`request_aggregates` of any request rows, by pandas' group-by."""
     every_ok = bool(req["ok"].all())
     # the same rows in the same order give the same figures: one group-by where all succeeded
     ok = req if every_ok else req[req["ok"]]

@@ -54,7 +54,7 @@ def _cases(
     )
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(_cases(NONZERO_TIMES, st.floats(0, 3).map(lambda x: round(x, 1))))
 def test_well_formed_intervals(case: tuple[np.ndarray, ...]) -> None:
     run, start, length, grouped = case
@@ -66,7 +66,7 @@ def test_well_formed_intervals(case: tuple[np.ndarray, ...]) -> None:
     _same_as_by_reach(run[keep], start[keep], end[keep])
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(_cases(TIMES, TIMES))
 def test_any_intervals(case: tuple[np.ndarray, ...]) -> None:
     """Ends before starts, zeros and infinities: left to the sort by start, or the same."""
