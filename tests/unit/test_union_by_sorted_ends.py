@@ -1,5 +1,6 @@
-"""reporter.metrics.union_length from each run's starts and ends sorted apart: the blocks and
-lengths of the sort by start and running maximum of ends, to the last bit."""
+"""reporter.metrics.union_length's merged blocks, from each run's starts and ends sorted apart
+and from the reach at a block's last row: the blocks and lengths of the definition (the sort
+by run then start, the running maximum of ends, each block's maximum end), to the last bit."""
 
 from __future__ import annotations
 
@@ -29,16 +30,35 @@ def _bits(values: np.ndarray) -> list[int]:
     return np.where(np.isnan(values), np.nan, values).view(np.int64).tolist()
 
 
+def _blocks_by_definition(
+    run: np.ndarray, start: np.ndarray, end: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    order = np.lexsort((start, run))
+    run, start, end = run[order], start[order], end[order]
+    group_start = np.concatenate(([True], run[1:] != run[:-1]))
+    reach = np.empty(len(end))
+    for a, b in zip(
+        np.flatnonzero(group_start), [*np.flatnonzero(group_start)[1:], len(end)], strict=True
+    ):
+        reach[a:b] = np.maximum.accumulate(end[a:b])
+    new_block = group_start.copy()
+    new_block[1:] |= start[1:] > reach[:-1]
+    firsts = np.flatnonzero(new_block)
+    return run[firsts], np.maximum.reduceat(end, firsts) - start[firsts]
+
+
 def _same_as_by_reach(run: np.ndarray, start: np.ndarray, end: np.ndarray) -> None:
     if not len(run):  # union_length answers an empty call itself
         return
     with np.errstate(all="ignore"):
-        blocks = metrics._blocks_by_sorted_ends(run.copy(), start.copy(), end.copy())
-        if blocks is None:
-            return
-        expected_runs, expected = metrics._blocks_by_reach(run, start, end, None)
-    assert blocks[0].tolist() == expected_runs.tolist()
-    assert _bits(blocks[1]) == _bits(expected)
+        expected_runs, expected = _blocks_by_definition(run, start, end)
+        found = [metrics._blocks_by_reach(run, start, end, None)]
+        found.append(metrics._blocks_by_reach(run, start, end, np.lexsort((start, run))))
+        found.append(metrics._blocks_by_sorted_ends(run.copy(), start.copy(), end.copy()))
+    for blocks in found:
+        if blocks is not None:
+            assert blocks[0].tolist() == expected_runs.tolist()
+            assert _bits(blocks[1]) == _bits(expected)
 
 
 def _cases(
@@ -89,7 +109,7 @@ def test_union_length_of_large_nearly_ordered_runs() -> None:
         for runs in (run, rng.permutation(run)):
             blocks = metrics._blocks_by_sorted_ends(runs, first, end)
             assert blocks is not None
-            expected = metrics._blocks_by_reach(runs, first, end, None)
+            expected = _blocks_by_definition(runs, first, end)
             assert blocks[0].tolist() == expected[0].tolist()
             assert blocks[1].tobytes() == expected[1].tobytes()
             assert metrics.union_length(runs, first, end).size == 4
