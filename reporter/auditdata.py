@@ -18,7 +18,7 @@ import pandas as pd
 from reporter.config import Config
 from reporter.decision import Facts
 from reporter.features import servers
-from reporter.table import Tables
+from reporter.table import Tables, one_of
 from reporter.values import number, number_or_nan
 
 
@@ -86,6 +86,87 @@ class AuditData:
 
     @cached_property
     def _columns(self) -> dict[str, np.ndarray]:
+        return {}
+
+    def refs_of(self, run: str, rows: np.ndarray | None = None, limit: int = 8) -> list[str]:
+        """path:line of a run's first `limit` request rows, or of the first `limit` of those
+        at `rows` (positions among the run's rows), as `request_refs` writes them."""
+        columns = self._ref_columns
+        if columns is None:  # a streamed audit, or columns of other types: from the frame
+            frame = self.requests_of(run)
+            return request_refs(frame if rows is None else frame.iloc[rows[:limit]], limit)
+        names, codes, lines = columns
+        where = self._by_run[1].get(run, slice(0, 0))
+        picked = slice(0, limit) if rows is None else rows[:limit]
+        return [
+            f"{'nan' if c < 0 else names[c]}:{int(n)}"
+            for c, n in zip(
+                codes[where][picked].tolist(), lines[where][picked].tolist(), strict=True
+            )
+        ]
+
+    @cached_property
+    def _ref_columns(self) -> tuple[list[str], np.ndarray, np.ndarray] | None:
+        """The source paths' category names, each row's code and its line, for `refs_of`;
+        None where `request_refs` must read the frame (a streamed audit, paths that are not
+        categories of text, lines that are not int64). A categorical read row by row takes
+        its categories' values, and pandas' row access costs more than the refs."""
+        if self.tables.store is not None:
+            return None
+        slim, _ = self._by_run
+        if "source_path" not in slim.columns or "source_line" not in slim.columns:
+            return None
+        path, line = slim["source_path"], slim["source_line"]
+        if not isinstance(path.dtype, pd.CategoricalDtype) or line.dtype != np.int64:
+            return None
+        names = path.cat.categories.tolist()
+        if not all(type(name) is str for name in names):
+            return None
+        return names, path.cat.codes.to_numpy(), line.to_numpy()
+
+    def finish_reason_is(self, run: str, reason: str) -> np.ndarray:
+        """Where a run's rows, in file order, end with finish reason `reason` (False where
+        none is recorded), as `finish_reason_is` reads the run's rows."""
+        codes = self._finish_codes(run)
+        if codes is None:
+            return finish_reason_is(self.requests_of(run), reason)
+        if reason not in self._reason_codes:
+            categories = self._by_run[0]["finish_reason"].cat.categories
+            self._reason_codes[reason] = np.flatnonzero(categories.isin([reason])).tolist()
+        # as reporter.table.one_of compares a categorical's codes, on the whole column's
+        # codes taken once (a run's rows cost more to take than to compare)
+        found = np.zeros(len(codes), dtype=bool)
+        for code in self._reason_codes[reason]:
+            found |= codes == code
+        return found
+
+    def finish_reason_known(self, run: str) -> np.ndarray:
+        """Where a run's rows, in file order, record a finish reason (as
+        `finish_reason_known` reads the run's rows)."""
+        codes = self._finish_codes(run)
+        if codes is None:
+            return finish_reason_known(self.requests_of(run))
+        return np.asarray(codes >= 0)
+
+    def _finish_codes(self, run: str) -> np.ndarray | None:
+        """The category codes of a run's finish reasons (a view), or None where the column is
+        not categorical or the audit is streamed: those are read from the run's rows."""
+        codes = self._finish_reason_codes
+        if codes is None:
+            return None
+        return codes[self._by_run[1].get(run, slice(0, 0))]
+
+    @cached_property
+    def _finish_reason_codes(self) -> np.ndarray | None:
+        if self.tables.store is not None:
+            return None
+        column = self._by_run[0]["finish_reason"]
+        if not isinstance(column.dtype, pd.CategoricalDtype):
+            return None
+        return column.cat.codes.to_numpy()
+
+    @cached_property
+    def _reason_codes(self) -> dict[str, list[int]]:
         return {}
 
     def sorted_ends(self, run: str) -> np.ndarray:
@@ -280,3 +361,18 @@ def request_refs(rows: pd.DataFrame, limit: int = 8) -> list[str]:
 def run_ref(data: AuditData, run_id: str) -> list[str]:
     row = data.run(run_id)
     return [ref(row)] if row["source_path"] else []
+
+
+def finish_reason_is(rows: pd.DataFrame, reason: str) -> np.ndarray:
+    """Where the rows' finish reason is `reason` (False where none is recorded), as an array
+    (reporter.table.one_of: a categorical column by its codes)."""
+    return one_of(rows["finish_reason"], (reason,))
+
+
+def finish_reason_known(rows: pd.DataFrame) -> np.ndarray:
+    """Where the rows record a finish reason, as an array (read as `finish_reason_is`)."""
+    column = rows["finish_reason"]
+    values = column.array
+    if not isinstance(values, pd.Categorical):
+        return column.notna().to_numpy(dtype=bool)
+    return np.asarray(values.codes >= 0)

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from reporter.auditdata import AuditData, request_refs
+from reporter.auditdata import AuditData
 from reporter.config import threshold
 from reporter.decision import SERIAL_OVERLAP, Decision
 from reporter.medians import median
@@ -78,8 +78,7 @@ def ladder(data: AuditData, run_id: str) -> Decision:
         )
     if not s.flag("has_end"):
         return Decision(Outcome.UNDECIDABLE, "no completion time (t_end) for every request")
-    rows = data.requests_of(run_id)
-    refs = request_refs(rows)
+    refs = data.refs_of(run_id)
     done = _completions(data, run_id)
     if np.isnan(n) and s["in_flight"] < 1.05:
         return Decision(

@@ -6,13 +6,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
-from reporter.auditdata import AuditData, RunFigures, ref, request_refs, run_ref
+from reporter.auditdata import (
+    AuditData,
+    RunFigures,
+    finish_reason_is,
+    finish_reason_known,
+    ref,
+    request_refs,
+    run_ref,
+)
 from reporter.decision import Decision
 from reporter.findings import Finding, RuleDoc, clean
-from reporter.table import one_of
 from reporter.types import Outcome, Severity
 
 #: Named here for the rule modules, which import what they read from this one module.
@@ -94,18 +98,3 @@ class Rule:
             refs=decision.refs,
             help=decision.help,
         )
-
-
-def finish_reason_is(rows: pd.DataFrame, reason: str) -> np.ndarray:
-    """Where the rows' finish reason is `reason` (False where none is recorded), as an array
-    (reporter.table.one_of: a categorical column by its codes)."""
-    return one_of(rows["finish_reason"], (reason,))
-
-
-def finish_reason_known(rows: pd.DataFrame) -> np.ndarray:
-    """Where the rows record a finish reason, as an array (read as `finish_reason_is`)."""
-    column = rows["finish_reason"]
-    values = column.array
-    if not isinstance(values, pd.Categorical):
-        return column.notna().to_numpy(dtype=bool)
-    return np.asarray(values.codes >= 0)

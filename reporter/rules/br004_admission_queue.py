@@ -52,7 +52,7 @@ import numpy as np
 from reporter.config import threshold
 from reporter.medians import median
 from reporter.numbers import all_of, counted, fmt
-from reporter.rules.base import AuditData, Finding, Rule, request_refs
+from reporter.rules.base import AuditData, Finding, Rule
 from reporter.types import Outcome, Severity
 
 QUEUE_HELD_SHARE = threshold(
@@ -291,7 +291,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         f"{fmt(wait, 2)} s for their first token",
         arithmetic=arithmetic,
         numbers=numbers,
-        refs=request_refs(data.requests_of(run_id).iloc[np.flatnonzero(keep)[waited_at[:8]]]),
+        refs=data.refs_of(run_id, np.flatnonzero(keep)[waited_at[:8]]),
         help=f"quote the figure as {k} concurrent requests, or raise the server's slot / "
         "max-sequences limit and measure again; never sum per-request rates",
     )

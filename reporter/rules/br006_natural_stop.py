@@ -71,9 +71,6 @@ from reporter.rules.base import (
     AuditData,
     Finding,
     Rule,
-    finish_reason_is,
-    finish_reason_known,
-    request_refs,
 )
 from reporter.types import Outcome, Severity
 from reporter.values import number
@@ -107,12 +104,11 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         )
     stop = str(data.run_field(run_id, "stop") or "unknown")
     requested = data.run_field(run_id, "output_tokens_requested")
-    rows = data.requests_of(run_id)
     # a mask, not a filtered frame: most runs never need the rows themselves
-    eos = finish_reason_is(rows, "stop")
+    eos = data.finish_reason_is(run_id, "stop")
     ended_on_eos = int(np.count_nonzero(eos))
     # a count of 0 only where finish reasons were recorded: a summary has none to count
-    reasons_known = bool(finish_reason_known(rows).any())
+    reasons_known = bool(data.finish_reason_known(run_id).any())
     mean, lo, hi = float(s["out_mean"]), float(s["out_min"]), float(s["out_max"])
     numbers = {
         "stop": stop,
@@ -140,17 +136,21 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             f"natural stop: {lengths}; the figure measures answer length too",
             numbers=numbers,
             help=help_text,
-            refs=request_refs(rows, 3),
+            refs=data.refs_of(run_id, limit=3),
         )
     low = number(data.run_field(run_id, "output_tokens_requested_min"))
     if low is not None and numbers["requested"]:
-        return _drawn_range(run_id, low, float(requested), mean, numbers, help_text, rows)
+        return _drawn_range(
+            run_id, low, float(requested), mean, numbers, help_text, data.refs_of(run_id, limit=3)
+        )
     if stop == "forced":
         return RULE.finding(
             run_id, Outcome.PASSED, "output forced to a fixed length", numbers=numbers
         )
     if numbers["requested"]:
-        longer = _longer_than_requested(run_id, mean, lo, hi, float(requested), numbers, rows)
+        longer = _longer_than_requested(
+            run_id, mean, lo, hi, float(requested), numbers, data.refs_of(run_id, limit=3)
+        )
         if longer is not None:
             return longer
     capped = _capped_per_request(data, run_id, s, lengths, numbers, help_text)
@@ -165,9 +165,14 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             f"end-of-sequence ({lengths}): natural stop",
             numbers=numbers,
             help=help_text,
-            refs=request_refs(rows[eos], 5),
+            refs=data.refs_of(run_id, np.flatnonzero(eos), 5),
         )
-    if math.isnan(cv) and not math.isnan(mean) and numbers["requested"] and not len(rows):
+    if (
+        math.isnan(cv)
+        and not math.isnan(mean)
+        and numbers["requested"]
+        and not len(data.values_of(run_id, "ok"))
+    ):
         return _summary_mean(run_id, mean, lo, hi, float(requested), numbers, help_text)
     if math.isnan(cv) and not math.isnan(mean):
         return RULE.finding(
@@ -188,7 +193,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             f"stop mode not stated, and {lengths} (CV {fmt(cv * 100, 0)}%): natural stop",
             numbers=numbers,
             help=help_text,
-            refs=request_refs(rows, 3),
+            refs=data.refs_of(run_id, limit=3),
         )
     # only completed requests have lengths to compare; failed ones are BR019's, and are named
     completed, total = int(s["ok"]), int(s["requests"])
@@ -205,6 +210,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             "(forced length inferred)",
             numbers=numbers,
         )
+    rows = data.requests_of(run_id)
     ok_rows = rows[rows["ok"].astype(bool)] if len(rows) else rows
     short = (
         int((ok_rows["output_tokens"] < requested).sum())
@@ -330,7 +336,7 @@ def _longer_than_requested(
     hi: float,
     requested: float,
     numbers: dict[str, Any],
-    rows: Any,
+    refs: list[str],
 ) -> Finding | None:
     """Every output (or, from a summary without a minimum, their mean) well over the requested
     length: the length was not what the server applied, so it decides no stop mode."""
@@ -358,7 +364,7 @@ def _longer_than_requested(
         ],
         help="check that the requested length reaches the server (max_tokens in each "
         "request) and force it (ignore_eos + min_tokens) to measure decode at one length",
-        refs=request_refs(rows, 3) if len(rows) else [],
+        refs=refs,
     )
 
 
@@ -374,7 +380,7 @@ def _drawn_range(
     mean: float,
     numbers: dict[str, Any],
     help_text: str,
-    rows: Any,
+    refs: list[str],
 ) -> Finding:
     """Lengths drawn per request from [low, high]: not one length by design."""
     middle = (low + high) / 2
@@ -405,7 +411,7 @@ def _drawn_range(
         else [],
         help="quote the range (or its mean) with the figure; set random_range_ratio 1 for one "
         "length",
-        refs=request_refs(rows, 3) if len(rows) else [],
+        refs=refs,
     )
 
 

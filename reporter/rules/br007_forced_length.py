@@ -48,8 +48,6 @@ from reporter.rules.base import (
     AuditData,
     Finding,
     Rule,
-    finish_reason_is,
-    request_refs,
     run_ref,
 )
 from reporter.types import Outcome, Severity
@@ -86,7 +84,6 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     low = number(data.run_field(run_id, "output_tokens_requested_min"))
     if requested is not None and low is not None and 0 < low < requested:
         requested = low
-    rows = data.requests_of(run_id)
     # on the columns as arrays: filtering the whole frame per run dominated big audits
     ok = np.asarray(data.values_of(run_id, "ok"), dtype=bool)
     out = np.asarray(data.values_of(run_id, "output_tokens"), dtype="float64")[ok]
@@ -99,7 +96,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             "forced length asked for, but the requested length is not stated "
             "(workload.output_tokens)",
         )
-    stopped = finish_reason_is(rows, "stop")[ok]
+    stopped = data.finish_reason_is(run_id, "stop")[ok]
     short_at = np.flatnonzero(ok)[(out < requested) | stopped]
     shortest, longest = float(np.nanmin(out)), float(np.nanmax(out))
     n = len(out)
@@ -123,7 +120,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         f"forced length {fmt(requested, 0)} asked for, but {len(short_at)} of {n} requests "
         f"wrote fewer (shortest {fmt(shortest, 0)} tokens): the flag was accepted, not honoured",
         numbers=numbers,
-        refs=request_refs(rows.iloc[short_at]),
+        refs=data.refs_of(run_id, short_at),
         arithmetic=[
             f"requested {fmt(requested, 0)} tokens; written {fmt(shortest, 0)}–{fmt(longest, 0)}"
         ],

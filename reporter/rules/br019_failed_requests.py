@@ -71,7 +71,6 @@ from reporter.rules.base import (
     AuditData,
     Finding,
     Rule,
-    finish_reason_known,
     request_refs,
     run_ref,
 )
@@ -178,7 +177,7 @@ def _all_well(data: AuditData, run_id: str, requested: float | None) -> bool:
     if (out == 0).any():
         return False
     if requested is not None:
-        no_reason = ~finish_reason_known(data.requests_of(run_id))
+        no_reason = ~data.finish_reason_known(run_id)
         if (no_reason & (out < requested) & (out > 0)).any():
             return False
     return True
@@ -204,17 +203,18 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
 
 
 def _check_requests(data: AuditData, run_id: str) -> Finding:
-    rows = data.requests_of(run_id)
-    if rows.empty:
+    # the rows' count from a column: most runs pass without their frame being taken
+    n = len(data.values_of(run_id, "ok"))
+    if not n:
         return _check_summary(data, run_id)
     requested = data.run_field(run_id, "output_tokens_requested")
     if _all_well(data, run_id, number(requested)):
-        n = len(rows)
         numbers = {"requests": n, "failed": 0, "empty": 0, "cut": 0,
                    "failed_tokens_not_counted": 0.0}  # fmt: skip
         return RULE.finding(
             run_id, Outcome.PASSED, f"{all_of(n, 'request')} succeeded with output", numbers=numbers
         )
+    rows = data.requests_of(run_id)
     ended = rows[~rows["ok"]]
     reasons = ended["finish_reason"].astype(object)
     on_purpose = reasons.isin(list(DELIBERATE))

@@ -49,7 +49,7 @@ import numpy as np
 from reporter.config import threshold
 from reporter.medians import median
 from reporter.numbers import fmt
-from reporter.rules.base import AuditData, Finding, Rule, request_refs
+from reporter.rules.base import AuditData, Finding, Rule
 from reporter.types import Outcome, Severity
 
 RATE_MATCH = threshold(
@@ -141,7 +141,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             "decode time",
             arithmetic=lines,
             numbers=numbers,
-            refs=request_refs(data.requests_of(run_id).iloc[np.flatnonzero(kept)[:8]]),
+            refs=data.refs_of(run_id, np.flatnonzero(kept)[:8]),
             help="use the token counts (usage) and the trace's own times, not the reported rate",
         )
     return RULE.finding(
@@ -151,7 +151,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         f"is {fmt(ratios[best], 2)}× {best}",
         arithmetic=lines,
         numbers=numbers,
-        refs=request_refs(data.requests_of(run_id).iloc[np.flatnonzero(kept)[:8]]),
+        refs=data.refs_of(run_id, np.flatnonzero(kept)[:8]),
         help="check the token counts and the clocks; use tokens ÷ time from the trace itself",
     )
 
