@@ -18,6 +18,7 @@ import pandas as pd
 from reporter.config import Config
 from reporter.decision import Facts
 from reporter.features import servers
+from reporter.medians import median
 from reporter.table import Tables, one_of
 from reporter.values import number, number_or_nan
 
@@ -86,6 +87,18 @@ class AuditData:
 
     @cached_property
     def _columns(self) -> dict[str, np.ndarray]:
+        return {}
+
+    def median_of(self, run: str, column: str) -> float:
+        """The median of a run's column, NaN left out (reporter.medians.median), taken once
+        for every reader: the ladder and BR004 both read a run's median decode time."""
+        key = (run, column)
+        if key not in self._medians:
+            self._medians[key] = median(self.values_of(run, column))
+        return self._medians[key]
+
+    @cached_property
+    def _medians(self) -> dict[tuple[str, str], float]:
         return {}
 
     def refs_of(self, run: str, rows: np.ndarray | None = None, limit: int = 8) -> list[str]:

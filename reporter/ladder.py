@@ -13,7 +13,6 @@ import numpy as np
 from reporter.auditdata import AuditData
 from reporter.config import threshold
 from reporter.decision import SERIAL_OVERLAP, Decision
-from reporter.medians import median
 from reporter.numbers import counted, fmt
 from reporter.types import Outcome
 
@@ -100,7 +99,7 @@ def single_request_time(data: AuditData, run_id: str) -> tuple[float, str]:
     lone, value = data.lone_requests(str(data.run_field(run_id, "group")))
     if lone and not np.isnan(value):
         return value, f"one request alone (run {lone[0]})"
-    return median(data.values_of(run_id, "decode_s")), "median decode time of one request"
+    return data.median_of(run_id, "decode_s"), "median decode time of one request"
 
 
 def _shown(done: np.ndarray, limit: int = 8) -> str:

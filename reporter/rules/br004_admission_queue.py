@@ -204,7 +204,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     # the run's median decode time: of all its rows when none with a decode time is left
     # out here (a failed one, or one without its own first token or end)
     every = np.count_nonzero(~np.isnan(column("decode_s"))) == len(first)
-    decode = median(column("decode_s") if every else decode_s)
+    decode = data.median_of(run_id, "decode_s") if every else median(decode_s)
     slack = data.config[HANDOVER_SHARE] * decode
     late = first >= first_done
     # a queued request waited for its slot: its first token came later than an admitted
