@@ -64,6 +64,8 @@ def _gaps(requests: pd.DataFrame, kept: np.ndarray, codes: np.ndarray) -> dict[i
     joined one cost their page faults twice); a chunk of one run's rows (the usual case)
     has no label per gap."""
     times = requests["token_times"]
+    if _all_none(times):  # a trace without chunk times: no gap (pandas' check is 7× slower)
+        return {}
     kept = kept & times.notna().to_numpy()
     if not kept.any():
         return {}
@@ -119,6 +121,16 @@ def _gaps(requests: pd.DataFrame, kept: np.ndarray, codes: np.ndarray) -> dict[i
     return gaps
 
 
+def _all_none(column: pd.Series) -> bool:
+    """Whether every row of the column is None. An array of Python objects holds a pointer
+    per row, and None is one object: its rows all are when every pointer is None's (read as
+    whole numbers at once, where a test of each row takes a call per row)."""
+    if column.dtype != object or not isinstance(column.array, pd.arrays.NumpyExtensionArray):
+        return False
+    pointers = np.frombuffer(column.to_numpy().tobytes(), dtype=np.uintp)
+    return bool((pointers == id(None)).all())
+
+
 def percentiles(values: np.ndarray, percents: Sequence[float]) -> np.ndarray:
     """``np.percentile(values, percents)`` of float values, bit for bit, read from one
     partition per position read (`_select`). A NaN makes every percentile NaN, as in numpy
@@ -138,8 +150,9 @@ def _selected_percentiles(values: np.ndarray, count: int, percents: Sequence[flo
     return _interpolate(values[below], values[above], weight)
 
 
-def _select(values: np.ndarray, positions: np.ndarray) -> None:
-    """Put the value of each sorted position (ascending, unique) where a sort would, in place.
+def _select(values: np.ndarray, positions: np.ndarray, nan_free: bool = False) -> None:
+    """Put the value of each sorted position (ascending, unique) where a sort would, in place
+    (`nan_free`: the values hold no NaN).
 
     np.percentile partitions the values around all its positions at once, which costs more
     than a sort (for p50, p90 and p99: six positions); one partition around a single
@@ -147,7 +160,15 @@ def _select(values: np.ndarray, positions: np.ndarray) -> None:
     so the whole costs about half a sort."""
     done = 0
     for position in positions.tolist():
-        values[done:].partition(position - done)
+        rest = values[done:]
+        if nan_free and position == done and len(rest) > 1:
+            # the least of the rest (the position after a percentile's lower one): a partition
+            # around the first value compares them one by one, argmin 10× faster (a NaN,
+            # which argmin would take for the least, goes last in a partition)
+            least = int(rest.argmin())
+            rest[0], rest[least] = rest[least], rest[0]
+        else:
+            rest.partition(position - done)
         done = position + 1
 
 
@@ -155,7 +176,10 @@ def _both_zeros(values: np.ndarray) -> bool:
     """Whether 0.0 and -0.0 are both among the values. Equal values are the same bits but
     for these two; with both, which of them np.percentile's partition lands on depends on
     the values' order, and only np.percentile itself gives its answer."""
-    signs = np.signbit(values[values == 0])
+    zeros = values == 0
+    if not zeros.any():  # the usual case: no zero to take out
+        return False
+    signs = np.signbit(values[zeros])
     return bool(signs.any() and not signs.all())
 
 
@@ -186,27 +210,59 @@ def _interpolate(low: np.ndarray, high: np.ndarray, weight: np.ndarray) -> np.nd
     return result
 
 
-def _percentiles(values: np.ndarray, labels: np.ndarray, qs: list[float]) -> pd.DataFrame:
-    """Percentiles (linear, as pandas' quantile) of ``values`` per label: one stable sort by
-    label, then `percentiles` of each run's slice (5× faster than a group-by quantile)."""
-    if len(labels) > 1 and (np.diff(labels) < 0).any():  # rows of a run together: no sort
+def _percentiles(
+    values: np.ndarray, labels: np.ndarray, percents: list[float], in_order: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """np.percentile's figures (linear, as pandas' quantile) of ``values`` (this call's own,
+    without NaN, partitioned in place) per label: the labels in ascending order and a row of
+    figures each. One stable sort by label unless `in_order` says the labels ascend already,
+    then each label's slice read as `percentiles` reads it (5× faster than a group-by
+    quantile)."""
+    if not in_order:
         order = np.argsort(labels, kind="stable")
         values, labels = values[order], labels[order]
-    cuts = np.flatnonzero(np.diff(labels)) + 1
-    starts = np.concatenate(([0], cuts)).astype(np.int64)
-    percents = [q * 100 for q in qs]
-    rows = [percentiles(part, percents) for part in np.split(values, cuts)]
-    return pd.DataFrame(rows, index=labels[starts], columns=qs)
+    # each label's rows: where it starts among the sorted labels (a search per label in the
+    # labels' range, not a pass over every row), kept when it has any; the labels searched
+    # for in the labels' own type, which numpy would otherwise convert every row to
+    every_label = np.arange(int(labels[0]), int(labels[-1]) + 1, dtype=labels.dtype)
+    edges = np.append(np.searchsorted(labels, every_label), len(labels))
+    present = edges[1:] > edges[:-1]
+    starts, stops = edges[:-1][present].tolist(), edges[1:][present].tolist()
+    # with no run holding both zeros, none needs the check (a pass over each run's values)
+    any_both_zeros = _both_zeros(values)
+    points: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+    rows = []
+    for start, stop in zip(starts, stops, strict=True):
+        part = values[start:stop]
+        if any_both_zeros and _both_zeros(part):
+            rows.append(np.asarray(np.percentile(part, percents)))
+            continue
+        count = stop - start
+        if count not in points:  # runs of one size read the same positions
+            below, above, weight = _percentile_points(count, percents)
+            points[count] = (below, above, weight, np.union1d(below, above))
+        below, above, weight, positions = points[count]
+        _select(part, positions, nan_free=True)
+        rows.append(_interpolate(part[below], part[above], weight))
+    return every_label[present], np.asarray(rows, dtype=np.float64)
 
 
 def _percentiles_of(parts: dict[int, np.ndarray], qs: list[float]) -> pd.DataFrame:
+    """`_gap_percentiles` as a table: a row per label, a column per quantile."""
+    labels, rows = _gap_percentiles(parts, [q * 100 for q in qs])
+    return pd.DataFrame(list(rows), index=labels, columns=qs)
+
+
+def _gap_percentiles(
+    parts: dict[int, np.ndarray], percents: list[float]
+) -> tuple[np.ndarray, np.ndarray]:
     """Percentiles (as `_percentiles`) of each label's values (this call's own arrays, taken
-    as it goes), without the NaN ones.
+    as it goes), without the NaN ones: the labels with any in ascending order, and a row of
+    figures each.
 
     A run's gaps are many and mostly near one value: partitioned in place at the points
     read (NaN goes last), not sorted, they cost least."""
     rows, labels = [], []
-    percents = [q * 100 for q in qs]
     for label in sorted(parts):
         values = parts.pop(label)
         count = len(values) - int(np.count_nonzero(np.isnan(values)))
@@ -217,7 +273,11 @@ def _percentiles_of(parts: dict[int, np.ndarray], qs: list[float]) -> pd.DataFra
         else:
             rows.append(_selected_percentiles(values, count, percents))
         labels.append(label)
-    return pd.DataFrame(rows, index=np.asarray(labels, dtype=np.int64), columns=qs)
+    return np.asarray(labels, dtype=np.int64), np.asarray(rows, dtype=np.float64)
+
+
+#: The latency table's columns, `<metric>_p<q>`, in order.
+COLUMNS = [f"{m.removesuffix('_s')}_p{p}" for m in METRICS for p in PERCENTILES]
 
 
 def latency_table(requests: pd.DataFrame) -> pd.DataFrame:
@@ -236,37 +296,73 @@ def latency_table(requests: pd.DataFrame) -> pd.DataFrame:
     codes = successful(all_codes)
     names = np.asarray(requests["run"].cat.categories.astype(str))
     send, first, end = (successful(requests[c].to_numpy()) for c in ("t_send", "t_first", "t_end"))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        steps = successful(requests["output_tokens"].to_numpy()) - 1.0
-        decode = end - first
-        tpot = np.where(steps >= 1, decode / steps, np.nan)
-    series: dict[str, tuple[np.ndarray, np.ndarray]] = {
-        "ttft_s": (first - send, codes),
-        "tpot_s": (tpot, codes),
-        "e2e_s": (end - send, codes),
-    }
-    columns = {}
-    qs = [p / 100 for p in PERCENTILES]
+    tokens = successful(requests["output_tokens"].to_numpy())
+    # one array of the successful rows holds each metric in turn (the percentiles partition it
+    # in place, or take the rows they keep): one per metric would cost its page faults
+    floats = all(c.dtype == np.float64 for c in (send, first, end, tokens))
+    buffer = np.empty(len(codes)) if floats else None
+
+    def metric(name: str) -> np.ndarray:
+        """The metric of every successful row (in `buffer`, when the columns are floats)."""
+        if name == "ttft_s":
+            return np.asarray(np.subtract(first, send, out=buffer))
+        if name == "e2e_s":
+            return np.asarray(np.subtract(end, send, out=buffer))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            steps = tokens - 1.0
+            if buffer is None:
+                return np.where(steps >= 1, (end - first) / steps, np.nan)
+            # the decode time ÷ the steps after the first token, NaN where there is none
+            np.subtract(end, first, out=buffer)
+            np.divide(buffer, steps, out=buffer)
+            buffer[~(steps >= 1)] = np.nan
+        return buffer
+
+    # a run's rows together, as a trace lists them, need no sort; nor do any of them
+    in_order = len(codes) < 2 or not bool((codes[1:] < codes[:-1]).any())
+    percents = [p / 100 * 100 for p in PERCENTILES]  # the quantiles' figures, as pandas has them
+    found: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # metric → labels, figures
     for name in METRICS:
         if name == "itl_s":
-            table = _percentiles_of(_gaps(requests, ok, all_codes), qs)
-            if table.empty:
+            labels, rows = _gap_percentiles(_gaps(requests, ok, all_codes), percents)
+            if not len(labels):
                 continue
         else:
-            values, labels = series[name]  # computed here: arrays of this call's own
-            keep = ~np.isnan(values)
-            if not keep.any():
+            values, labels = metric(name), codes
+            unknown = np.isnan(values)
+            missing = int(np.count_nonzero(unknown))
+            if missing == len(values):
                 continue
-            if not keep.all():
-                values, labels = values[keep], labels[keep]
-            table = _percentiles(values, labels, qs)
-        table.index = names[table.index.to_numpy()]
+            if missing:
+                values, labels = values[~unknown], labels[~unknown]
+            labels, rows = _percentiles(values, labels, percents, in_order)
+        found[name] = labels, rows
+    return _table(found, names)
+
+
+def _table(found: dict[str, tuple[np.ndarray, np.ndarray]], names: np.ndarray) -> pd.DataFrame:
+    """The latency table of the figures `found` per metric (labels: positions in `names`): a
+    row per name in its order, NaN where a metric has no figure for it."""
+    if found and all(labels.min() >= 0 for labels, _ in found.values()):
+        # figures written where they go at once: what the table of each metric, joined and
+        # reindexed, holds (its columns float, NaN where unknown), without pandas aligning
+        # a dozen columns; names of two runs alike (that alignment refuses) take that path
+        index = pd.Index(names)
+        if index.is_unique:
+            figures = np.full((len(names), len(COLUMNS)), np.nan)
+            for name, (labels, rows) in found.items():
+                at = METRICS.index(name) * len(PERCENTILES)
+                figures[labels, at : at + len(PERCENTILES)] = rows
+            return pd.DataFrame(figures, index=index, columns=COLUMNS)
+    columns = {}
+    qs = [p / 100 for p in PERCENTILES]
+    for name, (labels, rows) in found.items():
+        table = pd.DataFrame(list(rows), index=names[labels], columns=qs)
         for p, q in zip(PERCENTILES, qs, strict=True):
             columns[f"{name.removesuffix('_s')}_p{p}"] = table[q]
     frame = pd.DataFrame(columns)
     runs = names  # every run with a request, successful or not
-    wanted = [f"{m.removesuffix('_s')}_p{p}" for m in METRICS for p in PERCENTILES]
-    return frame.reindex(index=runs, columns=wanted)
+    return frame.reindex(index=runs, columns=COLUMNS)
 
 
 def run_latency(table: pd.DataFrame, run_id: str) -> dict[str, dict[str, Any]]:
