@@ -44,17 +44,23 @@ def _drawing_order(
     one stable sort by send (the rows come nearly in that order; `by_send` when the caller
     has it), then the rows of equal send times (often those sent together at the start)
     ordered by the other keys."""
-    order = np.argsort(send, kind="stable") if by_send is None else by_send.copy()
+    # the caller's sort is only read, and copied only when ties are to be reordered
+    order = np.argsort(send, kind="stable") if by_send is None else by_send
     s = send[order]
-    same = (s[1:] == s[:-1]) | (np.isnan(s[1:]) & np.isnan(s[:-1]))
+    unknown = np.isnan(s)
+    same = (s[1:] == s[:-1]) | (unknown[1:] & unknown[:-1])
     if not same.any():
         return order
+    if by_send is not None:
+        order = by_send.copy()
     tied = np.zeros(len(s), dtype=bool)
     tied[1:] |= same
     tied[:-1] |= same
     at = np.flatnonzero(tied)
-    # each stretch of equal send times, numbered; within one, rows in table order so far
-    stretch = np.cumsum(np.concatenate(([True], ~same)))[at]
+    # each stretch of equal send times, numbered (a tied row starts one unless it follows the
+    # row before it in the same one); within one, rows in table order so far
+    follows = (np.diff(at) == 1) & same[at[:-1]]
+    stretch = np.cumsum(np.concatenate(([True], ~follows)))
     rows = order[at]
     order[at] = rows[np.lexsort((line[rows], end[rows], first[rows], stretch))]
     return order
@@ -131,7 +137,7 @@ def completions(data: AuditData, run_id: str, done: np.ndarray, alone: LoneRuns)
     pick = even_sample(len(done), MAX_COMPLETIONS)
     single, single_run = _single_request_time(data, run_id, done, alone)
     times = done[pick].tolist()  # Python floats at once, not a numpy scalar read per point
-    points = [{"t": t, "done": i + 1} for t, i in zip(times, pick.tolist(), strict=True)]
+    points = [{"t": t, "done": n} for t, n in zip(times, (pick + 1).tolist(), strict=True)]
     return Completions(len(done), points, single, single_run)
 
 
