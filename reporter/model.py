@@ -327,13 +327,17 @@ class Verdict:
         listed with its place under `null_reasons`, present only when there is one.
         """
         reasons: dict[str, str] = {}
-        raw = self._raw_dict()
-        if include_series:
-            raw["series"] = _series_dict(self.series)
-        data = finite_only(raw, "", reasons)
+        data = finite_only(self.raw_dict(include_series=include_series), "", reasons)
         if reasons:
             data["null_reasons"] = reasons
         return data  # type: ignore[no-any-return]
+
+    def raw_dict(self, *, include_series: bool = False) -> dict[str, Any]:
+        """`to_dict` before its figures that are not finite are made null (`finite_only`)."""
+        raw = self._raw_dict()
+        if include_series:
+            raw["series"] = _series_dict(self.series)
+        return raw
 
     def _raw_dict(self) -> dict[str, Any]:
         fired = {f.code for f in self.findings if f.fired}

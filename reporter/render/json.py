@@ -6,14 +6,28 @@ import json
 import math
 from typing import Any
 
+import numpy as np
 import orjson
 
-from reporter.model import Verdict
+from reporter.model import INFINITE, Verdict
 
 
 def render_json(verdict: Verdict, *, include_series: bool = False) -> str:
     """Strict JSON: no NaN or Infinity (the verdict's dict has none; allow_nan=False says so).
-    `include_series` adds the per-run chart data (schemas/verdict-2.schema.json, `series`)."""
+    `include_series` adds the per-run chart data (schemas/verdict-2.schema.json, `series`).
+
+    The text `json_text(verdict.to_dict(...))` gives, from one pass over the verdict's dict
+    that nulls what is not finite and writes each float's text (`_written`), not a pass for
+    each; on anything that pass does not write as they do, theirs is the answer."""
+    raw = verdict.raw_dict(include_series=include_series)
+    reasons: dict[str, str] = {}
+    try:
+        written = _written(raw, "", reasons)
+        if reasons:
+            written["null_reasons"] = reasons
+        return orjson.dumps(written, option=orjson.OPT_INDENT_2).decode() + "\n"
+    except Exception:  # whatever it is, the two passes say it as they did
+        pass
     return json_text(verdict.to_dict(include_series=include_series))
 
 
@@ -39,6 +53,41 @@ _AS_THEY_ARE = frozenset({str, int, bool, type(None)})
 
 class _NotPlain(Exception):
     """A value orjson might write otherwise than json: json writes the document."""
+
+
+def _written(value: Any, path: str, reasons: dict[str, str]) -> Any:
+    """`_floats_as_text(finite_only(value, path, reasons))` in one pass (reporter.model): each
+    float that is not finite None (the path of an infinite one in `reasons`), a numpy scalar
+    its Python value, each finite float its text; raises _NotPlain where they would."""
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            kind = type(v)
+            if kind in _AS_THEY_ARE:
+                out[k] = v
+            elif kind is float and math.isfinite(v):
+                out[k] = orjson.Fragment(float.__repr__(v))
+            else:
+                out[k] = _written(v, f"{path}.{k}" if path else str(k), reasons)
+        return out
+    if isinstance(value, list | tuple):
+        items: list[Any] = []
+        for i, v in enumerate(value):
+            kind = type(v)
+            if kind in _AS_THEY_ARE:
+                items.append(v)
+            elif kind is float and math.isfinite(v):
+                items.append(orjson.Fragment(float.__repr__(v)))
+            else:
+                items.append(_written(v, f"{path}[{i}]", reasons))
+        return items
+    if isinstance(value, np.generic) and not isinstance(value, np.bool_):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        if not math.isnan(value):
+            reasons[path] = INFINITE
+        return None
+    return _floats_as_text(value)
 
 
 def _floats_as_text(value: Any) -> Any:
