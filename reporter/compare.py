@@ -14,12 +14,13 @@ BR012 (incomparable-runs) and `benchreport compare` read it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from reporter import features
@@ -44,6 +45,28 @@ LENGTH_TOLERANCE = threshold(
 CONDITION = "condition"
 SETUP = "setup"
 
+#: A run's record as the factors read it: a Series of the run table, or a dict of the same
+#: values (`fields`).
+Record = pd.Series | Mapping[str, Any]
+
+
+class _LazyRow:
+    """A run's row of figures, looked up when first read (only a run that states no prompt
+    length reads it, and a pandas row lookup costs more than every factor of a run)."""
+
+    def __init__(self, frame: pd.DataFrame, key: str) -> None:
+        self._frame, self._key = frame, key
+        self._row: pd.Series | None = None
+
+    def get(self, name: str, default: Any = None) -> Any:
+        if self._row is None:
+            self._row = row(self._frame, self._key)
+        return self._row.get(name, default)
+
+
+#: A run's row of figures (`stats`), or None when it has none.
+StatsRow = pd.Series | Mapping[str, Any] | _LazyRow | None
+
 
 @dataclass(frozen=True)
 class Factor:
@@ -58,7 +81,7 @@ class Factor:
     label: str
     kind: str
     category: str
-    get: Callable[[pd.Series, pd.Series | None], Any]
+    get: Callable[[Record, StatsRow], Any]
     numeric: bool = False
 
 
@@ -84,7 +107,7 @@ def cell(frame: pd.DataFrame, key: str, column: str) -> float:
     return math.nan if value is None else value
 
 
-def _prompt(run: pd.Series, stats: pd.Series | None) -> float | None:
+def _prompt(run: Record, stats: StatsRow) -> float | None:
     """The stated prompt length, else the measured mean (a summary's prompt tokens over its
     completed requests, as BR017 takes them)."""
     given = number(run.get("prompt_tokens"))
@@ -96,7 +119,7 @@ def _prompt(run: pd.Series, stats: pd.Series | None) -> float | None:
     return given
 
 
-def _requested(run: pd.Series, _: pd.Series | None) -> float | None:
+def _requested(run: Record, _: StatsRow) -> float | None:
     """The requested output length; none at all for a prompt-processing test (llama-bench
     `pp512` writes `"n_gen": 0`), which is a length, not an undisclosed one."""
     given = number(run.get("output_tokens_requested"))
@@ -105,7 +128,7 @@ def _requested(run: pd.Series, _: pd.Series | None) -> float | None:
     return given
 
 
-def _flags(run: pd.Series, _: pd.Series | None) -> str | None:
+def _flags(run: Record, _: StatsRow) -> str | None:
     """The engine's flags; an empty list says "(none)" only in the native schema, where
     `engine.flags` is written for the run. Other tools' files either carry the server's
     flags (llama-bench, SGLang's server_info) or none at all: not recorded, not empty."""
@@ -119,7 +142,7 @@ def _flags(run: pd.Series, _: pd.Series | None) -> str | None:
     return "(none)" if run.get("format") == NATIVE else None
 
 
-def _spec(run: pd.Series, _: pd.Series | None) -> str | None:
+def _spec(run: Record, _: StatsRow) -> str | None:
     state, _why = speculation_state(run)
     if state is None:
         return None
@@ -129,11 +152,11 @@ def _spec(run: pd.Series, _: pd.Series | None) -> str | None:
     return f"on ({method})" if method else "on"
 
 
-def _bpt(run: pd.Series, _: pd.Series | None) -> float | None:
+def _bpt(run: Record, _: StatsRow) -> float | None:
     return number(run.get("bytes_per_token"))
 
 
-def _rate(run: pd.Series, _: pd.Series | None) -> str | None:
+def _rate(run: Record, _: StatsRow) -> str | None:
     """The open-loop request rate ("inf": every request sent at once, paced by N only)."""
     rate = number(run.get("request_rate"))
     if rate is not None and math.isfinite(rate):
@@ -143,8 +166,8 @@ def _rate(run: pd.Series, _: pd.Series | None) -> str | None:
     return "inf" if unpaced(run.get("extra")) else None
 
 
-def _extra(name: str) -> Callable[[pd.Series, pd.Series | None], str | None]:
-    def get(run: pd.Series, _: pd.Series | None) -> str | None:
+def _extra(name: str) -> Callable[[Record, StatsRow], str | None]:
+    def get(run: Record, _: StatsRow) -> str | None:
         from reporter.grouping import unused_keys  # grouping imports this module
 
         extra = run.get("extra")
@@ -164,11 +187,13 @@ class Settings(tuple[tuple[str, str], ...]):
         return "; ".join(f"{k}={v}" for k, v in self)
 
 
-def _deployment(run: pd.Series, _: pd.Series | None) -> Settings | None:
+def _deployment(run: Record, _: StatsRow) -> Settings | None:
     """Settings a tool recorded beside the run (vLLM --metadata pairs: deployment, gpu, …)."""
     from reporter.grouping import tool_settings
 
-    items = tool_settings(run.to_dict())
+    # the record itself: tool_settings reads `extra` and `format`, which a dict of the
+    # Series (to_dict, ~100 µs a run) holds as the same objects
+    items = tool_settings(run)
     return Settings(items) if items else None
 
 
@@ -246,7 +271,7 @@ OPTIONAL_FACTORS = frozenset({"dataset", "range_ratio", "request_rate", "deploym
 SAME, DIFFERS, ONE_SIDED, UNKNOWN = "same", "differs", "one-sided", "unknown"
 
 
-def speculation_state(run: pd.Series | dict[str, Any]) -> tuple[bool | None, str]:
+def speculation_state(run: Record) -> tuple[bool | None, str]:
     """Whether speculative decoding was on, and what says so.
 
     `workload.speculative.enabled` when written; otherwise a speculative method or acceptance
@@ -314,9 +339,31 @@ class FactorDiff:
         return show(self.a, self.key), show(self.b, self.key)
 
 
-def values(run: pd.Series, stats: pd.Series | None) -> dict[str, Any]:
+def fields(run: Record) -> Record:
+    """The run's record as a dict of the very objects `run.get` returns; the record itself
+    when it is a dict already, or a Series a dict cannot stand for (repeated labels, values
+    not held in a numpy array)."""
+    if not isinstance(run, pd.Series):
+        return run
+    if not isinstance(run.dtype, np.dtype) or not run.index.is_unique:
+        return run
+    # a numpy-backed Series gives the items of its array for a label: a dict of them answers
+    # `get` alike, in well under a microsecond where pandas takes several
+    return dict(zip(run.index, run.to_numpy(), strict=True))
+
+
+def stats_row(stats: pd.DataFrame, key: str) -> StatsRow:
+    """`row(stats, key)` for `values`, taken only if a factor reads it (a frame with repeated
+    run ids is looked up at once, to fail as `row` does)."""
+    if not stats.index.is_unique:
+        return row(stats, key)
+    return _LazyRow(stats, key)
+
+
+def values(run: Record, stats: StatsRow) -> dict[str, Any]:
     """Every factor's value for one run (None when undisclosed)."""
-    return {f.key: f.get(run, stats) for f in FACTORS}
+    record = fields(run)
+    return {f.key: f.get(record, stats) for f in FACTORS}
 
 
 def diff(
@@ -513,11 +560,18 @@ def _name(p: Point) -> str:
 
 def run_values(runs: pd.DataFrame, stats: pd.DataFrame) -> dict[str, dict[str, Any]]:
     """Every factor's value for each run that has figures, by run id, in file order."""
-    return {
-        str(run["run"]): values(run, row(stats, str(run["run"])))
-        for _, run in runs.iterrows()
-        if str(run["run"]) in stats.index
-    }
+    return values_by_run((run for _, run in runs.iterrows()), stats)
+
+
+def values_by_run(runs: Iterable[pd.Series], stats: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """`run_values` of the run table's rows, as Series (in file order)."""
+    out = {}
+    for run in runs:
+        record = fields(run)
+        run_id = str(record["run"])
+        if run_id in stats.index:
+            out[run_id] = values(record, stats_row(stats, run_id))
+    return out
 
 
 def points(

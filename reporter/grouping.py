@@ -16,9 +16,12 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from reporter.numbers import counted
 
@@ -126,7 +129,7 @@ def unused_keys(extra: Mapping[str, Any]) -> frozenset[str]:
     return frozenset()
 
 
-def tool_settings(row: Mapping[Any, Any]) -> list[tuple[str, str]]:
+def tool_settings(row: Mapping[Any, Any] | pd.Series) -> list[tuple[str, str]]:
     """(key, value) of the settings a tool recorded beside a run, beyond the run fields."""
     extra = row.get("extra") or {}
     if not isinstance(extra, dict):
@@ -333,7 +336,7 @@ def _sessions(rows: list[dict[str, Any]]) -> list[tuple[list[dict[str, Any]], st
 _NAMED = (("model_name", "model"), ("engine_name", "engine"), ("hardware_name", "hardware"))
 
 
-def unrecorded(rows: Sequence[Mapping[Any, Any]]) -> list[str]:
+def unrecorded(rows: Sequence[Mapping[Any, Any] | pd.Series]) -> list[str]:
     """Which of model, engine and hardware none of `rows` records: runs alike in every setting
     their files record may still differ in these (a client's result file names no server)."""
     return [
@@ -343,7 +346,7 @@ def unrecorded(rows: Sequence[Mapping[Any, Any]]) -> list[str]:
     ]
 
 
-def unrecorded_text(rows: Sequence[Mapping[Any, Any]]) -> str:
+def unrecorded_text(rows: Sequence[Mapping[Any, Any] | pd.Series]) -> str:
     """' (they record no engine or hardware)', or '' when the files record all three."""
     unnamed = unrecorded(rows)
     return f" (they record no {_joined(unnamed)})" if unnamed else ""

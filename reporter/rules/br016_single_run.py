@@ -51,9 +51,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import NamedTuple
 
-import pandas as pd
-
+from reporter.compare import fields
 from reporter.config import threshold
 from reporter.grouping import tool_date, unrecorded_text
 from reporter.numbers import counted, fmt
@@ -215,30 +215,53 @@ def _profile_runs(extra: dict[str, object]) -> tuple[float, str] | None:
     return sd / mean, f"{how_many}, {fmt(mean)} ± {fmt(sd, 2)} tok/s{span}"
 
 
+class _Load(NamedTuple):
+    """One run of a group: its load point and the rates its repeats compare."""
+
+    run: str
+    n: float
+    rate: float
+    point: str
+    agg: float
+    prompt: float
+
+
+def _repeat_values(loads: list[_Load]) -> tuple[list[float], str]:
+    """The rates repeats of one point compare, NaN left out, with their unit: the output
+    rates; the prompt rates for a prompt-processing test (fewer than two output rates)."""
+    values = [x.agg for x in loads if not math.isnan(x.agg)]
+    if len(values) >= 2:
+        return values, "tok/s"
+    return [x.prompt for x in loads if not math.isnan(x.prompt)], "prompt tok/s"
+
+
 def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
     facts = data.facts.runs
-    frame = pd.DataFrame(
-        {
-            "run": runs,
-            "n": [data.concurrency(r) for r in runs],
-            "rate": [facts[r].rate for r in runs],
-            "prompts": [_prompts(data, r) for r in runs],
-            "agg": [float(data.figures(r)["aggregate_tps"]) for r in runs],
-            "prompt": [float(data.figures(r)["prompt_tps"]) for r in runs],
-        }
-    )
-    frame["point"] = [
-        _point(n, rate, p)
-        for n, rate, p in zip(frame["n"], frame["rate"], frame["prompts"], strict=True)
-    ]
+    # plain lists, not a frame: a frame and its group-by cost ~10 ms for 16 runs
+    loads = []
+    for r in runs:
+        n, rate, prompts = data.concurrency(r), facts[r].rate, _prompts(data, r)
+        figures = data.figures(r)
+        loads.append(
+            _Load(
+                r,
+                n,
+                rate,
+                _point(n, rate, prompts),
+                float(figures["aggregate_tps"]),
+                float(figures["prompt_tps"]),
+            )
+        )
     # runs that record neither a concurrency nor a request rate are of no known load point:
     # two of them may repeat one point or be two points of a sweep, and the files do not say
-    unknown = frame[frame["n"].isna() & frame["rate"].isna()]
-    frame = frame.drop(unknown.index)
-    counts = frame.groupby("point")["run"].count()
-    most = int(counts.max()) if len(counts) else 0
+    unknown = [x.run for x in loads if math.isnan(x.n) and math.isnan(x.rate)]
+    by_point: dict[str, list[_Load]] = {}  # in order of first appearance
+    for x in loads:
+        if not (math.isnan(x.n) and math.isnan(x.rate)):
+            by_point.setdefault(x.point, []).append(x)
+    most = max((len(sub) for sub in by_point.values()), default=0)
     if most < 2 and len(unknown) >= 2:
-        return _unknown_load(data, group, list(unknown["run"]))
+        return _unknown_load(data, group, unknown)
     within = _repeated_within(data, runs)
     if most < 2 and within is not None:
         return within
@@ -254,20 +277,18 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
     spreads = []
     lines = []
     together: list[tuple[str, int, tuple[str, str]]] = []
-    for point, sub in frame.groupby("point", sort=False):
-        if len(sub) >= 2 and (how := _at_once(data, list(sub["run"]))) is not None:
-            together.append((str(point), len(sub), how))
+    for point, sub in by_point.items():
+        if len(sub) >= 2 and (how := _at_once(data, [x.run for x in sub])) is not None:
+            together.append((point, len(sub), how))
             continue
-        # repeats of a prompt-processing test (no output tokens) compare their prompt rates
-        values, unit = sub["agg"].dropna(), "tok/s"
-        if len(values) < 2:
-            values, unit = sub["prompt"].dropna(), "prompt tok/s"
-        if len(values) < 2 or values.min() <= 0:
+        values, unit = _repeat_values(sub)
+        if len(values) < 2 or min(values) <= 0:
             continue
-        spread = float(values.max() / values.min() - 1)
+        low, high = min(values), max(values)
+        spread = high / low - 1
         spreads.append(spread)
         lines.append(
-            f"{point}: {len(values)} repeats, {fmt(values.min())}–{fmt(values.max())} "
+            f"{point}: {len(values)} repeats, {fmt(low)}–{fmt(high)} "
             f"{unit}, spread {fmt(spread * 100, 1)}%"
         )
     at_once = "; ".join(
@@ -316,11 +337,10 @@ def _check_group(data: AuditData, group: str, runs: list[str]) -> Finding:
         )
     # repeats as far as the files record: a client's result file may name no engine or
     # hardware, and two servers measured with one command then read as repeats
-    repeated = [
-        r for _, sub in frame.groupby("point", sort=False) if len(sub) >= 2 for r in sub["run"]
-    ]
-    # the run records taken once for every rule: a frame of them cost 6 ms for 16 runs
-    hedge = unrecorded_text([data.run(str(r)).to_dict() for r in repeated])
+    repeated = [x.run for sub in by_point.values() if len(sub) >= 2 for x in sub]
+    # the run records taken once for every rule (a frame of them cost 6 ms for 16 runs), read
+    # as dicts of their values (to_dict boxes each value anew: ~100 µs a run)
+    hedge = unrecorded_text([fields(data.run(str(r))) for r in repeated])
     said = f"repeated, as far as the files record{hedge}" if hedge else "repeated"
     return RULE.finding(
         group,

@@ -291,7 +291,7 @@ def _check_sweep(data: AuditData) -> Finding | None:
         ctx, _ = context_of(data, run_id, run)
         if ctx is None or math.isnan(rate) or rate <= 0:
             continue
-        vals = compare.values(run, compare.row(data.stats, run_id))
+        vals = compare.values(run, compare.stats_row(data.stats, run_id))
         key = tuple(compare.show(v) for k, v in vals.items() if k not in _LENGTHS)
         point = _Point(ctx, rate, run_id, _answer(data, run_id), number(run.get("spec_acceptance")))
         sets.setdefault(key, []).append(point)
