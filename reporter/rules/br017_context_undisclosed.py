@@ -100,30 +100,32 @@ _LENGTHS = ("prompt_tokens", "context_tokens", "output_tokens_requested")
 
 
 def check(data: AuditData) -> list[Finding]:
-    findings = [_check_run(data, str(r["run"]), r) for r in data.run_rows()]
-    sweep = _check_sweep(data)
+    # the figures read per run: positions in data.stats taken once
+    cell = compare.Cells(data.stats)
+    findings = [_check_run(data, cell, str(r["run"]), r) for r in data.run_rows()]
+    sweep = _check_sweep(data, cell)
     if sweep is not None:
         findings.append(sweep)
     return findings
 
 
-def context_of(data: AuditData, run_id: str, run: Any) -> tuple[float | None, str]:
-    """The run's context length and where it came from."""
+def context_of(cell: compare.Cells, run_id: str, run: Any) -> tuple[float | None, str]:
+    """The run's context length and where it came from (`cell`: the run figures')."""
     ctx = number(run.get("context_tokens"))
     if ctx is not None:
         return ctx, "workload.context_tokens"
     prompt = number(run.get("prompt_tokens"))
     if prompt is not None:
         return prompt, "workload.prompt_tokens; context at the first decoded token"
-    mean = number(compare.cell(data.stats, run_id, "prompt_tokens_mean"))
-    if mean is not None and compare.cell(data.stats, run_id, "from_summary") == 1:
+    mean = number(cell(run_id, "prompt_tokens_mean"))
+    if mean is not None and cell(run_id, "from_summary") == 1:
         return mean, "the summary's mean prompt length; context at the first decoded token"
     if mean is not None:
         return mean, "the requests' mean prompt_tokens; context at the first decoded token"
     # a summary's prompt tokens over its completed requests (vLLM, SGLang and LLMPerf count
     # the prompts of those only): their mean
-    total = number(compare.cell(data.stats, run_id, "prompt_tokens_total"))
-    done = number(compare.cell(data.stats, run_id, "ok"))
+    total = number(cell(run_id, "prompt_tokens_total"))
+    done = number(cell(run_id, "ok"))
     if total is not None and done:
         return total / done, (
             f"the summary's prompt tokens ÷ completed requests: {fmt(total, 0)} ÷ "
@@ -132,8 +134,8 @@ def context_of(data: AuditData, run_id: str, run: Any) -> tuple[float | None, st
     return None, ""
 
 
-def _check_run(data: AuditData, run_id: str, run: Any) -> Finding:
-    ctx, source = context_of(data, run_id, run)
+def _check_run(data: AuditData, cell: compare.Cells, run_id: str, run: Any) -> Finding:
+    ctx, source = context_of(cell, run_id, run)
     if ctx is not None:
         return RULE.finding(
             run_id,
@@ -141,8 +143,8 @@ def _check_run(data: AuditData, run_id: str, run: Any) -> Finding:
             f"context {fmt(ctx, 0)} tokens ({source})",
             numbers={"context_tokens": ctx, "source": source},
         )
-    rate = compare.cell(data.stats, run_id, "median_decode_tps")
-    if math.isnan(rate) and not compare.cell(data.stats, run_id, "output_tokens") > 0:
+    rate = cell(run_id, "median_decode_tps")
+    if math.isnan(rate) and not cell(run_id, "output_tokens") > 0:
         return RULE.finding(
             run_id,
             Outcome.NOT_APPLICABLE,
@@ -174,14 +176,14 @@ class _Point:
     acceptance: float | None
 
 
-def _answer(data: AuditData, run_id: str) -> float | None:
+def _answer(cell: compare.Cells, run_id: str) -> float | None:
     """The mean output of the run's completed requests: theirs, else a summary's output
     tokens ÷ completed requests; None when neither is known."""
-    mean = number(compare.cell(data.stats, run_id, "out_mean"))
+    mean = number(cell(run_id, "out_mean"))
     if mean is not None:
         return mean
-    total = number(compare.cell(data.stats, run_id, "output_tokens"))
-    done = number(compare.cell(data.stats, run_id, "ok"))
+    total = number(cell(run_id, "output_tokens"))
+    done = number(cell(run_id, "ok"))
     return total / done if total is not None and done else None
 
 
@@ -277,7 +279,7 @@ class _Sweep:
         return text
 
 
-def _check_sweep(data: AuditData) -> Finding | None:
+def _check_sweep(data: AuditData, cell: compare.Cells) -> Finding | None:
     """Decode rate against context, over runs that agree on everything else.
 
     A sweep whose runs also differ in something else that moves decode (`_also_differs`) is
@@ -287,13 +289,13 @@ def _check_sweep(data: AuditData) -> Finding | None:
     modes: dict[tuple[str, ...], tuple[Any, Any]] = {}
     for run in data.run_rows():
         run_id = str(run["run"])
-        rate = compare.cell(data.stats, run_id, "median_decode_tps")
-        ctx, _ = context_of(data, run_id, run)
+        rate = cell(run_id, "median_decode_tps")
+        ctx, _ = context_of(cell, run_id, run)
         if ctx is None or math.isnan(rate) or rate <= 0:
             continue
         vals = compare.values(run, compare.stats_row(data.stats, run_id))
         key = tuple(compare.show(v) for k, v in vals.items() if k not in _LENGTHS)
-        point = _Point(ctx, rate, run_id, _answer(data, run_id), number(run.get("spec_acceptance")))
+        point = _Point(ctx, rate, run_id, _answer(cell, run_id), number(run.get("spec_acceptance")))
         sets.setdefault(key, []).append(point)
         modes[key] = (vals["stop"], vals["speculation"])
     tolerance = data.config[LENGTH_TOLERANCE]
