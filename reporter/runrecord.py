@@ -8,6 +8,7 @@ Below both the table and the adapters, so that neither imports the other for it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from reporter.runfields import RECORD_KEYS, RUN_COLUMNS, RUN_FIELDS, RunField
@@ -48,9 +49,39 @@ def _read(field: RunField, record: dict[str, Any], fmt: str) -> Any:
     return value
 
 
+def _as_is(value: Any, _: str) -> Any:
+    """A field read as it is (`RunField.read` "value")."""
+    return value
+
+
+#: `_read` of each kind of field, by `RunField.read` (a value of a kind not listed as it is).
+_CONVERT: dict[str, Callable[[Any, str], Any]] = {
+    "id": lambda value, _: str(value),
+    "text": lambda value, _: None if value is None else str(value),
+    "unknown": lambda value, _: value or "unknown",
+    "rate": lambda value, _: math.inf if value == "inf" else value,
+    "list": lambda value, _: list(value or []),
+    "strings": lambda value, _: [str(d) for d in value] if isinstance(value, list) else [],
+    "dict": lambda value, _: value if isinstance(value, dict) else None,
+    "flag": lambda value, _: value is True,
+    "fallback": lambda value, fmt: value or fmt,
+}
+#: The record's fields as `run_row` reads them: (column, path, conversion), in table order.
+_FIELD_READS = tuple(
+    (f.column, f.path, _CONVERT.get(f.read, _as_is)) for f in RUN_FIELDS if f.path is not None
+)
+
+
 def run_row(record: dict[str, Any], path: str, line: int | None, fmt: str) -> dict[str, Any]:
     """Flatten one run record into the canonical run columns (reporter.runfields)."""
-    row = {f.column: _read(f, record, fmt) for f in RUN_FIELDS if f.path is not None}
+    # `_read` of every field, with the path walked and the conversion chosen inline: a call
+    # and a match per field took half the time of a run's flattening
+    row = {}
+    for column, keys, convert in _FIELD_READS:
+        value: Any = record
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        row[column] = convert(value, fmt)
     row["group_explicit"] = record.get("group") is not None
     row["extra"] = _extra(record, RECORD_KEYS)
     row["source_path"] = path
