@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -78,6 +79,7 @@ def _same_as_group_by(frame: pd.DataFrame) -> None:
         )
     )
 )
+@pytest.mark.slow
 def test_request_aggregates_are_the_group_by(
     case: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool],
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +16,7 @@ TIMES = st.sampled_from([0.0, -0.0, 1.0, 1.5, 2.0, np.nan, np.inf])
 
 
 @settings(max_examples=400, deadline=None)
+@pytest.mark.slow
 @given(
     st.lists(st.tuples(TIMES, TIMES, TIMES, st.integers(1, 4)), min_size=1, max_size=60),
     st.booleans(),

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -47,6 +48,7 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and (a is b or a == b)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(_frames(), st.lists(_labels | st.just("absent"), max_size=6))
 def test_cells_read_as_cell(frame: pd.DataFrame, keys: list[str]) -> None:
@@ -64,6 +66,7 @@ def test_cells_read_as_cell(frame: pd.DataFrame, keys: list[str]) -> None:
             assert _same(got, want), (key, column, got, want)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(_frames())
 def test_fields_get_as_the_series_does(frame: pd.DataFrame) -> None:

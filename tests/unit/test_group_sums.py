@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +26,7 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 @settings(max_examples=300, deadline=None)
+@pytest.mark.slow
 @given(
     st.lists(st.tuples(st.integers(0, 5), st.lists(_values, min_size=1, max_size=6)), max_size=8),
     st.integers(0, 3),

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -60,6 +61,7 @@ def _one_pass(tree: Any, reasons: dict[str, str]) -> Any:
     return _written(tree, "", reasons)
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(st.dictionaries(st.text(max_size=4), TREES, max_size=5))
 def test_one_pass_is_the_two(tree: dict[str, Any]) -> None:

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -132,6 +133,7 @@ def request_frames(draw: st.DrawFn) -> pd.DataFrame:
     return frame
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(request_frames())
 def test_latency_table_is_the_joined_tables(requests: pd.DataFrame) -> None:
@@ -174,6 +176,7 @@ SIGNED = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), SIGNED), min_size=1, max_size=60), st.booleans())
 def test_each_labels_percentiles_are_its_own(pairs: list[tuple[int, float]], order: bool) -> None:

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -35,6 +36,7 @@ _words = st.sampled_from(["a", "b", "", "run-1", "run-10", "é", "a\x00", "lengt
 
 
 @settings(max_examples=300, deadline=None)
+@pytest.mark.slow
 @given(
     st.lists(st.tuples(_words, st.integers(1, 5)), max_size=12),
     st.lists(st.integers(0, 60), max_size=4),

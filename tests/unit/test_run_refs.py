@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,6 +44,7 @@ def _data(paths: list[Path]) -> AuditData:
 
 
 @settings(max_examples=15, deadline=None)
+@pytest.mark.slow
 @given(
     rows=st.lists(st.tuples(st.integers(0, 2), REASONS), min_size=0, max_size=30),
     more=st.lists(st.tuples(st.integers(0, 2), REASONS), min_size=0, max_size=5),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -61,6 +62,7 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and (a is b or a == b)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(_records(), st.sampled_from(["benchreport", "vllm", ""]))
 def test_run_row_reads_as_each_field_does(record: dict[str, Any], fmt: str) -> None:

@@ -28,6 +28,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 @settings(max_examples=60, deadline=None)
+@pytest.mark.slow
 @given(
     rows=st.lists(
         st.tuples(FLOATS, st.integers(-5, 5), st.booleans(), OBJECTS, st.sampled_from(["a", None])),

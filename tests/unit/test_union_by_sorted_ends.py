@@ -5,6 +5,7 @@ by run then start, the running maximum of ends, each block's maximum end), to th
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -74,6 +75,7 @@ def _cases(
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(_cases(NONZERO_TIMES, st.floats(0, 3).map(lambda x: round(x, 1))))
 def test_well_formed_intervals(case: tuple[np.ndarray, ...]) -> None:
@@ -86,6 +88,7 @@ def test_well_formed_intervals(case: tuple[np.ndarray, ...]) -> None:
     _same_as_by_reach(run[keep], start[keep], end[keep])
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(_cases(TIMES, TIMES))
 def test_any_intervals(case: tuple[np.ndarray, ...]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +17,7 @@ TIMES = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(pairs=st.lists(st.tuples(TIMES, TIMES), min_size=1, max_size=40))
 def test_the_union_of_one_run_is_union_lengths(pairs: list[tuple[float, float]]) -> None:
