@@ -525,6 +525,12 @@ def finite_only(value: Any, path: str, reasons: dict[str, str]) -> Any:
             else finite_only(v, f"{path}[{i}]", reasons)
             for i, v in enumerate(value)
         ]
+    return finite_leaf(value, path, reasons)
+
+
+def finite_leaf(value: Any, path: str, reasons: dict[str, str]) -> Any:
+    """A value that is no dict or list as `finite_only` leaves it: a numpy scalar as its
+    Python value, a float that is not finite None (with its path in `reasons` if infinite)."""
     if isinstance(value, np.generic) and not isinstance(value, np.bool_):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):

@@ -6,10 +6,9 @@ import json
 import math
 from typing import Any
 
-import numpy as np
 import orjson
 
-from reporter.model import INFINITE, Verdict
+from reporter.model import Verdict, finite_leaf
 
 
 def render_json(verdict: Verdict, *, include_series: bool = False) -> str:
@@ -81,13 +80,7 @@ def _written(value: Any, path: str, reasons: dict[str, str]) -> Any:
             else:
                 items.append(_written(v, f"{path}[{i}]", reasons))
         return items
-    if isinstance(value, np.generic) and not isinstance(value, np.bool_):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        if not math.isnan(value):
-            reasons[path] = INFINITE
-        return None
-    return _floats_as_text(value)
+    return _floats_as_text(finite_leaf(value, path, reasons))
 
 
 def _floats_as_text(value: Any) -> Any:
