@@ -474,6 +474,7 @@ def test_deep_lines_is_json_depth_line_by_line(text: bytes, block: int) -> None:
     assert deep_lines(text, newlines, limit=2, block=block) == expected
 
 
+@pytest.mark.slow
 def test_request_lines_are_found_as_line_by_line() -> None:
     """The native reader's scan (the lines' numbers, which begin with a request prefix) agrees
     with splitting the file into lines, whatever the blocks: blank lines, CRLF, no final

@@ -71,6 +71,7 @@ _documents = st.recursive(
 @example({"inf": [math.inf]})
 @example({1: "key not a str", None: 0})
 @example({"int": 2**64, "tuple": (1, 2.5)})
+@pytest.mark.slow
 def test_the_text_is_json_dumps_for_any_document(document: Any) -> None:
     _same(document)
 
@@ -90,6 +91,7 @@ _any_float = st.integers(min_value=0, max_value=2**64 - 1).map(
 @example(-0.0)
 @example(9.999999999999999e-05)
 @example(1e16)
+@pytest.mark.slow
 def test_every_float_is_written_as_its_repr(value: float) -> None:
     _same({"value": value, "list": [value, -value]})
 

@@ -7,6 +7,7 @@ from collections import OrderedDict
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -69,6 +70,7 @@ def _typed(value: Any) -> Any:
 @example(
     {"runs": [{"wall_s": math.inf, "tps": -math.inf, "x": math.nan, "n": np.float64(-np.inf)}]}
 )
+@pytest.mark.slow
 def test_finite_only_is_its_definition(value: Any) -> None:
     got: dict[str, str] = {}
     expected: dict[str, str] = {}

@@ -100,6 +100,7 @@ def _same_as_pandas(values: np.ndarray, codes: np.ndarray) -> None:
         )
     )
 )
+@pytest.mark.slow
 def test_medians_by_code_are_pandas(case: tuple[np.ndarray, np.ndarray, bool]) -> None:
     values, codes, grouped = case
     if grouped:  # the usual trace: each run's rows together

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -40,6 +41,7 @@ def _same(values: np.ndarray, percents: list[float]) -> None:
 
 @settings(max_examples=600, deadline=None)
 @given(hnp.arrays(np.float64, st.integers(1, 80), elements=VALUES), PERCENTS)
+@pytest.mark.slow
 def test_percentiles_are_numpys(values: np.ndarray, percents: list[float]) -> None:
     _same(values, percents)
 
@@ -67,6 +69,7 @@ def test_a_lone_value_and_infinities_are_numpys() -> None:
 @given(
     st.lists(hnp.arrays(np.float64, st.integers(0, 40), elements=VALUES), min_size=1, max_size=4)
 )
+@pytest.mark.slow
 def test_percentiles_of_pieces_are_numpys_without_nan(pieces: list[np.ndarray]) -> None:
     """A run's chunk gaps, with NaN among them (partitioned, not sorted)."""
     joined = np.concatenate(pieces)
@@ -85,6 +88,7 @@ def test_percentiles_of_pieces_are_numpys_without_nan(pieces: list[np.ndarray]) 
     hnp.arrays(np.float64, st.integers(1, 300), elements=st.floats(-1e3, 1e3)),
     st.lists(st.floats(0, 1), min_size=1, max_size=8),
 )
+@pytest.mark.slow
 def test_selected_positions_hold_the_sorted_values(values: np.ndarray, at: list[float]) -> None:
     positions = np.unique((np.asarray(at) * (len(values) - 1)).astype(np.intp))
     chosen = values.copy()
