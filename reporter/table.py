@@ -585,17 +585,14 @@ def group_sums(codes: np.ndarray, values: np.ndarray, size: int) -> tuple[np.nda
     """
     n = len(codes)
     begins = np.flatnonzero(codes[1:] != codes[:-1]) + 1 if n else np.zeros(0, np.int64)
-    if n == 0 or len(begins) >= MAX_STRETCHES:
-        return np.bincount(codes, weights=values, minlength=size), np.bincount(
-            codes, minlength=size
-        )
     starts = np.concatenate(([0], begins))
-    stops = np.append(begins, n)
-    stretch_codes = codes[starts].astype(np.int64)
-    if len(np.unique(stretch_codes)) != len(starts):  # a code in more than one stretch
+    stretch_codes = codes[starts].astype(np.int64) if n else np.zeros(0, np.int64)
+    # no row, too many stretches to sum one by one, or a code in more than one stretch
+    if n == 0 or len(begins) >= MAX_STRETCHES or len(np.unique(stretch_codes)) != len(starts):
         return np.bincount(codes, weights=values, minlength=size), np.bincount(
             codes, minlength=size
         )
+    stops = np.append(begins, n)
     sums = np.zeros(size, dtype=np.float64)
     counts = np.zeros(size, dtype=np.int64)
     with np.errstate(over="ignore", invalid="ignore"):  # as bincount: silently inf or NaN
