@@ -22,13 +22,17 @@ what the log does not say about its run (concurrency, stop mode, model...). Exam
 
 `ttft` and `latency` (seconds after the send) may stand in for `t_first` and `t_end`. JSON Lines
 keys may be dotted paths (`timings.start`). Epoch nanoseconds are made relative to the run's
-first send as integers, so nothing is lost.
+first send as integers, so nothing is lost; so are times written as ISO 8601 text (unit `iso`:
+`2026-03-01T12:00:00.123456789Z`), to the nanosecond. A `concurrency` column gives each run its
+concurrency (a sweep logged in one file: without a `run` column, each value is a run).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -53,10 +57,23 @@ NAME = "custom"
 TIME_FIELDS = ("t_send", "t_first", "t_end", "ttft", "latency")
 NUMBER_FIELDS = ("prompt_tokens", "output_tokens", "reported_tps", "n_chunks")
 TEXT_FIELDS = ("run", "id", "finish_reason", "error", "prompt_sha256")
-FIELDS = TIME_FIELDS + NUMBER_FIELDS + TEXT_FIELDS
+#: Fields of a run that a column may hold (the same value on every row of the run).
+RUN_FIELDS = ("concurrency",)
+FIELDS = TIME_FIELDS + NUMBER_FIELDS + TEXT_FIELDS + RUN_FIELDS
+#: Times on a clock (not durations after the send): the only fields that may be ISO 8601 text.
+CLOCK_FIELDS = ("t_send", "t_first", "t_end")
 UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 NS_PER = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 UNIT_WORDS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+#: The unit of a clock time written as ISO 8601 text.
+ISO = "iso"
+ISO_EXAMPLE = "2026-03-01T12:00:00.5Z"
+#: ISO 8601 date and time: calendar date, T or a space, hh:mm:ss, a fraction of up to nine
+#: digits (nanoseconds), and a zone (Z or ±hh:mm, ±hhmm, ±hh) or none.
+ISO_TIME = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?"
+    r"([Zz]|[+-]\d{2}(?::?\d{2})?)?"
+)
 RUN_KEYS = (
     "id",
     "concurrency",
@@ -199,7 +216,7 @@ class Mapping:
             )
         units = data.get("units") or {}
         if not isinstance(units, dict):
-            self._bad(("units",), '"units" is not an object', "field: s, ms, us or ns")
+            self._bad(("units",), '"units" is not an object', "field: s, ms, us, ns or iso")
             units = {}
         for field, unit in units.items():
             if field not in TIME_FIELDS:
@@ -208,11 +225,30 @@ class Mapping:
                     f'"units.{field}" is not a time field',
                     "one of " + ", ".join(TIME_FIELDS),
                 )
-            elif not isinstance(unit, str) or unit not in UNITS:
-                self._bad(("units", field), f'"units.{field}" is {unit!r}', "s, ms, us or ns")
+            elif unit == ISO and field not in CLOCK_FIELDS:
+                self._bad(
+                    ("units", field),
+                    f'"units.{field}" is {unit!r}',
+                    "s, ms, us or ns (a duration after the send, not a time of day)",
+                )
+            elif not isinstance(unit, str) or (unit not in UNITS and unit != ISO):
+                self._bad(("units", field), f'"units.{field}" is {unit!r}', "s, ms, us, ns or iso")
+            elif unit == ISO:
+                self.unit_names[field] = ISO
             else:
                 self.units[field] = UNITS[unit]
                 self.unit_names[field] = str(unit)
+        # one clock for every time of day: ISO text and numbers cannot be told apart in zone
+        clock_times = [f for f in CLOCK_FIELDS if f in self.columns]
+        iso_times = [f for f in clock_times if self.unit_names.get(f) == ISO]
+        if iso_times and len(iso_times) < len(clock_times):
+            other = next(f for f in clock_times if f not in iso_times)
+            self._bad(
+                ("units", iso_times[0]),
+                f'"units.{iso_times[0]}" is iso but "units.{other}" is not',
+                "iso for every time of day mapped (t_send, t_first, t_end), or for none",
+            )
+        self.iso = bool(iso_times)
         run = data.get("run") or {}
         if not isinstance(run, dict):
             self._bad(("run",), '"run" is not an object', "keys " + ", ".join(RUN_KEYS))
@@ -227,6 +263,12 @@ class Mapping:
         if run.get("stop") not in (None, "forced", "natural", "unknown"):
             self._bad(
                 ("run", "stop"), f'"run.stop" is {run.get("stop")!r}', "forced, natural or unknown"
+            )
+        if "concurrency" in self.columns and "concurrency" in run:
+            self._bad(
+                ("run", "concurrency"),
+                '"run.concurrency" is given and "columns" maps concurrency',
+                "one of them",
             )
         for key in ("concurrency", "output_tokens", "prompt_tokens", "context_tokens", "repeat"):
             value = run.get(key)
@@ -268,9 +310,18 @@ class Mapping:
     def unit_word(self, field: str) -> str:
         return UNIT_WORDS[self.unit_names.get(field, "s")]
 
+    @property
+    def clock_name(self) -> str:
+        """The clock as the notes name it."""
+        return "ISO 8601 times" if self.iso else str(self.clock)
+
 
 #: The largest count a mapping's `run` may state (tokens, concurrency, repeats).
 MAX_RUN_NUMBER = 10**12
+CONCURRENCY_EXPECTED = (
+    f"a whole number from 1 to {MAX_RUN_NUMBER:,}, the run's concurrency "
+    "(custom mapping: concurrency)"
+)
 
 
 def _lone_surrogate(value: Any) -> str | None:
@@ -362,18 +413,21 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
             records.append((line, {c: _dotted(value, c) for c in mapping.columns.values()}))
     rows: list[dict[str, Any]] = []
     raw_ns: list[dict[str, int]] = []
+    zones = _Zones()
     for line, values in records:
-        row, ints = _row(values, line, mapping, problems)
+        row, ints = _row(values, line, mapping, problems, zones)
         if row is not None:
             rows.append(row)
             raw_ns.append(ints)
+    if "concurrency" in mapping.columns:
+        rows, raw_ns = _one_concurrency_a_run(rows, raw_ns, mapping, problems)
     problems.raise_unless(lenient)
     run_ids = _assign_runs(rows, mapping)
     _apply_clock(rows, raw_ns, mapping)
-    runs = [_run(run_id, rows, mapping, source.path) for run_id in run_ids]
+    runs = [_run(run_id, rows, mapping, source.path, zones) for run_id in run_ids]
     notes = [
         f"custom: {counted(len(rows), 'request')} in {counted(len(runs), 'run')}, read through "
-        f"{Path(mapping.path).name} ({fmt}, clock {mapping.clock})"
+        f"{Path(mapping.path).name} ({fmt}, clock {mapping.clock_name})"
     ]
     return finish(source, NAME, runs, rows, records=len(records), notes=notes, problems=problems)
 
@@ -388,8 +442,17 @@ def _dotted(record: dict[str, Any], key: str) -> Any:
     return get(record, *key.split("."))
 
 
+class _Zones:
+    """Whether a file's ISO 8601 times carry a zone: all of them or none (a time without one
+    cannot be placed on the clock of a time with one), and the first line that said which."""
+
+    def __init__(self) -> None:
+        self.zoned: bool | None = None
+        self.line = 0
+
+
 def _row(
-    values: dict[str, Any], line: int, mapping: Mapping, problems: Problems
+    values: dict[str, Any], line: int, mapping: Mapping, problems: Problems, zones: _Zones
 ) -> tuple[dict[str, Any] | None, dict[str, int]]:
     row: dict[str, Any] = {"source_line": line}
     ints: dict[str, int] = {}
@@ -401,6 +464,56 @@ def _row(
             if value == "":
                 value = None
         if value is None:
+            if field == "concurrency":
+                problems.add(
+                    line,
+                    f'"{column}" has no value',
+                    CONCURRENCY_EXPECTED,
+                )
+                ok = False
+            continue
+        if mapping.unit_names.get(field) == ISO:
+            shown = repr(value) if isinstance(value, str) else json.dumps(value)
+            parsed = _iso_nanoseconds(value) if isinstance(value, str) else None
+            if not isinstance(parsed, tuple):
+                expected = parsed or f"an ISO 8601 date and time such as {ISO_EXAMPLE}"
+                problems.add(
+                    line, f'"{column}" is {shown}', f"{expected} (custom mapping: {field})"
+                )
+                ok = False
+                continue
+            ns, zoned = parsed
+            if zones.zoned is None:
+                zones.zoned, zones.line = zoned, line
+            elif zoned != zones.zoned:
+                said = "has no zone" if zones.zoned is False else "has a zone"
+                problems.add(
+                    line,
+                    f'"{column}" is {shown}, while line {zones.line}\'s time {said}',
+                    f"every time with a zone (Z or ±hh:mm) or every time without "
+                    f"(custom mapping: {field})",
+                )
+                ok = False
+                continue
+            ints[field] = ns
+            row[field] = ns / 1e9
+            continue
+        if field == "concurrency":
+            number = loose_number(value)
+            if (
+                number is None
+                or not float(number).is_integer()
+                or not 1 <= number <= MAX_RUN_NUMBER
+            ):
+                text = repr(value) if isinstance(value, str) else json.dumps(value)
+                problems.add(
+                    line,
+                    f'"{column}" is {text}',
+                    CONCURRENCY_EXPECTED,
+                )
+                ok = False
+                continue
+            row["_concurrency"] = int(number)
             continue
         if field in TEXT_FIELDS:
             text = str(value)
@@ -454,10 +567,97 @@ def _row(
     return row, ints
 
 
+#: 1970-01-01, naive: ISO times are counted from it after their zone's offset is taken away.
+_EPOCH = datetime(1970, 1, 1)
+
+
+def _iso_nanoseconds(text: str) -> tuple[int, bool] | str:
+    """An ISO 8601 date and time as integer nanoseconds since 1970-01-01 (UTC when the text
+    has a zone, as written when not) and whether it had a zone; or what was expected instead.
+
+    Integers all the way, so that a time written to the nanosecond stays exact (datetime
+    itself keeps microseconds)."""
+    match = ISO_TIME.fullmatch(text)
+    if match is None:
+        return f"an ISO 8601 date and time such as {ISO_EXAMPLE}"
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    fraction, zone = match.group(7) or "", match.group(8)
+    if len(fraction) > 9:
+        return f"at most nine decimals of a second (nanoseconds), as in {ISO_EXAMPLE}"
+    try:
+        since = datetime(year, month, day, hour, minute, second) - _EPOCH
+    except ValueError:
+        return (
+            "a date and time that exist (month 1-12, a day of that month, hh ≤ 23, mm and ss ≤ 59)"
+        )
+    offset = 0
+    if zone is not None and zone not in "Zz":
+        hours, minutes = int(zone[1:3]), int(zone[3:].lstrip(":") or 0)
+        if hours > 23 or minutes > 59:
+            return "a zone of Z or ±hh:mm (hh ≤ 23, mm ≤ 59)"
+        offset = (1 if zone[0] == "+" else -1) * (hours * 3600 + minutes * 60)
+    seconds = since // timedelta(seconds=1) - offset
+    return seconds * 10**9 + int(fraction.ljust(9, "0")), zone is not None
+
+
+def _one_concurrency_a_run(
+    rows: list[dict[str, Any]], raw_ns: list[dict[str, int]], mapping: Mapping, problems: Problems
+) -> tuple[list[dict[str, Any]], list[dict[str, int]]]:
+    """The rows whose concurrency column agrees with their run's; the others refused.
+
+    With a run column, a run's rows must all state its first row's concurrency. Without one,
+    each concurrency is a run, so its rows must come together: a value that comes back after
+    others may be a repeat or a file sorted some other way, and nothing in it tells which."""
+    column = mapping.columns["concurrency"]
+    kept: list[int] = []
+    if "run" in mapping.columns:
+        default = str(mapping.run.get("id") or "custom")
+        first: dict[str, tuple[int, int]] = {}  # run → its concurrency, and the line saying it
+        for i, row in enumerate(rows):
+            run = str(row.get("run") or default)
+            value, line = first.setdefault(run, (row["_concurrency"], row["source_line"]))
+            if row["_concurrency"] != value:
+                problems.add(
+                    row["source_line"],
+                    f'"{column}" is {row["_concurrency"]} in run {run!r}',
+                    f"{value}, as on line {line}: one concurrency a run (custom mapping: "
+                    "concurrency)",
+                )
+                continue
+            kept.append(i)
+    else:
+        ended: dict[int, int] = {}  # a value whose rows have ended → the last line of them
+        current, last_line = None, 0
+        for i, row in enumerate(rows):
+            value = row["_concurrency"]
+            if value != current:
+                if current is not None:
+                    ended.setdefault(current, last_line)
+                current = value
+            last_line = row["source_line"]
+            if value in ended:
+                problems.add(
+                    row["source_line"],
+                    f'"{column}" is {value} again, after other values (its run ended on line '
+                    f"{ended[value]})",
+                    "each concurrency's rows together (one run a value), or a run column that "
+                    "tells repeats apart (custom mapping: concurrency)",
+                )
+                continue
+            kept.append(i)
+    if len(kept) == len(rows):
+        return rows, raw_ns
+    return [rows[i] for i in kept], [raw_ns[i] for i in kept]
+
+
 def _assign_runs(rows: list[dict[str, Any]], mapping: Mapping) -> list[str]:
     default = str(mapping.run.get("id") or "custom")
+    by_concurrency = "concurrency" in mapping.columns and "run" not in mapping.columns
     order: list[str] = []
     for i, row in enumerate(rows):
+        if by_concurrency:  # a sweep in one file: a run a concurrency
+            prefix = f"{mapping.run['id']}-" if mapping.run.get("id") else ""
+            row["run"] = f"{prefix}n{row['_concurrency']}"
         row["run"] = str(row.get("run") or default)
         row.setdefault("id", str(i))
         if row["run"] not in order:
@@ -500,10 +700,20 @@ def _apply_clock(
             row["finish_reason"] = "error"
 
 
-def _run(run_id: str, rows: list[dict[str, Any]], mapping: Mapping, path: str) -> dict[str, Any]:
+def _run(
+    run_id: str, rows: list[dict[str, Any]], mapping: Mapping, path: str, zones: _Zones
+) -> dict[str, Any]:
     mine = [r for r in rows if r["run"] == run_id]
-    cfg = mapping.run
-    derived = [f"read through the mapping {Path(mapping.path).name}; clock: {mapping.clock}"]
+    cfg = dict(mapping.run)
+    derived = [f"read through the mapping {Path(mapping.path).name}; clock: {mapping.clock_name}"]
+    if mapping.iso and zones.zoned is False:
+        derived.append(
+            "ISO 8601 times without a zone, read as written: a clock change (daylight saving) "
+            "inside the run would move them"
+        )
+    if "concurrency" in mapping.columns:
+        stated = {r.pop("_concurrency") for r in mine}
+        cfg["concurrency"] = stated.pop() if len(stated) == 1 else None
     summary: dict[str, Any] | None = None
     latencies = [r.pop("_latency") for r in mine if "_latency" in r]
     ttfts = [r.pop("_ttft") for r in mine if "_ttft" in r]
@@ -522,7 +732,11 @@ def _run(run_id: str, rows: list[dict[str, Any]], mapping: Mapping, path: str) -
         if cfg.get("duration_s"):
             summary["wall_s"] = float(cfg["duration_s"])
             derived.append("wall clock from the mapping (run.duration_s)")
-    if cfg.get("concurrency") is not None:
+    if "concurrency" in mapping.columns:
+        derived.append(
+            f"concurrency from the column {mapping.columns['concurrency']!r}, not measured"
+        )
+    elif cfg.get("concurrency") is not None:
         derived.append("concurrency from the mapping, not measured")
     spec = cfg.get("speculative")
     return new_run(
