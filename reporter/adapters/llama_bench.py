@@ -21,6 +21,18 @@ table was named `test` before August 2025).
 
 llama-batched-bench prints one JSON object per (pp, tg, pl) point through its logger, between
 ordinary log lines; each point is a run of `pl` sequences decoded together in one process.
+
+ik_llama.cpp's llama-sweep-bench (also ported to some llama.cpp forks) prints, after a
+`main: n_kv_max = …, n_batch = …, n_ubatch = …, flash_attn = …, n_gpu_layers = …, n_threads =
+…, n_threads_batch = …` line, a Markdown table `| PP | TG | N_KV | T_PP s | S_PP t/s | T_TG s |
+S_TG t/s |` (`--sweep-memory` adds `RSS HWM` and `VRAM delta`). One sequence; at each context
+depth N_KV (0, n_ubatch, 2 × n_ubatch, … below the context size) it first decodes TG tokens one
+at a time, removes them, then processes PP = n_ubatch prompt tokens, which stay in the cache.
+The two phases are timed apart and no time covers both, so a row is read as the two tests it
+times, as llama-bench's `pp512 @ d N_KV` and `tg128 @ d N_KV` are: a prompt-processing run
+(PP ÷ T_PP) and a single-stream decode run (TG ÷ T_TG), concurrency 1, at depth N_KV. Times are
+printed to 1 ms and rates to 0.01 t/s, each rate computed from the unrounded time: a stated
+rate that no time printed as T gives is named at its line and not shown as the tool's figure.
 """
 
 from __future__ import annotations
@@ -153,7 +165,10 @@ def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
             return True, []
         if _is_sql(source) or _markdown_header(source) is not None:
             return True, []
-        if any(is_batched_markdown_header(line) for line in text_lines(_head_text(source))):
+        head_lines = text_lines(_head_text(source))
+        if any(is_batched_markdown_header(line) for line in head_lines):
+            return True, []
+        if any(is_sweep_markdown_header(line) for line in head_lines):
             return True, []
         if _csv_headers_in_log(source, limit=400):
             return True, []
@@ -171,6 +186,8 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
         return _read_batched(source, problems, lenient)
     if _markdown_header(source) is None and _batched_tables(source):
         return _read_batched_markdown(source, problems, lenient)
+    if _markdown_header(source) is None and _sweep_tables(source):
+        return _read_sweep_markdown(source, problems, lenient)
     if looks_like_json_lines(source):
         records, shape = json_lines(source, problems), "JSON Lines (-o jsonl)"
     elif head[:1] in (b"{", b"["):
@@ -200,6 +217,14 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
                 "not read with the Markdown tables; give the CSV as a file of its own to "
                 "audit it"
             )
+        sweeps = _sweep_tables(source)
+        if sweeps:
+            notes.append(
+                f"{LEFT_OUT}{counted(len(sweeps), 'llama-sweep-bench table')} (line"
+                f"{'s' if len(sweeps) > 1 else ''} {', '.join(str(a) for a, _ in sweeps)}; "
+                f"{counted(sum(n for _, n in sweeps), 'row')}): not read with the llama-bench "
+                "tables; give them as a file of their own to audit them"
+            )
         if batched:
             points = sum(n for _, n in batched)
             notes.append(
@@ -218,7 +243,7 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
                 f"llama-bench: {counted(len(others), 'line')} around the table left aside "
                 f"(line{'s' if len(others) > 1 else ''} {_spans(others)}: log output, "
                 "device lines, the build trailer"
-                + (", the tables left out" if batched else "")
+                + (", the tables left out" if batched or sweeps else "")
                 + ")"
             )
     elif not all(k in csv_head(source) for k in DECISIVE) and _csv_headers_in_log(source):
@@ -1066,6 +1091,333 @@ def _read_batched_markdown(source: Source, problems: Problems, lenient: bool) ->
             "line read for the table's settings)"
         )
     return finish(source, NAME, runs, [], records=len(points), notes=notes, problems=problems)
+
+
+#: ik_llama.cpp's llama-sweep-bench Markdown columns, in the order it prints them, and the
+#: JSON Lines field of each (--output-format jsonl): the rows are
+#: `|%6d | %6d | %6d | %8.3f | %8.2f | %8.3f | %8.2f |`, rates computed from the unrounded
+#: times (S_PP = PP ÷ T_PP, S_TG = TG ÷ T_TG).
+SWEEP_COLUMNS = {
+    "PP": "pp", "TG": "tg", "N_KV": "n_kv", "T_PP s": "t_pp", "S_PP t/s": "speed_pp",
+    "T_TG s": "t_tg", "S_TG t/s": "speed_tg",
+}  # fmt: skip
+#: The two columns --sweep-memory adds (MiB, or n/a): no figure the audit checks.
+SWEEP_MEMORY = ("RSS HWM", "VRAM delta")
+WHAT_SWEEP = "llama-sweep-bench row"
+#: Why a llama-sweep-bench row ran without speculation.
+NO_DRAFT_SWEEP = "llama-sweep-bench decodes the tokens it feeds one at a time, with no draft model"
+#: Half the last printed digit of a time (%8.3f, seconds) and of a rate (%8.2f, t/s).
+_TIME_HALF = 0.0005
+_RATE_HALF = 0.005
+#: The tool divides in single precision: a millionth of slack on each bound.
+_FLOAT32_SLACK = 1e-6
+
+
+def is_sweep_markdown_header(line: str) -> bool:
+    """The header of llama-sweep-bench's Markdown table, its columns exactly (with or without
+    the two of --sweep-memory)."""
+    if not line.lstrip().startswith("|"):
+        return False
+    cells = _cells(line)
+    return cells in (list(SWEEP_COLUMNS), [*SWEEP_COLUMNS, *SWEEP_MEMORY])
+
+
+def _sweep_tables(source: Source) -> list[tuple[int, int]]:
+    """(header line, rows) of each llama-sweep-bench Markdown table in the file."""
+    out: list[tuple[int, int]] = []
+    lines = text_lines(source.text())
+    for i, line in enumerate(lines):
+        if is_sweep_markdown_header(line):
+            rows = 0
+            for later in lines[i + 2 :]:
+                if not later.lstrip().startswith("|"):
+                    break
+                rows += 1
+            out.append((i + 1, rows))
+    return out
+
+
+def _printed_rates(tokens: int, time: float) -> tuple[float, float]:
+    """The lowest and highest rate the tool can print beside a time printed as `time`: it
+    divides `tokens` by the unrounded time, then rounds the time to 1 ms and the rate to
+    0.01 t/s."""
+    low = max(0.0, tokens / (time + _TIME_HALF) * (1 - _FLOAT32_SLACK) - _RATE_HALF)
+    if time <= _TIME_HALF:
+        return low, math.inf
+    return low, tokens / (time - _TIME_HALF) * (1 + _FLOAT32_SLACK) + _RATE_HALF
+
+
+def _rate_check(
+    line: int, rate: str, tokens: tuple[str, int], time: tuple[str, float], stated: float
+) -> str | None:
+    """None when the stated rate is `tokens ÷ time` at the printed rounding; else why not,
+    with the arithmetic: (column, value) of the tokens and the time, `rate` the rate's
+    column."""
+    low, high = _printed_rates(tokens[1], time[1])
+    if low <= stated <= high:
+        return None
+    exact = tokens[1] / time[1] if time[1] > 0 else math.inf
+    span = (
+        f"{math.floor(low * 100) / 100:.2f} to {math.ceil(high * 100) / 100:.2f} t/s"
+        if math.isfinite(high)
+        else f"at least {math.floor(low * 100) / 100:.2f} t/s"
+    )
+    return (
+        f"{LEFT_OUT}line {line}: {rate} {stated:.2f} is not {tokens[0]} ÷ {time[0]} at the "
+        f"printed rounding: {tokens[1]} ÷ {time[1]:.3f} s = {fmt(exact, 2)} t/s, and a time "
+        f"printed as {time[1]:.3f} s gives {span}; the audit's figures use {time[0]}, not "
+        f"this {rate}"
+    )
+
+
+def _sweep_labels(lines: list[str], headers: list[int]) -> list[str | None]:
+    """A label for each table (by the index of its header line) when a file holds more than
+    one: the heading above it where the headings tell the tables apart, else its place
+    ("table 2"). Tables of one paste are other builds or settings more often than repeats,
+    and the table names neither."""
+    if len(headers) < 2:
+        return [None] * len(headers)
+    headings: list[str | None] = []
+    start = 0
+    for header in headers:
+        found = None
+        for line in lines[start:header]:
+            titled = _HEADING.match(line)
+            if titled and (titled.group("hash") or titled.group("rule")):
+                found = titled.group("hash") or titled.group("rule")
+        headings.append(found)
+        start = header + 1
+    if all(headings) and len(set(headings)) == len(headings):
+        return headings
+    return [f"table {k}" for k in range(1, len(headers) + 1)]
+
+
+def _read_sweep_markdown(source: Source, problems: Problems, lenient: bool) -> Partial:
+    """Two runs per row of llama-sweep-bench's Markdown tables (the settings from the `main:`
+    line before a table): the row's prompt and generation phases, one sequence at the row's
+    context depth."""
+    lines = text_lines(source.text())
+    headers = [i for i, line in enumerate(lines) if is_sweep_markdown_header(line)]
+    labels = dict(zip(headers, _sweep_labels(lines, headers), strict=True))
+    settings: dict[str, Any] = {}
+    rows: list[tuple[int, dict[str, Any], dict[str, Any], str | None]] = []
+    others: list[int] = []
+    memory = False
+    number = 0
+    while number < len(lines):
+        line = lines[number]
+        number += 1
+        found = BATCHED_SETTINGS.fullmatch(line)
+        if found:
+            settings = _batched_settings(found.group(1))
+        if not is_sweep_markdown_header(line):
+            if line.strip():
+                others.append(number)
+            continue
+        label = labels[number - 1]
+        header = _cells(line)
+        memory = memory or len(header) > len(SWEEP_COLUMNS)
+        if number < len(lines) and _is_separator(lines[number]):
+            number += 1
+        while number < len(lines) and lines[number].lstrip().startswith("|"):
+            cells = _cells(lines[number])
+            number += 1
+            if len(cells) != len(header):
+                problems.add(
+                    number,
+                    f"the table row has {len(cells)} cells",
+                    f"{len(header)}, one per column ({', '.join(header)})",
+                )
+                continue
+            cell = {name: _batched_cell(text) for name, text in zip(header, cells, strict=True)}
+            rows.append((number, cell, settings, label))
+    runs: list[dict[str, Any]] = []
+    checks: list[str] = []
+    for at, cell, table_settings, label in rows:
+        phases, disagree = _sweep_runs(cell, table_settings, label, at, source, problems)
+        runs.extend(phases)
+        checks.extend(disagree)
+    # a paste may hold a row twice: its runs are told apart as llama-bench's are
+    for run, run_id in zip(runs, unique_ids([str(r["run"]) for r in runs]), strict=True):
+        run["run"] = run_id
+    problems.raise_unless(lenient)
+    read = len(runs) // 2
+    notes = [
+        f"llama-sweep-bench: {counted(read, 'row')} read as {counted(len(runs), 'run')}, "
+        "each row's prompt phase (PP ÷ T_PP) and generation phase (TG ÷ T_TG), which the "
+        "tool times apart; one sequence at context depth N_KV (the runs' n_depth); times "
+        "rounded to 1 ms and rates to 0.01 t/s as printed; a row is one measurement (newer "
+        "builds' -nrep averages the first row's, which the table does not show)"
+    ]
+    if runs and not checks:
+        notes.append(
+            f"llama-sweep-bench: S_PP and S_TG of {'the row' if read == 1 else 'every row'} "
+            "agree with PP ÷ T_PP and TG ÷ T_TG at the printed rounding"
+        )
+    notes.extend(checks)
+    if memory:
+        notes.append("llama-sweep-bench: the RSS HWM and VRAM delta columns are not read")
+    if others:
+        notes.append(
+            f"llama-sweep-bench: {counted(len(others), 'line')} around the tables left aside "
+            f"(line{'s' if len(others) > 1 else ''} {_spans(others)}: log output, the settings "
+            "line read for the table's settings)"
+        )
+    return finish(source, NAME, runs, [], records=len(rows), notes=notes, problems=problems)
+
+
+def _sweep_runs(
+    cell: dict[str, Any],
+    settings: dict[str, Any],
+    label: str | None,
+    line: int,
+    source: Source,
+    problems: Problems,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """One llama-sweep-bench row as the two tests it times, each alone and at context N_KV:
+    its prompt phase (a prompt-processing run, PP ÷ T_PP) and its generation phase (a decode
+    run of one sequence, TG ÷ T_TG), as llama-bench's pp and tg tests at a depth are; and
+    the notes on its stated rates that its times do not give."""
+    f = Fields(cell, line, problems, WHAT_SWEEP)
+    pp = f.integer("PP", required=True, minimum=1)
+    tg = f.integer("TG", required=True, minimum=1)
+    n_kv = f.integer("N_KV", required=True)
+    t_pp = f.number("T_PP s", required=True, unit="seconds")
+    speed_pp = f.number("S_PP t/s", required=True, unit="tokens per second")
+    t_tg = f.number("T_TG s", required=True, unit="seconds")
+    speed_tg = f.number("S_TG t/s", required=True, unit="tokens per second")
+    for name, time in (("T_PP s", t_pp), ("T_TG s", t_tg)):
+        if time == 0:
+            # below 0.5 ms: no rate can be recomputed from it
+            problems.add(line, f'"{name}" is 0.000', f"a time above 0 seconds ({WHAT_SWEEP})")
+            f.ok = False
+    if not f.ok:
+        return [], []
+    assert pp is not None and tg is not None and n_kv is not None
+    assert t_pp is not None and t_tg is not None
+    assert speed_pp is not None and speed_tg is not None
+    pp_check = _rate_check(line, "S_PP", ("PP", pp), ("T_PP", t_pp), speed_pp)
+    tg_check = _rate_check(line, "S_TG", ("TG", tg), ("T_TG", t_tg), speed_tg)
+    flags = [
+        f"{k}={settings[k]}"
+        for k in (
+            "n_kv_max",
+            "n_batch",
+            "n_ubatch",
+            "flash_attn",
+            "n_gpu_layers",
+            "n_threads",
+            "n_threads_batch",
+        )
+        if k in settings
+    ]
+    suffix = f":label={label.replace(' ', '_')}" if label else ""
+    alone = (
+        "1 sequence in one process (no HTTP, no scheduling): a single-stream figure, no "
+        "concurrent throughput"
+    )
+    prompt_run = _sweep_phase(
+        f"{_test_name(pp, 0, n_kv)}{suffix}",
+        source.path,
+        line,
+        flags,
+        label,
+        n_prompt=pp,
+        n_gen=0,
+        depth=n_kv,
+        seconds=t_pp,
+        # a stated rate that its own row's times do not give is no figure of the tool's
+        stated=(speed_pp if pp_check is None else None, "S_PP"),
+        derived=[
+            alone,
+            f"PP = {pp} prompt tokens processed after the N_KV = {n_kv} tokens already in the "
+            "cache (not in this phase's time), timed alone, after the row's generation phase",
+            "wall clock = T_PP, the prompt phase alone; its figure is PP ÷ T_PP",
+        ],
+    )
+    decode_run = _sweep_phase(
+        f"{_test_name(0, tg, n_kv)}{suffix}",
+        source.path,
+        line,
+        flags,
+        label,
+        n_prompt=0,
+        n_gen=tg,
+        depth=n_kv,
+        seconds=t_tg,
+        stated=(speed_tg if tg_check is None else None, "S_TG"),
+        derived=[
+            alone,
+            f"TG = {tg} tokens decoded one at a time after the N_KV = {n_kv} tokens already in "
+            "the cache (not in this phase's time), then removed before the prompt phase",
+            "wall clock = T_TG, the generation phase alone; its figure is TG ÷ T_TG",
+            "stop forced: llama-sweep-bench always decodes TG tokens, random ones it feeds itself",
+        ],
+    )
+    return [prompt_run, decode_run], [t for t in (pp_check, tg_check) if t is not None]
+
+
+def _sweep_phase(
+    run_id: str,
+    path: str,
+    line: int,
+    flags: list[str],
+    label: str | None,
+    *,
+    n_prompt: int,
+    n_gen: int,
+    depth: int,
+    seconds: float,
+    stated: tuple[float | None, str],
+    derived: list[str],
+) -> dict[str, Any]:
+    """One timed phase of a llama-sweep-bench row as a run of one request, shaped as
+    llama-bench's test of the same tokens at that depth (`_test_run`)."""
+    summary: dict[str, Any] = {
+        "requests": 1,
+        "failed": 0,
+        "output_tokens": n_gen,
+        "prompt_tokens": n_prompt,
+        "wall_s": seconds,
+        "sum_latency_s": seconds,
+        "tool_aggregate_tps": stated[0],
+        "tool_aggregate_field": stated[1],
+        "mean_output_tokens": n_gen,
+        "min_output_tokens": n_gen,
+        "max_output_tokens": n_gen,
+        "mean_tpot_s": seconds / n_gen if n_gen else None,
+    }
+    return new_run(
+        run_id,
+        path,
+        line,
+        NAME,
+        tool=("llama-sweep-bench", None),
+        engine={"name": "llama.cpp", "flags": flags},
+        workload={
+            "concurrency": 1,
+            "stop": "forced",
+            "ignore_eos": True,
+            "output_tokens": n_gen or None,
+            "prompt_tokens": n_prompt,
+            # as for llama-bench's tests: the context at the first decoded token, or after
+            # the prompt
+            "context_tokens": depth + n_prompt,
+            "speculative": {"enabled": False, "source": NO_DRAFT_SWEEP},
+            "phase": _phase(n_prompt, n_gen),
+        },
+        summary=summary,
+        # a group of its own: the rows of a sweep differ in context, and are no repeats
+        group=" ".join(["llama-sweep-bench", _test_name(n_prompt, n_gen, depth), *flags])
+        + (f" ({label})" if label else ""),
+        derived=derived,
+        extra={
+            "test": _test_name(n_prompt, n_gen, depth),
+            "n_depth": depth,
+            **({"label": label} if label else {}),
+        },
+        concurrency_derived=True,
+    )
 
 
 def _batched_run(
