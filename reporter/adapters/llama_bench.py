@@ -1,5 +1,6 @@
 """llama.cpp `llama-bench` (`-o json`, `-o jsonl`, `-o csv`, `-o sql`, and the default `-o md`
-Markdown table, also inside a log) and `llama-batched-bench -jsonl`.
+Markdown table, also inside a log), `llama-batched-bench` (JSON Lines and Markdown) and
+ik_llama.cpp's `llama-sweep-bench` (Markdown and JSON Lines).
 
 llama-bench runs one sequence at a time: a test (`pp512`, `tg128`, `pp512+tg128`, optionally
 `@ d4096` of context already in the cache) is repeated `-r` times after an untimed warm-up, and
@@ -33,6 +34,8 @@ times, as llama-bench's `pp512 @ d N_KV` and `tg128 @ d N_KV` are: a prompt-proc
 (PP ÷ T_PP) and a single-stream decode run (TG ÷ T_TG), concurrency 1, at depth N_KV. Times are
 printed to 1 ms and rates to 0.01 t/s, each rate computed from the unrounded time: a stated
 rate that no time printed as T gives is named at its line and not shown as the tool's figure.
+`--output-format jsonl` prints one JSON object per row through the logger instead (no table,
+no settings line): the settings and `pp, tg, n_kv, t_pp, speed_pp, t_tg, speed_tg`, all `%f`.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ import csv
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
@@ -148,6 +152,20 @@ def _batched_line(line: bytes) -> bool:
     return line.lstrip().startswith(b"{") and b'"speed_tg"' in line and b'"pl"' in line
 
 
+def _sweep_line(line: bytes) -> bool:
+    """A llama-sweep-bench JSON Lines point: a batched-bench point's fields but "pl"."""
+    return (
+        line.lstrip().startswith(b"{")
+        and b'"speed_tg"' in line
+        and b'"n_kv"' in line
+        and b'"pl"' not in line
+    )
+
+
+def _is_sweep_point(r: Any) -> bool:
+    return isinstance(r, dict) and all(k in r for k in SWEEP_JSONL) and "pl" not in r
+
+
 def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
     """llama-bench tests (build_commit, n_prompt, n_gen, avg_ts), as JSON, CSV or SQL, its
     Markdown table (a `test` and a `t/s` column), or llama-batched-bench points (pl, speed_tg,
@@ -157,11 +175,15 @@ def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
         return True, []
     if dicts and all(all(k in r for k in BATCHED) for r in dicts):
         return True, []
+    if dicts and all(_is_sweep_point(r) for r in dicts):
+        return True, []
     if not dicts:
         head = csv_head(source)
         if all(k in head for k in DECISIVE):
             return True, []
         if any(_batched_line(line) for line in source.head(65536).split(b"\n")[:200]):
+            return True, []
+        if _has_sweep_points(source):
             return True, []
         if _is_sql(source) or _markdown_header(source) is not None:
             return True, []
@@ -184,6 +206,8 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
     records: list[tuple[int, Any]]
     if _has_batched(source):
         return _read_batched(source, problems, lenient)
+    if _has_sweep_points(source):
+        return _read_sweep_json_lines(source, problems, lenient)
     if _markdown_header(source) is None and _batched_tables(source):
         return _read_batched_markdown(source, problems, lenient)
     if _markdown_header(source) is None and _sweep_tables(source):
@@ -304,6 +328,10 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
 
 def _has_batched(source: Source) -> bool:
     return any(_batched_line(line) for line in source.head(65536).split(b"\n")[:200])
+
+
+def _has_sweep_points(source: Source) -> bool:
+    return any(_sweep_line(line) for line in source.head(65536).split(b"\n")[:200])
 
 
 def _csv_records(source: Source, problems: Problems) -> list[tuple[int, Any]]:
@@ -1106,11 +1134,50 @@ SWEEP_MEMORY = ("RSS HWM", "VRAM delta")
 WHAT_SWEEP = "llama-sweep-bench row"
 #: Why a llama-sweep-bench row ran without speculation.
 NO_DRAFT_SWEEP = "llama-sweep-bench decodes the tokens it feeds one at a time, with no draft model"
-#: Half the last printed digit of a time (%8.3f, seconds) and of a rate (%8.2f, t/s).
-_TIME_HALF = 0.0005
-_RATE_HALF = 0.005
 #: The tool divides in single precision: a millionth of slack on each bound.
 _FLOAT32_SLACK = 1e-6
+#: Fields of a llama-sweep-bench JSON Lines point (--output-format jsonl); a batched-bench
+#: point has "pl" too.
+SWEEP_JSONL = ("pp", "tg", "n_kv", "t_pp", "speed_pp", "t_tg", "speed_tg")
+
+
+@dataclass(frozen=True)
+class _SweepShape:
+    """How one of llama-sweep-bench's outputs names and rounds a row's figures."""
+
+    #: the record key of each figure, by its JSON Lines name
+    keys: Mapping[str, str]
+    #: how a message names each figure
+    shown: Mapping[str, str]
+    #: decimals printed of a time (seconds) and of a rate (t/s)
+    time_digits: int
+    rate_digits: int
+    what: str
+
+
+SWEEP_MARKDOWN = _SweepShape(
+    keys={field: column for column, field in SWEEP_COLUMNS.items()},
+    shown={
+        "pp": "PP",
+        "tg": "TG",
+        "n_kv": "N_KV",
+        "t_pp": "T_PP",
+        "speed_pp": "S_PP",
+        "t_tg": "T_TG",
+        "speed_tg": "S_TG",
+    },
+    time_digits=3,
+    rate_digits=2,
+    what=WHAT_SWEEP,
+)
+#: `%f` in the JSON Lines: 6 decimals of each.
+SWEEP_JSON_LINES = _SweepShape(
+    keys={k: k for k in SWEEP_JSONL},
+    shown={k: k for k in SWEEP_JSONL},
+    time_digits=6,
+    rate_digits=6,
+    what="llama-sweep-bench point",
+)
 
 
 def is_sweep_markdown_header(line: str) -> bool:
@@ -1137,35 +1204,37 @@ def _sweep_tables(source: Source) -> list[tuple[int, int]]:
     return out
 
 
-def _printed_rates(tokens: int, time: float) -> tuple[float, float]:
+def _printed_rates(tokens: int, time: float, shape: _SweepShape) -> tuple[float, float]:
     """The lowest and highest rate the tool can print beside a time printed as `time`: it
-    divides `tokens` by the unrounded time, then rounds the time to 1 ms and the rate to
-    0.01 t/s."""
-    low = max(0.0, tokens / (time + _TIME_HALF) * (1 - _FLOAT32_SLACK) - _RATE_HALF)
-    if time <= _TIME_HALF:
+    divides `tokens` by the unrounded time, then rounds both as `shape` prints them."""
+    time_half, rate_half = 0.5 * 10**-shape.time_digits, 0.5 * 10**-shape.rate_digits
+    low = max(0.0, tokens / (time + time_half) * (1 - _FLOAT32_SLACK) - rate_half)
+    if time <= time_half:
         return low, math.inf
-    return low, tokens / (time - _TIME_HALF) * (1 + _FLOAT32_SLACK) + _RATE_HALF
+    return low, tokens / (time - time_half) * (1 + _FLOAT32_SLACK) + rate_half
 
 
 def _rate_check(
-    line: int, rate: str, tokens: tuple[str, int], time: tuple[str, float], stated: float
+    line: int, shape: _SweepShape, phase: str, tokens: int, time: float, stated: float
 ) -> str | None:
-    """None when the stated rate is `tokens ÷ time` at the printed rounding; else why not,
-    with the arithmetic: (column, value) of the tokens and the time, `rate` the rate's
-    column."""
-    low, high = _printed_rates(tokens[1], time[1])
+    """None when the stated rate of `phase` ("pp" or "tg") is its tokens ÷ its time at the
+    printed rounding; else why not, with the arithmetic."""
+    low, high = _printed_rates(tokens, time, shape)
     if low <= stated <= high:
         return None
-    exact = tokens[1] / time[1] if time[1] > 0 else math.inf
+    rate, count, clock = (shape.shown[k] for k in (f"speed_{phase}", phase, f"t_{phase}"))
+    scale, digits = 10**shape.rate_digits, shape.rate_digits
     span = (
-        f"{math.floor(low * 100) / 100:.2f} to {math.ceil(high * 100) / 100:.2f} t/s"
+        f"{math.floor(low * scale) / scale:.{digits}f} to "
+        f"{math.ceil(high * scale) / scale:.{digits}f} t/s"
         if math.isfinite(high)
-        else f"at least {math.floor(low * 100) / 100:.2f} t/s"
+        else f"at least {math.floor(low * scale) / scale:.{digits}f} t/s"
     )
+    shown_time = f"{time:.{shape.time_digits}f}"
     return (
-        f"{LEFT_OUT}line {line}: {rate} {stated:.2f} is not {tokens[0]} ÷ {time[0]} at the "
-        f"printed rounding: {tokens[1]} ÷ {time[1]:.3f} s = {fmt(exact, 2)} t/s, and a time "
-        f"printed as {time[1]:.3f} s gives {span}; the audit's figures use {time[0]}, not "
+        f"{LEFT_OUT}line {line}: {rate} {stated:.{digits}f} is not {count} ÷ {clock} at the "
+        f"printed rounding: {tokens} ÷ {shown_time} s = {fmt(tokens / time, digits)} t/s, and "
+        f"a time printed as {shown_time} s gives {span}; the audit's figures use {clock}, not "
         f"this {rate}"
     )
 
@@ -1266,6 +1335,50 @@ def _read_sweep_markdown(source: Source, problems: Problems, lenient: bool) -> P
     return finish(source, NAME, runs, [], records=len(rows), notes=notes, problems=problems)
 
 
+def _read_sweep_json_lines(source: Source, problems: Problems, lenient: bool) -> Partial:
+    """Two runs per point of llama-sweep-bench's --output-format jsonl, as for a row of its
+    table; the points are printed through its logger, between ordinary log lines."""
+    records = json_lines(source, problems, keep=_sweep_line)
+    points = [(line, r) for line, r in records if r is not None]
+    runs: list[dict[str, Any]] = []
+    checks: list[str] = []
+    for line, record in points:
+        if not isinstance(record, dict):
+            problems.add(
+                line,
+                f"the line holds a JSON {type(record).__name__}",
+                f"an object ({SWEEP_JSON_LINES.what})",
+            )
+            continue
+        phases, disagree = _sweep_runs(
+            record, record, None, line, source, problems, SWEEP_JSON_LINES
+        )
+        runs.extend(phases)
+        checks.extend(disagree)
+    for run, run_id in zip(runs, unique_ids([str(r["run"]) for r in runs]), strict=True):
+        run["run"] = run_id
+    problems.raise_unless(lenient)
+    read = len(runs) // 2
+    notes = [
+        f"llama-sweep-bench: {counted(read, 'point')} read as {counted(len(runs), 'run')}, "
+        "each point's prompt phase (pp ÷ t_pp) and generation phase (tg ÷ t_tg), which the "
+        "tool times apart; one sequence at context depth n_kv (the runs' n_depth); times and "
+        "rates printed to 6 decimals; a point is one measurement (newer builds' -nrep "
+        "averages the first point's, which the file does not show)"
+    ]
+    if runs and not checks:
+        notes.append(
+            f"llama-sweep-bench: speed_pp and speed_tg of "
+            f"{'the point' if read == 1 else 'every point'} agree with pp ÷ t_pp and tg ÷ t_tg "
+            "at the printed rounding"
+        )
+    notes.extend(checks)
+    logs = len(records) - len(points)
+    if logs:
+        notes.append(f"llama-sweep-bench: {counted(logs, 'log line')} that are not JSON left aside")
+    return finish(source, NAME, runs, [], records=len(points), notes=notes, problems=problems)
+
+
 def _sweep_runs(
     cell: dict[str, Any],
     settings: dict[str, Any],
@@ -1273,31 +1386,34 @@ def _sweep_runs(
     line: int,
     source: Source,
     problems: Problems,
+    shape: _SweepShape = SWEEP_MARKDOWN,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """One llama-sweep-bench row as the two tests it times, each alone and at context N_KV:
     its prompt phase (a prompt-processing run, PP ÷ T_PP) and its generation phase (a decode
     run of one sequence, TG ÷ T_TG), as llama-bench's pp and tg tests at a depth are; and
-    the notes on its stated rates that its times do not give."""
-    f = Fields(cell, line, problems, WHAT_SWEEP)
-    pp = f.integer("PP", required=True, minimum=1)
-    tg = f.integer("TG", required=True, minimum=1)
-    n_kv = f.integer("N_KV", required=True)
-    t_pp = f.number("T_PP s", required=True, unit="seconds")
-    speed_pp = f.number("S_PP t/s", required=True, unit="tokens per second")
-    t_tg = f.number("T_TG s", required=True, unit="seconds")
-    speed_tg = f.number("S_TG t/s", required=True, unit="tokens per second")
-    for name, time in (("T_PP s", t_pp), ("T_TG s", t_tg)):
+    the notes on its stated rates that its times do not give. `cell` holds the row's figures
+    under the names `shape` gives them."""
+    f = Fields(cell, line, problems, shape.what)
+    key = shape.keys
+    pp = f.integer(key["pp"], required=True, minimum=1)
+    tg = f.integer(key["tg"], required=True, minimum=1)
+    n_kv = f.integer(key["n_kv"], required=True)
+    t_pp = f.number(key["t_pp"], required=True, unit="seconds")
+    speed_pp = f.number(key["speed_pp"], required=True, unit="tokens per second")
+    t_tg = f.number(key["t_tg"], required=True, unit="seconds")
+    speed_tg = f.number(key["speed_tg"], required=True, unit="tokens per second")
+    for name, time in ((key["t_pp"], t_pp), (key["t_tg"], t_tg)):
         if time == 0:
-            # below 0.5 ms: no rate can be recomputed from it
-            problems.add(line, f'"{name}" is 0.000', f"a time above 0 seconds ({WHAT_SWEEP})")
+            # below the printed digits: no rate can be recomputed from it
+            problems.add(line, f'"{name}" is 0', f"a time above 0 seconds ({shape.what})")
             f.ok = False
     if not f.ok:
         return [], []
     assert pp is not None and tg is not None and n_kv is not None
     assert t_pp is not None and t_tg is not None
     assert speed_pp is not None and speed_tg is not None
-    pp_check = _rate_check(line, "S_PP", ("PP", pp), ("T_PP", t_pp), speed_pp)
-    tg_check = _rate_check(line, "S_TG", ("TG", tg), ("T_TG", t_tg), speed_tg)
+    pp_check = _rate_check(line, shape, "pp", pp, t_pp, speed_pp)
+    tg_check = _rate_check(line, shape, "tg", tg, t_tg, speed_tg)
     flags = [
         f"{k}={settings[k]}"
         for k in (
@@ -1327,7 +1443,7 @@ def _sweep_runs(
         depth=n_kv,
         seconds=t_pp,
         # a stated rate that its own row's times do not give is no figure of the tool's
-        stated=(speed_pp if pp_check is None else None, "S_PP"),
+        stated=(speed_pp if pp_check is None else None, shape.shown["speed_pp"]),
         derived=[
             alone,
             f"PP = {pp} prompt tokens processed after the N_KV = {n_kv} tokens already in the "
@@ -1345,7 +1461,7 @@ def _sweep_runs(
         n_gen=tg,
         depth=n_kv,
         seconds=t_tg,
-        stated=(speed_tg if tg_check is None else None, "S_TG"),
+        stated=(speed_tg if tg_check is None else None, shape.shown["speed_tg"]),
         derived=[
             alone,
             f"TG = {tg} tokens decoded one at a time after the N_KV = {n_kv} tokens already in "

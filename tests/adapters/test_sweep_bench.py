@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
@@ -33,6 +34,19 @@ def sweep_row(pp: int, tg: int, n_kv: int, t_pp_us: int, t_tg_us: int) -> str:
     speed_pp, speed_tg = np.float32(pp) / t_pp, np.float32(tg) / t_tg
     row = "|%6d | %6d | %6d | %8.3f | %8.2f | %8.3f | %8.2f |\n"
     return row % (pp, tg, n_kv, t_pp, speed_pp, t_tg, speed_tg)
+
+
+def json_point(pp: int, tg: int, n_kv: int, t_pp_us: int, t_tg_us: int) -> dict:
+    """A point as llama-sweep-bench --output-format jsonl prints it (%f of each float)."""
+    t_pp = np.float32(t_pp_us) / np.float32(1e6)
+    t_tg = np.float32(t_tg_us) / np.float32(1e6)
+    printf = (
+        '{"n_kv_max": 4096, "n_batch": 2048, "n_ubatch": 512, "flash_attn": 1, '
+        '"n_gpu_layers": 0, "n_threads": 16, "n_threads_batch": 16, "pp": %d, "tg": %d, '
+        '"n_kv": %d, "t_pp": %f, "speed_pp": %f, "t_tg": %f, "speed_tg": %f }'
+    )
+    line = printf % (pp, tg, n_kv, t_pp, np.float32(pp) / t_pp, t_tg, np.float32(tg) / t_tg)
+    return json.loads(line)
 
 
 def test_a_sweep_is_read_as_a_prompt_and_a_decode_run_per_row():
@@ -104,7 +118,14 @@ def test_rates_consistent_with_their_times_at_the_printed_rounding_are_never_fla
         micros = rng.randint(600, 200_000_000)
         printed = sweep_row(tokens, tokens, 0, micros, micros).split("|")
         time, rate = float(printed[4]), float(printed[5])
-        assert llama_bench._rate_check(1, "S_PP", ("PP", tokens), ("T_PP", time), rate) is None
+        shape = llama_bench.SWEEP_MARKDOWN
+        assert llama_bench._rate_check(1, shape, "pp", tokens, time, rate) is None
+        point = json_point(tokens, tokens, 0, micros, micros)
+        shape = llama_bench.SWEEP_JSON_LINES
+        assert (
+            llama_bench._rate_check(1, shape, "pp", tokens, point["t_pp"], point["speed_pp"])
+            is None
+        )
 
 
 def test_a_rate_its_time_does_not_give_is_left_out_with_the_arithmetic(tmp_path):
@@ -238,3 +259,43 @@ def test_tables_without_headings_are_told_apart_by_their_place(tmp_path):
     assert list(api.load([trace]).runs["run"]) == [
         "pp512:label=table_1", "tg128:label=table_1", "pp512:label=table_2", "tg128:label=table_2",
     ]  # fmt: skip
+
+
+def test_the_json_lines_of_a_sweep_give_the_runs_of_its_table(tmp_path):
+    # the fixture's points as --output-format jsonl prints them, between log lines: the same
+    # runs, settings and figures as the Markdown, to the Markdown's precision
+    micros = [
+        (863412, 3216040), (901377, 3344871), (948120, 3467312), (990506, 3598023),
+        (1037781, 3721118), (1082344, 3850447), (1129902, 3972310), (1171256, 4101779),
+    ]  # fmt: skip
+    points = [json_point(512, 128, 512 * i, a, b) for i, (a, b) in enumerate(micros)]
+    trace = tmp_path / "sweep.jsonl"
+    trace.write_text(
+        "llama_new_context_with_model: n_ctx = 4096\n"
+        + "".join(json.dumps(p) + "\n" for p in points)
+        + "llama_print_timings: load time = 1234.56 ms\n"
+    )
+    jsonl, markdown = api.load([trace]), api.load([FIXTURE])
+    assert list(jsonl.runs["run"]) == list(markdown.runs["run"])
+    assert list(jsonl.runs["engine_flags"]) == list(markdown.runs["engine_flags"])
+    assert list(jsonl.runs["context_tokens"]) == list(markdown.runs["context_tokens"])
+    # the JSON Lines keep the microseconds the table rounds to 1 ms (0.12% of 0.863 s)
+    s, t = stats_of(jsonl), stats_of(markdown)
+    for column in ("aggregate_tps", "prompt_tps"):
+        assert list(s[column].dropna()) == pytest.approx(list(t[column].dropna()), rel=1.2e-3)
+    assert jsonl.inputs[0].notes[1:] == [
+        "llama-sweep-bench: speed_pp and speed_tg of every point agree with pp ÷ t_pp and tg ÷ "
+        "t_tg at the printed rounding",
+        "llama-sweep-bench: 2 log lines that are not JSON left aside",
+    ]
+
+
+def test_a_json_lines_point_that_cannot_be_read_is_named_at_its_line(tmp_path):
+    trace = tmp_path / "sweep.jsonl"
+    point = json_point(512, 128, 0, 863412, 3216040)
+    trace.write_text(json.dumps(point) + "\n" + json.dumps({**point, "t_tg": "fast"}) + "\n")
+    with pytest.raises(TraceError) as err:
+        api.load([trace])
+    assert str(err.value) == (
+        f'{trace}:2: "t_tg" is "fast"; expected a number of seconds ≥ 0 (llama-sweep-bench point)'
+    )
