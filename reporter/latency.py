@@ -127,8 +127,26 @@ def _all_none(column: pd.Series) -> bool:
     whole numbers at once, where a test of each row takes a call per row)."""
     if column.dtype != object or not isinstance(column.array, pd.arrays.NumpyExtensionArray):
         return False
-    pointers = np.frombuffer(column.to_numpy().tobytes(), dtype=np.uintp)
-    return bool((pointers == id(None)).all())
+    return bool((_pointers(column.to_numpy()) == id(None)).all())
+
+
+class _PointerView:
+    """The memory of an array of Python objects described as whole numbers, one a pointer
+    (numpy will not view an object array as another type, and a copy costs its page faults:
+    eight bytes a row)."""
+
+    def __init__(self, objects: np.ndarray) -> None:
+        self.objects = objects  # kept alive while the view is read
+        interface = {**objects.__array_interface__, "typestr": np.dtype(np.uintp).str}
+        del interface["descr"]
+        interface["data"] = (interface["data"][0], True)  # read only
+        self.__array_interface__ = interface
+
+
+def _pointers(objects: np.ndarray) -> np.ndarray:
+    """The pointer each element of an object array holds, read in place (as
+    `np.frombuffer(objects.tobytes(), dtype=np.uintp)` holds them, without the copy)."""
+    return np.asarray(_PointerView(objects))
 
 
 def percentiles(values: np.ndarray, percents: Sequence[float]) -> np.ndarray:
@@ -210,14 +228,24 @@ def _interpolate(low: np.ndarray, high: np.ndarray, weight: np.ndarray) -> np.nd
     return result
 
 
+#: Where the percentiles of so many values are read: below, above, weight and the positions
+#: partitioned around (`_percentile_points`, and their union).
+Points = dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+
+
 def _percentiles(
-    values: np.ndarray, labels: np.ndarray, percents: list[float], in_order: bool
+    values: np.ndarray,
+    labels: np.ndarray,
+    percents: list[float],
+    in_order: bool,
+    points: Points | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """np.percentile's figures (linear, as pandas' quantile) of ``values`` (this call's own,
     without NaN, partitioned in place) per label: the labels in ascending order and a row of
     figures each. One stable sort by label unless `in_order` says the labels ascend already,
     then each label's slice read as `percentiles` reads it (5× faster than a group-by
-    quantile)."""
+    quantile). `points`: the points read for each count of values so far, of these
+    `percents` (filled in as it goes)."""
     if not in_order:
         order = np.argsort(labels, kind="stable")
         values, labels = values[order], labels[order]
@@ -230,7 +258,7 @@ def _percentiles(
     starts, stops = edges[:-1][present].tolist(), edges[1:][present].tolist()
     # with no run holding both zeros, none needs the check (a pass over each run's values)
     any_both_zeros = _both_zeros(values)
-    points: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+    points = {} if points is None else points
     rows = []
     for start, stop in zip(starts, stops, strict=True):
         part = values[start:stop]
@@ -297,47 +325,80 @@ def latency_table(requests: pd.DataFrame) -> pd.DataFrame:
     names = np.asarray(requests["run"].cat.categories.astype(str))
     send, first, end = (successful(requests[c].to_numpy()) for c in ("t_send", "t_first", "t_end"))
     tokens = successful(requests["output_tokens"].to_numpy())
-    # one array of the successful rows holds each metric in turn (the percentiles partition it
-    # in place, or take the rows they keep): one per metric would cost its page faults
-    floats = all(c.dtype == np.float64 for c in (send, first, end, tokens))
-    buffer = np.empty(len(codes)) if floats else None
-
-    def metric(name: str) -> np.ndarray:
-        """The metric of every successful row (in `buffer`, when the columns are floats)."""
-        if name == "ttft_s":
-            return np.asarray(np.subtract(first, send, out=buffer))
-        if name == "e2e_s":
-            return np.asarray(np.subtract(end, send, out=buffer))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            steps = tokens - 1.0
-            if buffer is None:
-                return np.where(steps >= 1, (end - first) / steps, np.nan)
-            # the decode time ÷ the steps after the first token, NaN where there is none
-            np.subtract(end, first, out=buffer)
-            np.divide(buffer, steps, out=buffer)
-            buffer[~(steps >= 1)] = np.nan
-        return buffer
-
     # a run's rows together, as a trace lists them, need no sort; nor do any of them
     in_order = len(codes) < 2 or not bool((codes[1:] < codes[:-1]).any())
+    floats = all(c.dtype == np.float64 for c in (send, first, end, tokens))
+    # the float columns of runs in order: each metric a block of whole runs at a time
+    # (_run_blocks), in one array that holds each block in turn; else one array of the
+    # successful rows holds each metric in turn (the percentiles partition it in place, or
+    # take the rows they keep): one per metric would cost its page faults
+    blocks = _run_blocks(codes) if floats and in_order else [(0, len(codes))]
+    buffer = np.empty(max(stop - start for start, stop in blocks)) if floats else None
+
+    def metric(name: str, rows: slice) -> np.ndarray:
+        """The metric of the successful rows `rows` (in `buffer`, when the columns are
+        floats)."""
+        out = None if buffer is None else buffer[: rows.stop - rows.start]
+        if name == "ttft_s":
+            return np.asarray(np.subtract(first[rows], send[rows], out=out))
+        if name == "e2e_s":
+            return np.asarray(np.subtract(end[rows], send[rows], out=out))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            steps = tokens[rows] - 1.0
+            if out is None:
+                return np.where(steps >= 1, (end[rows] - first[rows]) / steps, np.nan)
+            # the decode time ÷ the steps after the first token, NaN where there is none
+            np.subtract(end[rows], first[rows], out=out)
+            np.divide(out, steps, out=out)
+            out[~(steps >= 1)] = np.nan
+        return out
+
     percents = [p / 100 * 100 for p in PERCENTILES]  # the quantiles' figures, as pandas has them
+    points: Points = {}  # runs of one size read the same positions, whatever the metric
     found: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # metric → labels, figures
     for name in METRICS:
         if name == "itl_s":
             labels, rows = _gap_percentiles(_gaps(requests, ok, all_codes), percents)
             if not len(labels):
                 continue
-        else:
-            values, labels = metric(name), codes
+            found[name] = labels, rows
+            continue
+        # each block's runs: the values they have in one array of every row, in its order
+        labels_found, rows_found = [], []
+        for start, stop in blocks:
+            values, labels = metric(name, slice(start, stop)), codes[start:stop]
             unknown = np.isnan(values)
             missing = int(np.count_nonzero(unknown))
             if missing == len(values):
                 continue
             if missing:
                 values, labels = values[~unknown], labels[~unknown]
-            labels, rows = _percentiles(values, labels, percents, in_order)
-        found[name] = labels, rows
+            labels, rows = _percentiles(values, labels, percents, in_order, points)
+            labels_found.append(labels)
+            rows_found.append(rows)
+        if len(labels_found) == 1:
+            found[name] = labels_found[0], rows_found[0]
+        elif labels_found:
+            found[name] = np.concatenate(labels_found), np.concatenate(rows_found)
     return _table(found, names)
+
+
+#: The most rows whose metric is computed at once (a block of whole runs; a larger run is a
+#: block alone): their values stay in the processor's cache from the subtraction to the
+#: percentiles, where the values of every row would go to memory and back for each pass.
+BLOCK_ROWS = 1 << 16
+
+
+def _run_blocks(codes: np.ndarray) -> list[tuple[int, int]]:
+    """Row ranges (start, stop) covering ascending `codes` in order, each of whole runs (rows
+    of one code): the runs that start within one stretch of BLOCK_ROWS rows. One block when
+    there are no rows."""
+    if not len(codes):
+        return [(0, 0)]
+    starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
+    stretch = starts // BLOCK_ROWS
+    firsts = starts[np.concatenate(([True], stretch[1:] != stretch[:-1]))].tolist()
+    return list(itertools.pairwise([*firsts, len(codes)]))
 
 
 def _table(found: dict[str, tuple[np.ndarray, np.ndarray]], names: np.ndarray) -> pd.DataFrame:
