@@ -86,20 +86,20 @@ def timeline(
     ends = (columns["t_end"][drawn] - t0).tolist()
     prompts = columns["prompt_tokens"][drawn].tolist()
     segs: list[dict[str, Any]] = []
-    for position, s, f, e, prompt in zip(pick.tolist(), sends, firsts, ends, prompts, strict=True):
-        y = position + 1
-        s = s if math.isfinite(s) else 0.0
-        if not math.isfinite(f):
-            segs.append({"request": y, "start": s, "end": e, "part": "request"})
+    add, isfinite = segs.append, math.isfinite  # read once, not per request
+    for y, s, f, e, prompt in zip((pick + 1).tolist(), sends, firsts, ends, prompts, strict=True):
+        s = s if isfinite(s) else 0.0
+        if not isfinite(f):
+            add({"request": y, "start": s, "end": e, "part": "request"})
             continue
-        if prefill_rate is not None and math.isfinite(prompt):
+        if prefill_rate is not None and isfinite(prompt):
             p0 = max(s, f - prompt / prefill_rate)
             if p0 > s:
-                segs.append({"request": y, "start": s, "end": p0, "part": "waiting"})
-            segs.append({"request": y, "start": p0, "end": f, "part": "prefill"})
+                add({"request": y, "start": s, "end": p0, "part": "waiting"})
+            add({"request": y, "start": p0, "end": f, "part": "prefill"})
         elif f > s:
-            segs.append({"request": y, "start": s, "end": f, "part": "wait + prefill"})
-        segs.append({"request": y, "start": f, "end": e, "part": "decode"})
+            add({"request": y, "start": s, "end": f, "part": "wait + prefill"})
+        add({"request": y, "start": f, "end": e, "part": "decode"})
     return Timeline(requests=len(order), drawn=len(pick), segments=segs)
 
 
