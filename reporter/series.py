@@ -47,8 +47,10 @@ def _drawing_order(
     # the caller's sort is only read, and copied only when ties are to be reordered
     order = np.argsort(send, kind="stable") if by_send is None else by_send
     s = send[order]
-    unknown = np.isnan(s)
-    same = (s[1:] == s[:-1]) | (unknown[1:] & unknown[:-1])
+    same = s[1:] == s[:-1]
+    if len(s) and np.isnan(s[-1]):  # the sort puts NaN last: with none there, none at all
+        unknown = np.isnan(s)
+        same |= unknown[1:] & unknown[:-1]
     if not same.any():
         return order
     if by_send is not None:
@@ -123,22 +125,32 @@ def lone_runs(data: AuditData) -> LoneRuns:
 
 
 def _single_request_time(
-    data: AuditData, run_id: str, done: np.ndarray, alone: LoneRuns
+    data: AuditData, run_id: str, first_done: float, alone: LoneRuns
 ) -> tuple[float, str | None]:
-    """One request's duration alone: the N=1 run of the group if any, else the first completion."""
+    """One request's duration alone: the N=1 run of the group if any, else the first
+    completion (`first_done`)."""
     group = str(data.runs.at[run_id, "group"])
     for other, e2e in alone.get(group, []):
         if other != run_id:
             return e2e, other
-    return float(done[0]), None
+    return first_done, None
 
 
-def completions(data: AuditData, run_id: str, done: np.ndarray, alone: LoneRuns) -> Completions:
-    pick = even_sample(len(done), MAX_COMPLETIONS)
-    single, single_run = _single_request_time(data, run_id, done, alone)
-    times = done[pick].tolist()  # Python floats at once, not a numpy scalar read per point
+def completions(
+    data: AuditData, run_id: str, ends: np.ndarray, t0: float, alone: LoneRuns
+) -> Completions:
+    """The completions chart of a run whose requests ended at `ends` (ascending, none NaN,
+    at least one), each end read from `t0` only where a point is drawn: the values of
+    `ends - t0` without a copy of every end, and its overflow warning, if any (the points
+    drawn keep the first and the last end: finite, the least and greatest differences)."""
+    pick = even_sample(len(ends), MAX_COMPLETIONS)
+    if math.isfinite(ends[0]) and math.isfinite(ends[-1]):
+        times = (ends[pick] - t0).tolist()  # Python floats at once, not a numpy scalar each
+    else:  # an infinite end overflows no more: another may, drawn or not, as in the whole
+        times = (ends - t0)[pick].tolist()
+    single, single_run = _single_request_time(data, run_id, times[0], alone)
     points = [{"t": t, "done": n} for t, n in zip(times, (pick + 1).tolist(), strict=True)]
-    return Completions(len(done), points, single, single_run)
+    return Completions(len(ends), points, single, single_run)
 
 
 def run_series(data: AuditData, run_id: str, alone: LoneRuns | None = None) -> RunSeries:
@@ -176,12 +188,11 @@ def run_series(data: AuditData, run_id: str, alone: LoneRuns | None = None) -> R
     by_send = data.send_order(run_id) if every else None
     drawn = timeline(columns, t0, _rate(figures["prefill_rate"]), by_send)
     ends = data.sorted_ends(run_id)  # NaN last: the ends known are the first ones
-    done = ends[: np.count_nonzero(~np.isnan(ends))] - t0
-    if not len(done):
+    ends = ends[: np.count_nonzero(~np.isnan(ends))]
+    if not len(ends):
         return RunSeries(run_id, drawn, None)
-    return RunSeries(
-        run_id, drawn, completions(data, run_id, done, lone_runs(data) if alone is None else alone)
-    )
+    alone = lone_runs(data) if alone is None else alone
+    return RunSeries(run_id, drawn, completions(data, run_id, ends, t0, alone))
 
 
 def with_request_times(data: AuditData, runs: list[tuple[str, int | None]]) -> list[str]:
