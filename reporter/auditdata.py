@@ -192,8 +192,9 @@ class AuditData:
             ok = np.asarray(self.values_of(run, "ok"), dtype=bool)
             # a trace lists its requests nearly in time order: a stable sort merges the
             # ordered stretches (3× faster there than the default), and sorted values are
-            # the same whichever sort made them
-            return np.sort(end[ok], kind="stable")
+            # the same whichever sort made them. Every request served (the usual case): the
+            # column itself sorted into the copy, not a copy of it first.
+            return np.sort(end if ok.all() else end[ok], kind="stable")
 
         return self._once_per_run(self._sorted_ends, run, make)
 

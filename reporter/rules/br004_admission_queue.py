@@ -97,6 +97,29 @@ def _merge(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return times[order], order >= len(ends)
 
 
+#: The bits of infinity read as an unsigned integer: those of a time that is finite and not
+#: negative are fewer, those of NaN, infinity and any time with its sign set (-0.0 too) not.
+_INFINITY_BITS = np.uint64(0x7FF0000000000000)
+
+
+def _merge_unordered(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`_merge` of starts in any order and ordered ends (float64 each)."""
+    start_bits, end_bits = starts.view(np.uint64), ends.view(np.uint64)
+    if max(start_bits.max(initial=0), end_bits.max(initial=0)) >= _INFINITY_BITS:
+        return _merge(np.sort(starts, kind="stable"), ends)
+    # Finite times of zero or more order as their bits do, read as unsigned integers. One
+    # more bit below them, 0 for an end and 1 for a start, puts the ends first at equal
+    # times: one sort of those keys, without an argsort and its gather, is the merge (a
+    # stable sort merges the ordered stretches; equal keys are equal times of one kind).
+    n_ends = len(ends)
+    keys = np.empty(n_ends + len(starts), dtype=np.uint64)
+    np.left_shift(end_bits, 1, out=keys[:n_ends])
+    np.left_shift(start_bits, 1, out=keys[n_ends:])
+    keys[n_ends:] |= np.uint64(1)
+    keys.sort(kind="stable")
+    return (keys >> np.uint64(1)).view(np.float64), (keys & np.uint64(1)).astype(bool)
+
+
 #: Below this many times a level fits in 32 bits, and a sum of the spans in a level's bin
 #: (the sums in order, as `np.bincount` adds them) is within a millionth of the busy time
 #: of the pairwise sum of the same spans.
@@ -209,11 +232,11 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         if np.count_nonzero(~np.isnan(ends)) == len(first)
         else np.sort(end, kind="stable")
     )
-    # the first tokens' times in order (the values alone: which request had which is not
-    # needed to count how many decoded at once). A stable sort merges the ordered stretches
-    # of a trace, twice as fast; where it orders 0.0 and -0.0 otherwise, the levels are the
-    # same and the sums compared differ at most in the sign of a zero.
-    k = _held(*_merge(np.sort(first, kind="stable"), ends), share)
+    # the first tokens' times merged in order with the ends (the values alone: which
+    # request had which is not needed to count how many decoded at once). Where a sort orders
+    # 0.0 and -0.0 otherwise than the default sort did, the levels are the same and the sums
+    # compared differ at most in the sign of a zero.
+    k = _held(*_merge_unordered(first, ends), share)
     stated = data.concurrency(run_id)
     # not stated: the level of requests in flight held as long
     n = (

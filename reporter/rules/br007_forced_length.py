@@ -86,7 +86,11 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
         requested = low
     # on the columns as arrays: filtering the whole frame per run dominated big audits
     ok = np.asarray(data.values_of(run_id, "ok"), dtype=bool)
-    out = np.asarray(data.values_of(run_id, "output_tokens"), dtype="float64")[ok]
+    # every request served (the usual case): the column itself, and its positions those
+    # of the run's rows
+    every = bool(ok.all())
+    out = np.asarray(data.values_of(run_id, "output_tokens"), dtype="float64")
+    out = out if every else out[ok]
     if not len(out) or np.isnan(out).all():
         return _by_summary(data, run_id, requested)
     if requested is None:
@@ -96,8 +100,9 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             "forced length asked for, but the requested length is not stated "
             "(workload.output_tokens)",
         )
-    stopped = data.finish_reason_is(run_id, "stop")[ok]
-    short_at = np.flatnonzero(ok)[(out < requested) | stopped]
+    stopped = data.finish_reason_is(run_id, "stop")
+    short = (out < requested) | (stopped if every else stopped[ok])
+    short_at = np.flatnonzero(short) if every else np.flatnonzero(ok)[short]
     shortest, longest = float(np.nanmin(out)), float(np.nanmax(out))
     n = len(out)
     numbers = {

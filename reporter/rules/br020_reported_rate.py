@@ -95,12 +95,14 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
             "chunks ÷ decode time": column("n_chunks") / column("decode_s"),
         }
     ratios = {}
-    for name, values in candidates.items():
-        with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for name, values in candidates.items():
             r = reported / values
-        r = r[np.isfinite(r) & (values > 0)]
-        if len(r):
-            ratios[name] = median(r)
+            usable = np.isfinite(r) & (values > 0)
+            # every ratio usable (the usual case): the ratios themselves, not a copy
+            r = r if usable.all() else r.compress(usable)
+            if len(r):
+                ratios[name] = median(r)
     if not ratios:
         return RULE.finding(
             run_id,

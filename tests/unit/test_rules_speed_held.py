@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from reporter.rules.br004_admission_queue import _held, _merge, held_level
+from reporter.rules.br004_admission_queue import _held, _merge, _merge_unordered, held_level
 
 
 def _held_by_every_level(starts: np.ndarray, ends: np.ndarray, share: float) -> int:
@@ -82,6 +82,7 @@ def test_held_level_is_the_level_of_the_sums_of_every_level(
         ordered = np.sort(starts, kind="stable"), np.sort(ends, kind="stable")
         assert held_level(*ordered, share, ordered=True) == expected
         assert _held(*_merge(*ordered), share) == expected
+        assert _held(*_merge_unordered(starts, ordered[1]), share) == expected
 
 
 def test_held_level_of_many_levels_is_found_below_the_top() -> None:
@@ -95,3 +96,31 @@ def test_held_level_of_many_levels_is_found_below_the_top() -> None:
         starts, ends = np.concatenate((starts, burst)), np.concatenate((ends, burst + 1e-3))
         for share in (0.0, 0.1, 0.3, 0.6, 1.0):
             assert held_level(starts, ends, share) == _held_by_every_level(starts, ends, share)
+
+
+_any_times = st.lists(
+    st.floats(allow_nan=True, allow_infinity=True)
+    | st.sampled_from([0.0, -0.0, 1.0, 2.5, 5e-324, 1e308, np.nan])
+    | st.floats(0.0, 10.0),
+    max_size=30,
+) | st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.5, 5e-324, 1e308]) | st.floats(0.0, 1e300))
+
+
+@pytest.mark.slow
+@settings(max_examples=2000, deadline=None)
+@given(_any_times, _any_times)
+@example([], [])
+@example([0.0, 0.0, 1.0], [0.0, 1.0, 1.0])
+@example([1.0, 0.5, 0.5, 2.0], [0.5, 1.0])
+@example([-0.0, 0.0], [0.0])
+def test_merge_of_unordered_starts_is_the_merge_of_them_sorted(
+    starts: list[float], ends: list[float]
+) -> None:
+    """Bit for bit: the same times, the same starts, ends first at equal times."""
+    start_times = np.array(starts, dtype=np.float64)
+    end_times = np.sort(np.array(ends, dtype=np.float64), kind="stable")
+    times, is_start = _merge_unordered(start_times, end_times)
+    expected_times, expected_starts = _merge(np.sort(start_times, kind="stable"), end_times)
+    assert times.dtype == expected_times.dtype and is_start.dtype == expected_starts.dtype
+    assert times.tobytes() == expected_times.tobytes()
+    assert is_start.tobytes() == expected_starts.tobytes()
