@@ -144,8 +144,7 @@ class AuditData:
         if codes is None:
             return finish_reason_is(self.requests_of(run), reason)
         if reason not in self._reason_codes:
-            categories = self._by_run[0]["finish_reason"].cat.categories
-            self._reason_codes[reason] = np.flatnonzero(categories.isin([reason])).tolist()
+            self._reason_codes[reason] = self._codes_of_reason(reason)
         # as reporter.table.one_of compares a categorical's codes, on the whole column's
         # codes taken once (a run's rows cost more to take than to compare)
         found = np.zeros(len(codes), dtype=bool)
@@ -181,6 +180,21 @@ class AuditData:
     @cached_property
     def _reason_codes(self) -> dict[str, list[int]]:
         return {}
+
+    def _codes_of_reason(self, reason: str) -> list[int]:
+        """The codes of the finish-reason categories equal to `reason` (as `isin` finds them)."""
+        categories = self._reason_categories
+        if isinstance(categories, list):
+            # text compared in Python: an Arrow-backed isin costs ~150 µs a call
+            return [code for code, name in enumerate(categories) if name == reason]
+        return np.flatnonzero(categories.isin([reason])).tolist()
+
+    @cached_property
+    def _reason_categories(self) -> list[str] | pd.Index:
+        """The finish reasons' categories: as a list when every one is text, else the Index."""
+        categories = self._by_run[0]["finish_reason"].cat.categories
+        names = categories.tolist()
+        return names if all(type(name) is str for name in names) else categories
 
     def sorted_ends(self, run: str) -> np.ndarray:
         """The end times of a run's successful requests in ascending order (NaN last), sorted

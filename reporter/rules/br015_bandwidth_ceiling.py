@@ -65,7 +65,7 @@ import math
 from typing import Any
 
 from reporter import bandwidth
-from reporter.compare import cell, row, speculation_state
+from reporter.compare import Cells, row, speculation_state
 from reporter.config import threshold
 from reporter.numbers import fmt
 from reporter.rules.base import AuditData, Finding, Rule, run_ref
@@ -82,18 +82,20 @@ MOE_TYPICAL = 0.65  # METHOD §6: "MoE decode typically reaches 60–65%"
 
 
 def check(data: AuditData) -> list[Finding]:
-    findings = [_check_run(data, str(r["run"]), r) for r in data.run_rows()]
+    # the runs' figures read by position (a label looked up in the run-id index costs more)
+    cell = Cells(data.stats)
+    findings = [_check_run(data, cell, str(r["run"]), r) for r in data.run_rows()]
     findings += [_check_claim(data, c) for c in data.claim_checks if c.metric == "stream_tps"]
     return findings
 
 
-def _rate(data: AuditData, run_id: str) -> tuple[float | None, str]:
-    rate = cell(data.stats, run_id, "median_decode_tps")
+def _rate(data: AuditData, cell: Cells, run_id: str) -> tuple[float | None, str]:
+    rate = cell(run_id, "median_decode_tps")
     if not math.isnan(rate) and rate > 0:
         return rate, "median per-request decode rate"
     n = data.concurrency(run_id)
-    agg = cell(data.stats, run_id, "aggregate_tps")
-    one_at_a_time = n == 1 or (math.isnan(n) and cell(data.stats, run_id, "in_flight") <= 1.05)
+    agg = cell(run_id, "aggregate_tps")
+    one_at_a_time = n == 1 or (math.isnan(n) and cell(run_id, "in_flight") <= 1.05)
     if one_at_a_time and not math.isnan(agg) and agg > 0:
         return agg, "single-stream aggregate (includes prefill: a lower bound on decode)"
     return None, ""
@@ -124,11 +126,11 @@ def _assess(
     }
 
 
-def _check_run(data: AuditData, run_id: str, run: Any) -> Finding:
+def _check_run(data: AuditData, cell: Cells, run_id: str, run: Any) -> Finding:
     refs = run_ref(data, run_id)
-    rate, rate_source = _rate(data, run_id)
-    if rate is None and cell(data.stats, run_id, "output_tokens") == 0:
-        done = cell(data.stats, run_id, "ok")
+    rate, rate_source = _rate(data, cell, run_id)
+    if rate is None and cell(run_id, "output_tokens") == 0:
+        done = cell(run_id, "ok")
         return RULE.finding(
             run_id,
             Outcome.NOT_APPLICABLE,
