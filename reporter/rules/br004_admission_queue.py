@@ -167,6 +167,15 @@ def _held(times: np.ndarray, is_start: np.ndarray, share: float) -> int:
     return 0
 
 
+def _known_first(ordered: np.ndarray, count: int) -> bool:
+    """Whether exactly the first `count` of ordered times (NaN last) are known: the count of
+    those not NaN, read at the two places where the known ones must end."""
+    if count > len(ordered):
+        return False
+    ends_here = count == len(ordered) or bool(np.isnan(ordered[count]))
+    return ends_here and (count == 0 or not np.isnan(ordered[count - 1]))
+
+
 def _after_a_release(first: np.ndarray, ends: np.ndarray, slack: float) -> np.ndarray:
     """True where a request's first token came right after another request ended (within
     `slack`); `ends` in ascending order.
@@ -227,11 +236,7 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
     ends = data.sorted_ends(run_id)
     # the successful requests' ends sorted once for every reader, unless some lack a first
     # token and are left out here
-    ends = (
-        ends[: len(first)]
-        if np.count_nonzero(~np.isnan(ends)) == len(first)
-        else np.sort(end, kind="stable")
-    )
+    ends = ends[: len(first)] if _known_first(ends, len(first)) else np.sort(end, kind="stable")
     # the first tokens' times merged in order with the ends (the values alone: which
     # request had which is not needed to count how many decoded at once). Where a sort orders
     # 0.0 and -0.0 otherwise than the default sort did, the levels are the same and the sums

@@ -88,12 +88,15 @@ def _check_run(data: AuditData, run_id: str) -> Finding:
 
     reported = reported[rows]
     out = column("output_tokens")
+    chunks = column("n_chunks")
     with np.errstate(invalid="ignore", divide="ignore"):
         candidates = {
             "tokens ÷ decode time": column("decode_tps"),
             "tokens ÷ end-to-end time": out / column("e2e"),
-            "chunks ÷ decode time": column("n_chunks") / column("decode_s"),
         }
+        # no chunk counted (most tools record none): its ratios would all be NaN, none usable
+        if not np.isnan(chunks).all():
+            candidates["chunks ÷ decode time"] = chunks / column("decode_s")
     ratios = {}
     with np.errstate(invalid="ignore", divide="ignore"):
         for name, values in candidates.items():

@@ -8,7 +8,13 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from reporter.rules.br004_admission_queue import _held, _merge, _merge_unordered, held_level
+from reporter.rules.br004_admission_queue import (
+    _held,
+    _known_first,
+    _merge,
+    _merge_unordered,
+    held_level,
+)
 
 
 def _held_by_every_level(starts: np.ndarray, ends: np.ndarray, share: float) -> int:
@@ -124,3 +130,14 @@ def test_merge_of_unordered_starts_is_the_merge_of_them_sorted(
     assert times.dtype == expected_times.dtype and is_start.dtype == expected_starts.dtype
     assert times.tobytes() == expected_times.tobytes()
     assert is_start.tobytes() == expected_starts.tobytes()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from([0.0, -0.0, 1.0, 2.0, np.inf, -np.inf, np.nan]), max_size=8),
+    st.integers(0, 10),
+)
+def test_known_first_is_the_count_of_known_times(values: list[float], count: int) -> None:
+    ordered = np.sort(np.array(values, dtype=np.float64), kind="stable")
+    expected = np.count_nonzero(~np.isnan(ordered)) == count
+    assert _known_first(ordered, count) == expected
