@@ -37,7 +37,7 @@ from reporter.decision import (
     proves_overlap,
 )
 from reporter.ladder import ladder
-from reporter.metrics import union_length
+from reporter.metrics import union_of_one_run
 from reporter.numbers import fmt
 from reporter.slope import slope
 from reporter.table import Tables
@@ -269,15 +269,18 @@ def prefill_window(data: AuditData, run_id: str) -> PrefillWindow | None:
     send = data.values_of(run_id, "t_send")
     if len(send) and s.flag("has_send"):
         first = data.values_of(run_id, "t_first")
-        end = data.values_of(run_id, "t_end")
-        close = np.where(np.isnan(first), end, first)
-        if np.isnan(close).any() or np.isnan(send).any():
+        no_first = np.isnan(first)
+        close = first  # every first token known (the usual case): the column, not a copy
+        if no_first.any():  # a request without a first token: its window runs to its end
+            close = np.where(no_first, data.values_of(run_id, "t_end"), first)
+            if np.isnan(close).any():
+                return None
+        if np.isnan(send).any():
             return None
-        # one interval a request, all in one group: sorted by send, as the run is once
-        order = data.send_order(run_id)
-        seconds = float(union_length(np.zeros(len(send)), send, close, order).sum())
+        # one interval a request: sorted by send, as the run is once
+        seconds = union_of_one_run(send, close, data.send_order(run_id))
         start = float(send.min())
-        last_first = float(np.nanmax(first)) - start if not np.isnan(first).all() else math.nan
+        last_first = float(np.nanmax(first)) - start if not no_first.all() else math.nan
         how = (
             f"every prompt was processed between its request's send and its first token: the "
             f"union of those windows is {fmt(seconds, 2)} s of the {fmt(wall, 2)} s wall "

@@ -7,6 +7,7 @@ group-bys, not a Python loop per request.
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 import numpy as np
@@ -76,14 +77,42 @@ def _blocks_by_reach(
     new_block = group_start.copy()
     new_block[1:] |= start[1:] > reach[:-1]
     firsts = np.flatnonzero(new_block)
+    return run[firsts], _block_lengths(start, end, reach, firsts)
+
+
+def _block_lengths(
+    start: np.ndarray, end: np.ndarray, reach: np.ndarray, firsts: np.ndarray
+) -> np.ndarray:
+    """Each merged block's length, from intervals in order of start, the running maximum of
+    their ends (`reach`) and the row where each block begins (`firsts`)."""
     if (end >= start).all() and (end != 0).all():
         # each block's ends are beyond the earlier blocks' reach (they end after the block's
         # first start), so its furthest end is the reach at its last row: the same value
         # (and bits, no end being a zero of either sign) as a maximum over the block
-        lasts = np.append(firsts[1:] - 1, len(run) - 1)
-        return run[firsts], reach[lasts] - start[firsts]
-    lengths = np.maximum.reduceat(end, firsts) - start[firsts]
-    return run[firsts], lengths
+        lasts = np.append(firsts[1:] - 1, len(start) - 1)
+        return np.asarray(reach[lasts] - start[firsts])
+    return np.asarray(np.maximum.reduceat(end, firsts) - start[firsts])
+
+
+def union_of_one_run(start: np.ndarray, end: np.ndarray, order: np.ndarray) -> float:
+    """The length of the union of one run's [start, end) intervals (none NaN), `order` the
+    stable sort of the starts: `union_length` of them as one run, summed (`.sum()` of its
+    Series), to the last bit, without its grouping by run and its Series (most of its cost
+    on one run)."""
+    if not len(start):
+        return 0.0
+    start, end = start[order], end[order]
+    reach = np.maximum.accumulate(end)  # `_running_max` of one group
+    new_block = np.empty(len(start), dtype=bool)
+    new_block[0] = True
+    np.greater(start[1:], reach[:-1], out=new_block[1:])
+    lengths = _block_lengths(start, end, reach, np.flatnonzero(new_block))
+    if len(lengths) > 1 and np.isnan(lengths).any():  # (an overflow) as union_length sums it
+        total = pd.Series(lengths).groupby(np.zeros(len(lengths)), sort=False).sum().iloc[0]
+    else:  # union_length's one block, or its np.add.reduceat over the run's blocks
+        total = lengths[0] if len(lengths) == 1 else np.add.reduceat(lengths, [0])[0]
+    # the Series' sum leaves a NaN out: a sum of none is 0
+    return 0.0 if math.isnan(total) else float(total)
 
 
 def _blocks_by_sorted_ends(
