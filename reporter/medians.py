@@ -34,16 +34,22 @@ def median(values: np.ndarray) -> float:
     return float(middle)
 
 
-def medians_by_code(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+def medians_by_code(
+    values: np.ndarray, codes: np.ndarray, starts: np.ndarray | None = None
+) -> np.ndarray:
     """pandas' group-by median of `values` per code (NaN left out; NaN where none is left),
     one a code present (codes below 0 are none), in code order. A median of zero is pandas'
-    own, of the code's values in row order (the order its group-by gives them)."""
+    own, of the code's values in row order (the order its group-by gives them).
+
+    `starts`: where each code's rows begin, when the caller knows the codes never decrease
+    (each code's rows together, in code order)."""
     if not len(codes):
         return np.zeros(0)
-    if len(codes) > 1 and (np.diff(codes) < 0).any():  # rows of a run together: no sort
-        order = np.argsort(codes, kind="stable")
-        values, codes = values[order], codes[order]
-    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    if starts is None:
+        if len(codes) > 1 and (np.diff(codes) < 0).any():  # rows of a run together: no sort
+            order = np.argsort(codes, kind="stable")
+            values, codes = values[order], codes[order]
+        starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
     medians = []
     for a, b in itertools.pairwise([*starts.tolist(), len(codes)]):
         if codes[a] < 0:

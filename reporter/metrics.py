@@ -419,14 +419,15 @@ class _RunStretches:
 
     For groups in order and values without NaN, pandas' sums, means and extremes are ufunc
     reductions over each group's stretch (np.add.reduceat and friends): the same calls here.
-    With NaN (pandas' Kahan sums), and for the standard deviation (its Welford loop), pandas
-    itself computes them, grouped by the codes as they are (every category kept), which
-    spares recoding the categories to the runs present."""
+    With NaN (pandas' Kahan sums), and for the standard deviation (its Welford loop) but where
+    each run's values are one number, pandas itself computes them, grouped by the codes as
+    they are (every category kept), which spares recoding the categories to the runs present."""
 
     def __init__(self, req: pd.DataFrame, codes: np.ndarray, taken: np.ndarray | None = None):
         self._req, self._taken = req, taken
         self._values: dict[str, np.ndarray] = {}
         self._missing: dict[str, np.ndarray | None] = {}
+        self._reduced: dict[tuple[str, np.ufunc], np.ndarray] = {}
         self.row_codes = codes if taken is None else codes[taken]
         n = len(self.row_codes)
         self.starts = np.flatnonzero(
@@ -446,8 +447,10 @@ class _RunStretches:
     def missing(self, column: str) -> np.ndarray | None:
         """Where the column's values (of the rows taken) are NaN; None where none is."""
         if column not in self._missing:
-            missing = np.isnan(self.values(column))
-            self._missing[column] = missing if missing.any() else None
+            values = self.values(column)
+            # a NaN anywhere makes the minimum NaN: the mask (an array a row) only then
+            missing = np.isnan(values) if len(values) and np.isnan(values.min()) else None
+            self._missing[column] = missing if missing is not None and missing.any() else None
         return self._missing[column]
 
     def _by_pandas(self, column: str) -> Any:
@@ -466,13 +469,23 @@ class _RunStretches:
             figures = grouped.sum(min_count=min_count) if how == "sum" else getattr(grouped, how)()
             return np.asarray(figures.to_numpy(dtype=np.float64)[self.codes])
         ufunc = {"sum": np.add, "mean": np.add, "min": np.minimum, "max": np.maximum}[how]
-        out = ufunc.reduceat(values, self.starts)
+        key = (column, ufunc)
+        if key not in self._reduced:  # a column's sum serves its mean too (read only)
+            self._reduced[key] = ufunc.reduceat(values, self.starts)
+        out = self._reduced[key]
         return out / self.sizes.astype(np.float64) if how == "mean" else out
 
     def std(self, column: str) -> np.ndarray:
         """pandas' group-by standard deviation (ddof 0) of the column, a value a run."""
         if not len(self.codes):
             return np.zeros(0)
+        if self.missing(column) is None:
+            low, high = self.reduce(column, "min"), self.reduce(column, "max")
+            if (low == high).all() and np.isfinite(low).all():
+                # each run's values one finite number (outputs of one forced length): pandas'
+                # Welford loop adds (value − mean) × (value − mean before) = 0 × finite, a
+                # zero, to a sum that starts at +0.0, and takes √(+0.0 ÷ count) = +0.0
+                return np.zeros(len(self.codes))
         figures = self._by_pandas(column).std(ddof=0)
         return np.asarray(figures.to_numpy(dtype=np.float64)[self.codes])
 
@@ -487,7 +500,7 @@ class _RunStretches:
 
     def medians(self, column: str) -> np.ndarray:
         """pandas' group-by median of the column, a value a run."""
-        return medians_by_code(self.values(column), self.row_codes)
+        return medians_by_code(self.values(column), self.row_codes, self.starts)
 
 
 def _request_aggregates_by_group_by(req: pd.DataFrame) -> pd.DataFrame:
