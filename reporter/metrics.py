@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -44,10 +44,11 @@ def union_length(
     overflow.
     """
     run = np.asarray(run)
-    keep = ~(pd.isna(run) | np.isnan(start) | np.isnan(end))
-    if not keep.all():
-        run, start, end = run[keep], start[keep], end[keep]
-        order = None
+    if not _none_missing(run, start, end):
+        keep = ~(pd.isna(run) | np.isnan(start) | np.isnan(end))
+        if not keep.all():
+            run, start, end = run[keep], start[keep], end[keep]
+            order = None
     if len(run) == 0:
         return pd.Series(dtype="float64")
     blocks = _blocks_by_sorted_ends(run, start, end) if order is None else None
@@ -61,6 +62,16 @@ def union_length(
     # group-by's own cost, which was most of a one-run call
     runs_at = np.flatnonzero(np.concatenate(([True], block_runs[1:] != block_runs[:-1])))
     return pd.Series(np.add.reduceat(lengths, runs_at), index=pd.Index(block_runs[runs_at]))
+
+
+def _none_missing(run: np.ndarray, start: np.ndarray, end: np.ndarray) -> bool:
+    """Whether no row lacks its run, start or end, where that is told without a mask a row:
+    integer runs, and float times whose minimum is not NaN (a NaN anywhere makes it NaN)."""
+    if not len(run) or run.dtype.kind not in "iu":
+        return False
+    if start.dtype.kind != "f" or end.dtype.kind != "f":
+        return False
+    return not (np.isnan(start.min()) or np.isnan(end.min()))
 
 
 def _blocks_by_reach(
@@ -128,28 +139,75 @@ def _blocks_by_sorted_ends(
     then the block's furthest end is that k-th smallest end: the same value the running
     maximum reaches. Equal values are the same bits, but for 0.0 and -0.0, which the sorts
     may place either way: a zero anywhere leaves it to the sort by start."""
-    if run.dtype.kind not in "iu" or not (end >= start).all():
+    if run.dtype.kind not in "iu":
         return None
-    if not (start != 0).all() or not (end != 0).all():
-        return None
-    if len(run) > 1 and (run[1:] < run[:-1]).any():  # rows of a run apart: grouped first
+    grouped = len(run) < 2 or not (run[1:] < run[:-1]).any()
+    if not grouped:  # rows of a run apart: grouped first
         by_run = np.argsort(run, kind="stable")
         run, start, end = run[by_run], start[by_run], end[by_run]
-    else:
-        start, end = start.copy(), end.copy()  # sorted in place below
     group_start = np.concatenate(([True], run[1:] != run[:-1]))
     firsts_of_runs = np.flatnonzero(group_start)
     if len(firsts_of_runs) >= _MANY_GROUPS:
         return None
-    for a, b in itertools.pairwise([*firsts_of_runs.tolist(), len(run)]):
+    bounds = list(itertools.pairwise([*firsts_of_runs.tolist(), len(run)]))
+    if len(run) >= _RUN_AT_A_TIME_ROWS * len(bounds):
+        # large runs: one at a time, each run's copies and masks small enough to stay in
+        # cache (and to be reused, not new memory) rather than a pass over every row each
+        lengths = []
+        for a, b in bounds:
+            blocks = _blocks_of_one_run(start[a:b], end[a:b])
+            if blocks is None:
+                return None
+            lengths.append(blocks)
+        counts = [len(blocks) for blocks in lengths]
+        return np.repeat(run[firsts_of_runs], counts), np.concatenate(lengths)
+    if not _sorted_ends_hold(start, end):
+        return None
+    if grouped:
+        start, end = start.copy(), end.copy()  # sorted in place below
+    for a, b in bounds:
         for values in (start[a:b], end[a:b]):
             if (values[1:] < values[:-1]).any():  # a run in time order already: no sort
-                values.sort(kind="stable" if _nearly_in_order(values) else "quicksort")
+                values.sort(kind=_sort_kind(values))
     new_block = group_start
     new_block[1:] |= start[1:] > end[:-1]
     firsts = np.flatnonzero(new_block)
     lasts = np.append(firsts[1:] - 1, len(run) - 1)
     return run[firsts], end[lasts] - start[firsts]
+
+
+def _sorted_ends_hold(start: np.ndarray, end: np.ndarray) -> bool:
+    """Whether the blocks of intervals may be read from their starts and ends sorted apart:
+    no interval ends before it starts, and no time is a zero (of either sign)."""
+    return bool((end >= start).all() and (start != 0).all() and (end != 0).all())
+
+
+def _blocks_of_one_run(start: np.ndarray, end: np.ndarray) -> np.ndarray | None:
+    """`_blocks_by_sorted_ends`' block lengths of one run's intervals (none NaN), in order of
+    start; None where `_sorted_ends_hold` does not."""
+    if not _sorted_ends_hold(start, end):
+        return None
+    # a run in time order already is read as it is (not written): no copy, no sort
+    if (start[1:] < start[:-1]).any():
+        start = np.sort(start, kind=_sort_kind(start))
+    if (end[1:] < end[:-1]).any():
+        end = np.sort(end, kind=_sort_kind(end))
+    new_block = np.empty(len(start), dtype=bool)
+    new_block[0] = True
+    np.greater(start[1:], end[:-1], out=new_block[1:])
+    firsts = np.flatnonzero(new_block)
+    lasts = np.append(firsts[1:] - 1, len(start) - 1)
+    return np.asarray(end[lasts] - start[firsts])
+
+
+#: Runs of this many rows on average have their blocks found one run at a time.
+_RUN_AT_A_TIME_ROWS = 4096
+
+
+def _sort_kind(values: np.ndarray) -> Literal["stable", "quicksort"]:
+    """numpy's stable sort for a run nearly in order (it merges ordered stretches), else its
+    quicksort: sorted values are the same whichever sort made them."""
+    return "stable" if _nearly_in_order(values) else "quicksort"
 
 
 #: A run where no time is above the one this many rows after it is nearly in order (a few
