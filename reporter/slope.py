@@ -17,7 +17,7 @@ import pandas as pd
 from reporter.auditdata import AuditData, run_ref
 from reporter.config import threshold
 from reporter.decision import CONCURRENCY, RATE, Decision, RunFacts, proves_overlap
-from reporter.numbers import fmt
+from reporter.numbers import counted, fmt
 from reporter.types import Outcome, Severity
 
 FLAT_GROWTH = threshold(
@@ -28,15 +28,39 @@ FLAT_GROWTH = threshold(
 )
 
 
-def levels(data: AuditData, runs: list[str]) -> pd.Series:
-    """Median aggregate per concurrency level (repeats folded), sorted by N."""
+def levels(data: AuditData, runs: list[str], *, in_flight: bool = False) -> pd.Series:
+    """Median aggregate per concurrency level (repeats folded), sorted by N.
+
+    `in_flight`: each run at the most requests it can have had in flight (`most_in_flight`)
+    rather than at its stated N."""
     frame = pd.DataFrame(
         {
-            "n": [data.concurrency(r) for r in runs],
+            "n": [most_in_flight(data, r) if in_flight else data.concurrency(r) for r in runs],
             "agg": [float(data.figures(r)["aggregate_tps"]) for r in runs],
         }
     ).dropna()
     return frame.groupby("n")["agg"].median().sort_index()
+
+
+def most_in_flight(data: AuditData, run: str) -> float:
+    """The most requests a closed-loop run can have had in flight: its concurrency N, or its
+    request count when it sent fewer (k < N requests are never N at once)."""
+    n = data.concurrency(run)
+    requests = float(data.figures(run)["requests"])
+    return requests if requests >= 1 and requests < n else n
+
+
+def _fewer_than_n(data: AuditData, runs: list[str]) -> list[str]:
+    """Each run that sent fewer requests than its concurrency, said with its numbers."""
+    said = []
+    for r in runs:
+        n, bound = data.concurrency(r), most_in_flight(data, r)
+        if bound < n:
+            said.append(
+                f"run {r}: {counted(int(bound), 'request')} at N={n:g}, so at most "
+                f"{bound:g} in flight"
+            )
+    return said
 
 
 def _refs(data: AuditData, runs: list[str]) -> list[str]:
@@ -60,7 +84,19 @@ def _concurrency_slope(data: AuditData, runs: list[str], facts: dict[str, RunFac
     if len(ns) < 2:
         why = "concurrency not stated" if not ns else f"every run at N={int(next(iter(ns)))}"
         return Decision(Outcome.NOT_APPLICABLE, f"not a sweep over concurrency ({why})", refs=refs)
-    table = levels(data, runs)
+    # a run of fewer requests than its N never had N in flight: it stands at its count
+    fewer = _fewer_than_n(data, runs)
+    bounds = {most_in_flight(data, r) for r in runs}
+    bounds = {n for n in bounds if not np.isnan(n)}
+    if fewer and len(bounds) < 2:
+        return Decision(
+            Outcome.NOT_APPLICABLE,
+            f"not a sweep over concurrency: every run had at most "
+            f"{counted(int(next(iter(bounds))), 'request')} in flight ({'; '.join(fewer)})",
+            arithmetic=fewer,
+            refs=refs,
+        )
+    table = levels(data, runs, in_flight=bool(fewer))
     if len(table) < 2:
         return Decision(
             Outcome.UNDECIDABLE,
@@ -92,6 +128,7 @@ def _concurrency_slope(data: AuditData, runs: list[str], facts: dict[str, RunFac
         "ideal_growth": n_max / n_min,
     }
     arithmetic = [
+        *fewer,
         f"aggregate at N={ns_text}: {series} tok/s",
         f"growth A({n_max:g}) ÷ A({n_min:g}) = {fmt(table.iloc[-1])} ÷ {fmt(table.iloc[0])} "
         f"= {fmt(growth, 2)}× (ideal {fmt(n_max / n_min, 0)}×, serial 1×)",

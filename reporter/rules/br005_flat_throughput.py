@@ -11,7 +11,9 @@ N=4; how much depends on the model and the KV cache, but it is not flat.
 
 ## How it decides
 Per concurrency level the median aggregate over repeats, `A(N)`. The growth is
-`A(N_max) ÷ A(N_min)`, and needs `N_max ≥ 2 × N_min`. The sweep is flat when the growth is
+`A(N_max) ÷ A(N_min)`, and needs `N_max ≥ 2 × N_min`. A run that sent fewer requests than its
+N never had N in flight: it stands at its request count (a closed loop of 4 with one request
+is a point at 1, not a flat point at 4). The sweep is flat when the growth is
 below `flat_growth` (1.2): single runs differ by ~5% and serial runs lose ~2% per step
 (METHOD §2, §7), while even weak batching of two requests gains well over 20%.
 

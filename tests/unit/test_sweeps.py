@@ -220,8 +220,9 @@ def test_a_rate_sweep_that_serves_half_its_offered_load_saturates(
     assert "serial" not in {str(r.verdict) for r in verdict.runs}
 
 
-def _vllm_point(concurrency: int, prompt_mean: int, output_mean: int) -> dict[str, Any]:
-    completed = 64
+def _vllm_point(
+    concurrency: int, prompt_mean: int, output_mean: int, completed: int = 64
+) -> dict[str, Any]:
     duration = 20.0 / concurrency**0.5
     return {
         "output_throughput": completed * output_mean / duration,
@@ -360,8 +361,10 @@ def test_a_sweep_that_rises_then_falls_names_its_peak(tmp_path: Path) -> None:
     import json
 
     paths = []
+    # 2,044 requests at every N, as in akamaslabs' runs: at N=768 a run of fewer requests
+    # would stand at its count (never more in flight than were sent)
     for n, aggregate in ((16, 1792.2), (128, 4826.8), (768, 4520.1)):
-        point = _vllm_point(n, 575, 216)
+        point = _vllm_point(n, 575, 216, completed=2044)
         point["duration"] = point["total_output_tokens"] / aggregate
         path = tmp_path / f"c{n}.json"
         path.write_text(json.dumps(point))
@@ -379,7 +382,8 @@ def test_a_sweep_that_rises_then_falls_names_its_peak(tmp_path: Path) -> None:
         "grows with N up to N=128 (4,826.8 tok/s), and is lower beyond it"
     }
     # a last point within half a percent of the highest: no fall to name
-    paths[-1].write_text(paths[-1].read_text().replace(str(13824 / 4520.1), str(13824 / 4810.0)))
+    total = 2044 * 216
+    paths[-1].write_text(paths[-1].read_text().replace(str(total / 4520.1), str(total / 4810.0)))
     (flat,) = [f for f in api.audit(paths, select=["BR005"]).findings if f.code == "BR005"]
     assert flat.message.startswith("aggregate grows 2.68× from N=16 to N=768")
     assert "highest" not in flat.message
