@@ -43,7 +43,7 @@ from __future__ import annotations
 import csv
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
@@ -657,10 +657,16 @@ def is_batched_markdown_header(line: str) -> bool:
 
 def _batched_tables(source: Source) -> list[tuple[int, int]]:
     """(header line, rows) of each llama-batched-bench Markdown table in a llama-bench log."""
+    return _tables(source, is_batched_markdown_header)
+
+
+def _tables(source: Source, is_header: Callable[[str], bool]) -> list[tuple[int, int]]:
+    """(header line, rows) of each Markdown table in the file whose header `is_header`: its
+    rows are the `|` lines after the header and its separator."""
     out: list[tuple[int, int]] = []
     lines = text_lines(source.text())
     for i, line in enumerate(lines):
-        if is_batched_markdown_header(line):
+        if is_header(line):
             rows = 0
             for later in lines[i + 2 :]:
                 if not later.lstrip().startswith("|"):
@@ -1191,17 +1197,7 @@ def is_sweep_markdown_header(line: str) -> bool:
 
 def _sweep_tables(source: Source) -> list[tuple[int, int]]:
     """(header line, rows) of each llama-sweep-bench Markdown table in the file."""
-    out: list[tuple[int, int]] = []
-    lines = text_lines(source.text())
-    for i, line in enumerate(lines):
-        if is_sweep_markdown_header(line):
-            rows = 0
-            for later in lines[i + 2 :]:
-                if not later.lstrip().startswith("|"):
-                    break
-                rows += 1
-            out.append((i + 1, rows))
-    return out
+    return _tables(source, is_sweep_markdown_header)
 
 
 def _printed_rates(tokens: int, time: float, shape: _SweepShape) -> tuple[float, float]:
