@@ -778,6 +778,22 @@ def _active_params(model_type: Any, derived: list[str]) -> float | None:
     return float(match.group(2)) * 1e9
 
 
+def _test_workload(n_prompt: int, n_gen: int, depth: int, no_draft: str) -> dict[str, Any]:
+    """The workload of one single-stream test of `n_prompt` prompt tokens and `n_gen`
+    decoded ones after `depth` tokens already in the cache (`no_draft`: why without
+    speculation)."""
+    return {
+        "concurrency": 1,
+        "stop": "forced",
+        "ignore_eos": True,
+        "output_tokens": n_gen or None,
+        "prompt_tokens": n_prompt,
+        "context_tokens": depth + n_prompt,
+        "speculative": {"enabled": False, "source": no_draft},
+        "phase": _phase(n_prompt, n_gen),
+    }
+
+
 def _phase(n_prompt: int, n_gen: int) -> str | None:
     """What the test times: prompt processing (pp), generation (tg), or both (pp+tg)."""
     if n_prompt and n_gen:
@@ -974,16 +990,7 @@ def _test_run(
             "working_set_bytes": f.number("model_size"),
         },
         hardware={"name": _hardware_name(record)},
-        workload={
-            "concurrency": 1,
-            "stop": "forced",
-            "ignore_eos": True,
-            "output_tokens": n_gen or None,
-            "prompt_tokens": n_prompt,
-            "context_tokens": depth + n_prompt,
-            "speculative": {"enabled": False, "source": NO_DRAFT},
-            "phase": _phase(n_prompt, n_gen),
-        },
+        workload=_test_workload(n_prompt, n_gen, depth, NO_DRAFT),
         summary=summary,
         derived=derived,
         extra={
@@ -1073,12 +1080,25 @@ def _batched_cell(text: str) -> Any:
     return text.strip() if number is None else number
 
 
-def _read_batched_markdown(source: Source, problems: Problems, lenient: bool) -> Partial:
-    """One run per row of llama-batched-bench's Markdown tables, each row read as the JSON
-    Lines point it prints (the settings from the line before the table)."""
-    lines = text_lines(source.text())
+@dataclass
+class _MarkdownTable:
+    """One Markdown table of a llama.cpp tool's output: its header's line number and cells,
+    the settings of the last `main: n_kv_max = …` line before it, and its rows (line number,
+    cells)."""
+
+    line: int
+    header: list[str]
+    settings: dict[str, Any]
+    rows: list[tuple[int, list[str]]]
+
+
+def _read_tables(
+    lines: list[str], is_header: Callable[[str], bool]
+) -> tuple[list[_MarkdownTable], list[int]]:
+    """Each Markdown table whose header `is_header` (its rows: the `|` lines after the header
+    and its separator), and the numbers of the other lines that are not blank."""
     settings: dict[str, Any] = {}
-    points: list[tuple[int, dict[str, Any]]] = []
+    tables: list[_MarkdownTable] = []
     others: list[int] = []
     number = 0
     while number < len(lines):
@@ -1087,24 +1107,36 @@ def _read_batched_markdown(source: Source, problems: Problems, lenient: bool) ->
         found = BATCHED_SETTINGS.fullmatch(line)
         if found:
             settings = _batched_settings(found.group(1))
-        if not is_batched_markdown_header(line):
+        if not is_header(line):
             if line.strip():
                 others.append(number)
             continue
-        header = _cells(line)
+        table = _MarkdownTable(number, _cells(line), settings, [])
         if number < len(lines) and _is_separator(lines[number]):
             number += 1
         while number < len(lines) and lines[number].lstrip().startswith("|"):
-            cells = _cells(lines[number])
+            table.rows.append((number + 1, _cells(lines[number])))
             number += 1
-            if len(cells) != len(header):
+        tables.append(table)
+    return tables, others
+
+
+def _read_batched_markdown(source: Source, problems: Problems, lenient: bool) -> Partial:
+    """One run per row of llama-batched-bench's Markdown tables, each row read as the JSON
+    Lines point it prints (the settings from the line before the table)."""
+    tables, others = _read_tables(text_lines(source.text()), is_batched_markdown_header)
+    points: list[tuple[int, dict[str, Any]]] = []
+    for table in tables:
+        for number, cells in table.rows:
+            if len(cells) != len(table.header):
                 problems.add(
                     number,
-                    f"the table row has {len(cells)} cells; expected {len(header)}, one per column",
+                    f"the table row has {len(cells)} cells; expected {len(table.header)}, one "
+                    "per column",
                 )
                 continue
-            record = dict(settings)
-            for name, cell in zip(header, cells, strict=True):
+            record = dict(table.settings)
+            for name, cell in zip(table.header, cells, strict=True):
                 if name in BATCHED_COLUMNS:
                     record[BATCHED_COLUMNS[name]] = _batched_cell(cell)
             points.append((number, record))
@@ -1262,40 +1294,23 @@ def _read_sweep_markdown(source: Source, problems: Problems, lenient: bool) -> P
     line before a table): the row's prompt and generation phases, one sequence at the row's
     context depth."""
     lines = text_lines(source.text())
-    headers = [i for i, line in enumerate(lines) if is_sweep_markdown_header(line)]
-    labels = dict(zip(headers, _sweep_labels(lines, headers), strict=True))
-    settings: dict[str, Any] = {}
+    tables, others = _read_tables(lines, is_sweep_markdown_header)
+    labels = _sweep_labels(lines, [t.line - 1 for t in tables])
+    memory = any(len(t.header) > len(SWEEP_COLUMNS) for t in tables)
     rows: list[tuple[int, dict[str, Any], dict[str, Any], str | None]] = []
-    others: list[int] = []
-    memory = False
-    number = 0
-    while number < len(lines):
-        line = lines[number]
-        number += 1
-        found = BATCHED_SETTINGS.fullmatch(line)
-        if found:
-            settings = _batched_settings(found.group(1))
-        if not is_sweep_markdown_header(line):
-            if line.strip():
-                others.append(number)
-            continue
-        label = labels[number - 1]
-        header = _cells(line)
-        memory = memory or len(header) > len(SWEEP_COLUMNS)
-        if number < len(lines) and _is_separator(lines[number]):
-            number += 1
-        while number < len(lines) and lines[number].lstrip().startswith("|"):
-            cells = _cells(lines[number])
-            number += 1
-            if len(cells) != len(header):
+    for table, label in zip(tables, labels, strict=True):
+        for number, cells in table.rows:
+            if len(cells) != len(table.header):
                 problems.add(
                     number,
                     f"the table row has {len(cells)} cells",
-                    f"{len(header)}, one per column ({', '.join(header)})",
+                    f"{len(table.header)}, one per column ({', '.join(table.header)})",
                 )
                 continue
-            cell = {name: _batched_cell(text) for name, text in zip(header, cells, strict=True)}
-            rows.append((number, cell, settings, label))
+            cell = {
+                name: _batched_cell(text) for name, text in zip(table.header, cells, strict=True)
+            }
+            rows.append((number, cell, table.settings, label))
     runs: list[dict[str, Any]] = []
     checks: list[str] = []
     for at, cell, table_settings, label in rows:
@@ -1506,18 +1521,9 @@ def _sweep_phase(
         NAME,
         tool=("llama-sweep-bench", None),
         engine={"name": "llama.cpp", "flags": flags},
-        workload={
-            "concurrency": 1,
-            "stop": "forced",
-            "ignore_eos": True,
-            "output_tokens": n_gen or None,
-            "prompt_tokens": n_prompt,
-            # as for llama-bench's tests: the context at the first decoded token, or after
-            # the prompt
-            "context_tokens": depth + n_prompt,
-            "speculative": {"enabled": False, "source": NO_DRAFT_SWEEP},
-            "phase": _phase(n_prompt, n_gen),
-        },
+        # as for llama-bench's tests: the context at the first decoded token, or after the
+        # prompt
+        workload=_test_workload(n_prompt, n_gen, depth, NO_DRAFT_SWEEP),
         summary=summary,
         # a group of its own: the rows of a sweep differ in context, and are no repeats
         group=" ".join(["llama-sweep-bench", _test_name(n_prompt, n_gen, depth), *flags])
