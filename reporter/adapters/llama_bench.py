@@ -1311,15 +1311,7 @@ def _read_sweep_markdown(source: Source, problems: Problems, lenient: bool) -> P
                 name: _batched_cell(text) for name, text in zip(table.header, cells, strict=True)
             }
             rows.append((number, cell, table.settings, label))
-    runs: list[dict[str, Any]] = []
-    checks: list[str] = []
-    for at, cell, table_settings, label in rows:
-        phases, disagree = _sweep_runs(cell, table_settings, label, at, source, problems)
-        runs.extend(phases)
-        checks.extend(disagree)
-    # a paste may hold a row twice: its runs are told apart as llama-bench's are
-    for run, run_id in zip(runs, unique_ids([str(r["run"]) for r in runs]), strict=True):
-        run["run"] = run_id
+    runs, checks = _sweep_phases(rows, source, problems, SWEEP_MARKDOWN)
     problems.raise_unless(lenient)
     read = len(runs) // 2
     notes = [
@@ -1351,8 +1343,7 @@ def _read_sweep_json_lines(source: Source, problems: Problems, lenient: bool) ->
     table; the points are printed through its logger, between ordinary log lines."""
     records = json_lines(source, problems, keep=_sweep_line)
     points = [(line, r) for line, r in records if r is not None]
-    runs: list[dict[str, Any]] = []
-    checks: list[str] = []
+    objects: list[tuple[int, dict[str, Any], dict[str, Any], str | None]] = []
     for line, record in points:
         if not isinstance(record, dict):
             problems.add(
@@ -1361,13 +1352,8 @@ def _read_sweep_json_lines(source: Source, problems: Problems, lenient: bool) ->
                 f"an object ({SWEEP_JSON_LINES.what})",
             )
             continue
-        phases, disagree = _sweep_runs(
-            record, record, None, line, source, problems, SWEEP_JSON_LINES
-        )
-        runs.extend(phases)
-        checks.extend(disagree)
-    for run, run_id in zip(runs, unique_ids([str(r["run"]) for r in runs]), strict=True):
-        run["run"] = run_id
+        objects.append((line, record, record, None))  # a point holds its own settings
+    runs, checks = _sweep_phases(objects, source, problems, SWEEP_JSON_LINES)
     problems.raise_unless(lenient)
     read = len(runs) // 2
     notes = [
@@ -1388,6 +1374,27 @@ def _read_sweep_json_lines(source: Source, problems: Problems, lenient: bool) ->
     if logs:
         notes.append(f"llama-sweep-bench: {counted(logs, 'log line')} that are not JSON left aside")
     return finish(source, NAME, runs, [], records=len(points), notes=notes, problems=problems)
+
+
+def _sweep_phases(
+    points: list[tuple[int, dict[str, Any], dict[str, Any], str | None]],
+    source: Source,
+    problems: Problems,
+    shape: _SweepShape,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The runs of llama-sweep-bench's rows or points, (line, figures, settings, label) each
+    (`_sweep_runs`), with ids told apart, and the notes on stated rates their times do not
+    give."""
+    runs: list[dict[str, Any]] = []
+    checks: list[str] = []
+    for line, figures, settings, label in points:
+        phases, disagree = _sweep_runs(figures, settings, label, line, source, problems, shape)
+        runs.extend(phases)
+        checks.extend(disagree)
+    # a paste may hold a row twice: its runs are told apart as llama-bench's are
+    for run, run_id in zip(runs, unique_ids([str(r["run"]) for r in runs]), strict=True):
+        run["run"] = run_id
+    return runs, checks
 
 
 def _sweep_runs(
