@@ -107,7 +107,9 @@ def _concurrency_slope(data: AuditData, runs: list[str], facts: dict[str, RunFac
     if n_max < 2 * n_min:
         return Decision(
             Outcome.UNDECIDABLE,
-            f"the sweep spans N={n_min:g}..{n_max:g}, less than a factor of two",
+            f"the sweep spans N={n_min:g}..{n_max:g}, less than a factor of two"
+            + (f" ({'; '.join(fewer)})" if fewer else ""),
+            arithmetic=fewer,
             refs=refs,
         )
     first, last = float(table.iloc[0]), float(table.iloc[-1])

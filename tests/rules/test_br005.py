@@ -68,3 +68,29 @@ def test_a_sweep_whose_runs_fill_their_n_is_read_at_n(tmp_path):
     f = finding(api.audit([path]), "BR005", "sweep")
     assert f["message"] == "aggregate grows 2.00× from N=1 to N=2 (20.0 / 40.0 tok/s)"
     assert not any("in flight" in line for line in f["arithmetic"])
+
+
+def test_a_summary_of_fewer_prompts_than_its_max_concurrency_stands_at_its_prompts(tmp_path):
+    # vLLM's `bench serve --max-concurrency 256 --num-prompts 100` (a common pairing) never has
+    # more than 100 requests in flight: a sweep 64 / 256 whose aggregate barely moves is two
+    # points at 64 and 100 requests, less than a factor of two apart, not a flat sweep to 256
+    paths = []
+    for n, duration in ((64, 10.0), (256, 9.5)):
+        point = {
+            "date": "20250601-120000", "backend": "vllm", "model_id": "m", "num_prompts": 100,
+            "request_rate": "inf", "max_concurrency": n, "duration": duration, "completed": 100,
+            "total_input_tokens": 100 * 512, "total_output_tokens": 100 * 128,
+            "output_throughput": 100 * 128 / duration, "mean_ttft_ms": 50.0,
+            "median_ttft_ms": 50.0, "mean_tpot_ms": 10.0, "median_tpot_ms": 10.0,
+        }  # fmt: skip
+        path = tmp_path / f"c{n}.json"
+        path.write_text(json.dumps(point))
+        paths.append(path)
+    verdict = api.audit(paths)
+    [f] = [x for x in verdict.to_dict()["findings"] if x["code"] == "BR005"]
+    assert f["outcome"] == "undecidable"
+    assert f["message"] == (
+        "the sweep spans N=64..100, less than a factor of two (run vllm:infqps:c256: 100 requests "
+        "at N=256, so at most 100 in flight)"
+    )
+    assert verdict.to_dict()["verdict"] != "serial"
