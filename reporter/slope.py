@@ -10,6 +10,7 @@ flat. That is saturation, never serial service.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -28,14 +29,12 @@ FLAT_GROWTH = threshold(
 )
 
 
-def levels(data: AuditData, runs: list[str], *, in_flight: bool = False) -> pd.Series:
-    """Median aggregate per concurrency level (repeats folded), sorted by N.
-
-    `in_flight`: each run at the most requests it can have had in flight (`most_in_flight`)
-    rather than at its stated N."""
+def levels(data: AuditData, runs: list[str], ns: Mapping[str, float] | None = None) -> pd.Series:
+    """Median aggregate per concurrency level (repeats folded), sorted by N: each run at its
+    stated N, or at `ns[run]` where given (the most it can have had in flight)."""
     frame = pd.DataFrame(
         {
-            "n": [most_in_flight(data, r) if in_flight else data.concurrency(r) for r in runs],
+            "n": [data.concurrency(r) if ns is None else ns[r] for r in runs],
             "agg": [float(data.figures(r)["aggregate_tps"]) for r in runs],
         }
     ).dropna()
@@ -50,11 +49,12 @@ def most_in_flight(data: AuditData, run: str) -> float:
     return requests if requests >= 1 and requests < n else n
 
 
-def _fewer_than_n(data: AuditData, runs: list[str]) -> list[str]:
-    """Each run that sent fewer requests than its concurrency, said with its numbers."""
+def _fewer_than_n(data: AuditData, in_flight: Mapping[str, float]) -> list[str]:
+    """Each run that sent fewer requests than its concurrency (`in_flight`: each run's
+    `most_in_flight`), said with its numbers."""
     said = []
-    for r in runs:
-        n, bound = data.concurrency(r), most_in_flight(data, r)
+    for r, bound in in_flight.items():
+        n = data.concurrency(r)
         if bound < n:
             said.append(
                 f"run {r}: {counted(int(bound), 'request')} at N={n:g}, so at most "
@@ -85,9 +85,9 @@ def _concurrency_slope(data: AuditData, runs: list[str], facts: dict[str, RunFac
         why = "concurrency not stated" if not ns else f"every run at N={int(next(iter(ns)))}"
         return Decision(Outcome.NOT_APPLICABLE, f"not a sweep over concurrency ({why})", refs=refs)
     # a run of fewer requests than its N never had N in flight: it stands at its count
-    fewer = _fewer_than_n(data, runs)
-    bounds = {most_in_flight(data, r) for r in runs}
-    bounds = {n for n in bounds if not np.isnan(n)}
+    in_flight = {r: most_in_flight(data, r) for r in runs}
+    fewer = _fewer_than_n(data, in_flight)
+    bounds = {n for n in in_flight.values() if not np.isnan(n)}
     if fewer and len(bounds) < 2:
         return Decision(
             Outcome.NOT_APPLICABLE,
@@ -96,7 +96,7 @@ def _concurrency_slope(data: AuditData, runs: list[str], facts: dict[str, RunFac
             arithmetic=fewer,
             refs=refs,
         )
-    table = levels(data, runs, in_flight=bool(fewer))
+    table = levels(data, runs, in_flight)  # (each run's stated N, unless it sent fewer)
     if len(table) < 2:
         return Decision(
             Outcome.UNDECIDABLE,
