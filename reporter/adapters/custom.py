@@ -611,10 +611,9 @@ def _one_concurrency_a_run(
     column = mapping.columns["concurrency"]
     kept: list[int] = []
     if "run" in mapping.columns:
-        default = str(mapping.run.get("id") or "custom")
         first: dict[str, tuple[int, int]] = {}  # run → its concurrency, and the line saying it
         for i, row in enumerate(rows):
-            run = str(row.get("run") or default)
+            run = _run_of(row, mapping)
             value, line = first.setdefault(run, (row["_concurrency"], row["source_line"]))
             if row["_concurrency"] != value:
                 problems.add(
@@ -650,15 +649,22 @@ def _one_concurrency_a_run(
     return [rows[i] for i in kept], [raw_ns[i] for i in kept]
 
 
+def _run_of(row: dict[str, Any], mapping: Mapping) -> str:
+    """The run a row belongs to: its run column's; else, with a concurrency column, its
+    concurrency's (a sweep in one file: `n4`, or `ID-n4` with run.id); else run.id (default
+    `custom`)."""
+    if row.get("run"):
+        return str(row["run"])
+    if "concurrency" in mapping.columns and "run" not in mapping.columns:
+        prefix = f"{mapping.run['id']}-" if mapping.run.get("id") else ""
+        return f"{prefix}n{row['_concurrency']}"
+    return str(mapping.run.get("id") or "custom")
+
+
 def _assign_runs(rows: list[dict[str, Any]], mapping: Mapping) -> list[str]:
-    default = str(mapping.run.get("id") or "custom")
-    by_concurrency = "concurrency" in mapping.columns and "run" not in mapping.columns
     order: list[str] = []
     for i, row in enumerate(rows):
-        if by_concurrency:  # a sweep in one file: a run a concurrency
-            prefix = f"{mapping.run['id']}-" if mapping.run.get("id") else ""
-            row["run"] = f"{prefix}n{row['_concurrency']}"
-        row["run"] = str(row.get("run") or default)
+        row["run"] = _run_of(row, mapping)
         row.setdefault("id", str(i))
         if row["run"] not in order:
             order.append(row["run"])
