@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from reporter import metrics
+from tests.conftest import float_bits
 
 #: ties, signed zeros, infinities, NaN, extremes and ordinary figures
 VALUES = st.one_of(
@@ -49,19 +50,15 @@ def _frame(
     return frame
 
 
-def _bits(values: np.ndarray) -> list[int]:
-    """Each value's bits; every NaN alike."""
-    values = np.asarray(values, dtype=np.float64)
-    return np.where(np.isnan(values), np.nan, values).view(np.int64).tolist()
-
-
 def _same_as_group_by(frame: pd.DataFrame) -> None:
     with np.errstate(all="ignore"):  # inf − inf: NaN, as pandas gives it
         expected = metrics._request_aggregates_by_group_by(frame)
         found = metrics.request_aggregates(frame)
     pd.testing.assert_frame_equal(found, expected, check_exact=True)
     for column in expected.columns:
-        assert _bits(found[column].to_numpy()) == _bits(expected[column].to_numpy()), column
+        assert float_bits(found[column].to_numpy()) == float_bits(expected[column].to_numpy()), (
+            column
+        )
 
 
 @settings(max_examples=250, deadline=None)

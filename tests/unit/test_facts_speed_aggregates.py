@@ -14,6 +14,7 @@ from hypothesis.extra import numpy as hnp
 
 from reporter import metrics
 from reporter.medians import medians_by_code
+from tests.conftest import float_bits
 
 RUNS = ["r0", "r1", "r2", "r3"]
 
@@ -25,12 +26,6 @@ VALUES = st.one_of(
     st.floats(-10, 10).map(lambda x: round(x, 1)),
 )
 TIMES = st.floats(1, 20).map(lambda x: round(x, 1))
-
-
-def _bits(values: np.ndarray) -> list[int]:
-    """Each value's bits; every NaN alike."""
-    values = np.asarray(values, dtype=np.float64)
-    return np.where(np.isnan(values), np.nan, values).view(np.int64).tolist()
 
 
 def _frame(
@@ -64,7 +59,9 @@ def _same_as_group_by(frame: pd.DataFrame) -> None:
         found = metrics.request_aggregates(frame)
     pd.testing.assert_frame_equal(found, expected, check_exact=True)
     for column in expected.columns:
-        assert _bits(found[column].to_numpy()) == _bits(expected[column].to_numpy()), column
+        assert float_bits(found[column].to_numpy()) == float_bits(expected[column].to_numpy()), (
+            column
+        )
 
 
 @pytest.mark.slow
@@ -123,4 +120,4 @@ def test_medians_from_the_stretches_found(case: tuple[np.ndarray, np.ndarray]) -
     with np.errstate(all="ignore"):  # two huge middle values overflow their sum, as ever
         expected = medians_by_code(values.copy(), codes.copy())
         found = medians_by_code(values, codes, starts)
-    assert _bits(found) == _bits(expected)
+    assert float_bits(found) == float_bits(expected)

@@ -14,6 +14,7 @@ from hypothesis.extra import numpy as hnp
 from hypothesis.extra.numpy import arrays
 
 from reporter.medians import median, medians_by_code
+from tests.conftest import float_bits
 
 #: Values that tie or sit at the edges: signed zeros, infinities, the largest and smallest.
 EDGES = [0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, 1e308, -1e308, 5e-324, math.nan]
@@ -78,16 +79,11 @@ def _pandas_medians(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return medians.to_numpy(dtype=np.float64)
 
 
-def _bits(values: np.ndarray) -> list[int]:
-    """Each value's bits; every NaN alike."""
-    return np.where(np.isnan(values), np.nan, values).view(np.int64).tolist()
-
-
 def _same_as_pandas(values: np.ndarray, codes: np.ndarray) -> None:
     with np.errstate(all="ignore"):  # inf − inf: NaN, as pandas gives it
         expected = _pandas_medians(values, codes)
         found = medians_by_code(values.copy(), codes.copy())
-    assert _bits(found) == _bits(expected)
+    assert float_bits(found) == float_bits(expected)
 
 
 @settings(max_examples=600, deadline=None)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from reporter.latency import PERCENTILES, _percentiles_of, _select, percentiles
+from tests.conftest import float_bits
 
 #: what the latency table asks, and the ends and odd points of the range
 ASKED = [p / 100 * 100 for p in PERCENTILES]
@@ -25,18 +26,11 @@ VALUES = st.one_of(
 )
 
 
-def _bits(values: np.ndarray) -> list[int]:
-    """Each value's bits; every NaN alike (numpy hands back whichever NaN it partitioned
-    last, and a NaN is written as one)."""
-    values = np.where(np.isnan(values), np.nan, values)
-    return np.asarray(values, dtype=np.float64).view(np.int64).tolist()
-
-
 def _same(values: np.ndarray, percents: list[float]) -> None:
     with np.errstate(all="ignore"):  # inf − inf: NaN, as numpy gives it
         expected = np.percentile(values.copy(), percents)
         found = percentiles(values.copy(), percents)
-    assert _bits(found) == _bits(expected)
+    assert float_bits(found) == float_bits(expected)
 
 
 @settings(max_examples=600, deadline=None)
@@ -80,7 +74,7 @@ def test_percentiles_of_pieces_are_numpys_without_nan(pieces: list[np.ndarray]) 
     if expected is None:
         assert table.empty
     else:
-        assert _bits(table.loc[3].to_numpy()) == _bits(expected)
+        assert float_bits(table.loc[3].to_numpy()) == float_bits(expected)
 
 
 @settings(max_examples=300, deadline=None)

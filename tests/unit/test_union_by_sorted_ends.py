@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from reporter import metrics
+from tests.conftest import float_bits
 
 #: coarse times (ties, touching intervals), zeros of both signs, infinities and NaN
 TIMES = st.one_of(
@@ -23,12 +24,6 @@ NONZERO_TIMES = st.one_of(
     st.sampled_from([1.0, 2.0, 2.5, -1.0, np.inf, -np.inf, np.nan, 1e308, -1e308]),
     st.floats(-5, 5).map(lambda x: round(x, 1)).filter(lambda x: x != 0),
 )
-
-
-def _bits(values: np.ndarray) -> list[int]:
-    """Each value's bits; every NaN alike."""
-    values = np.asarray(values, dtype=np.float64)
-    return np.where(np.isnan(values), np.nan, values).view(np.int64).tolist()
 
 
 def _blocks_by_definition(
@@ -59,7 +54,7 @@ def _same_as_by_reach(run: np.ndarray, start: np.ndarray, end: np.ndarray) -> No
     for blocks in found:
         if blocks is not None:
             assert blocks[0].tolist() == expected_runs.tolist()
-            assert _bits(blocks[1]) == _bits(expected)
+            assert float_bits(blocks[1]) == float_bits(expected)
 
 
 def _cases(
