@@ -50,17 +50,42 @@ def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
     return False, ['"kind" (run, request, claim, probe, log)']
 
 
-def _line_numbers(data: bytes, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Line number of each non-empty line, as pyarrow numbers its rows (`starts` and
-    `lengths`: every line's, blank ones too)."""
-    arr = np.frombuffer(data, dtype=np.uint8)
-    # a blank line is empty or holds only "\r": few lines are that short (often the last alone)
+def _line_lengths(newlines: np.ndarray, size: int) -> np.ndarray:
+    """The length of every line (blank ones too) of a file of `size` bytes with these
+    newlines, without its newline: one array, no array of starts or stops beside it."""
+    lengths = np.empty(len(newlines) + 1, dtype=np.int64)
+    if not len(newlines):
+        lengths[0] = size
+        return lengths
+    lengths[0] = newlines[0]
+    np.subtract(newlines[1:], newlines[:-1], out=lengths[1:-1])
+    lengths[1:-1] -= 1
+    lengths[-1] = size - newlines[-1] - 1
+    return lengths
+
+
+def _line_start(newlines: np.ndarray, index: int) -> int:
+    """Where the line at `index` (0 for the first, blank lines counted) begins."""
+    return 0 if index == 0 else int(newlines[index - 1]) + 1
+
+
+def _blank_lines(data: bytes, newlines: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The indices of the blank lines (empty, or a carriage return alone), which pyarrow does
+    not count as rows; few lines are that short (often the last alone)."""
     short = np.flatnonzero(lengths < 2)
     single = short[lengths[short] == 1]
-    blank = np.union1d(short[lengths[short] == 0], single[arr[starts[single]] == 13])
-    if not len(blank) or blank[0] == len(lengths) - len(blank):  # none, or only the last lines
-        return np.arange(1, len(lengths) - len(blank) + 1)
-    return np.delete(np.arange(1, len(lengths) + 1), blank)
+    # where each one-byte line begins: after the newline before it (the first line at 0)
+    starts = np.zeros(len(single), dtype=np.int64)
+    later = single > 0
+    starts[later] = newlines[single[later] - 1] + 1
+    returns = np.frombuffer(data, np.uint8)[starts] == 13
+    return np.union1d(short[lengths[short] == 0], single[returns])
+
+
+def _line_numbers(data: bytes, newlines: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Line number of each non-empty line, as pyarrow numbers its rows (`lengths`: every
+    line's, blank ones too)."""
+    return np.delete(np.arange(1, len(lengths) + 1), _blank_lines(data, newlines, lengths))
 
 
 #: Bytes of a line's head compared at once by _starts_with (as 8-byte words).
@@ -115,8 +140,8 @@ def _scan_lines(
     return offsets, np.concatenate(begins)
 
 
-def _line_bytes(data: bytes, line: int, starts: np.ndarray) -> bytes:
-    start = int(starts[line - 1])
+def _line_bytes(data: bytes, line: int, newlines: np.ndarray) -> bytes:
+    start = _line_start(newlines, line - 1)
     stop = data.find(b"\n", start)
     return data[start : (None if stop < 0 else stop)]
 
@@ -241,25 +266,26 @@ def _read_fast(
     data = source.data
     if data.startswith(b"\xef\xbb\xbf") or not data:
         return None
-    arr = np.frombuffer(data, np.uint8)
     if not data.isascii() and not _is_utf8(data):
         return None  # pyarrow does not check; the line-by-line reader words each bad line
     newlines, begins_request = _scan_lines(data, REQUEST_PREFIXES)
-    # (each array made once, in place: a million lines make each pass a few milliseconds)
-    starts = np.empty(len(newlines) + 1, dtype=np.int64)
-    starts[0] = 0
-    np.add(newlines, 1, out=starts[1:])
-    stops = np.empty(len(newlines) + 1, dtype=np.int64)
-    stops[:-1] = newlines
-    stops[-1] = len(arr)
-    lengths = stops - starts
-    lines = _line_numbers(data, starts, lengths)
-    if len(lines) == 0:
+    # (no array of starts or stops: a million lines make each array a few milliseconds)
+    lengths = _line_lengths(newlines, len(data))
+    blank = _blank_lines(data, newlines, lengths)
+    count = len(lengths) - len(blank)
+    if count == 0:
         return None
-    # no blank line before the last line (lines 1, 2, 3, ...): slices, not copies
-    in_order = bool(lines[-1] == len(lines))
-    kept: slice | np.ndarray = slice(0, len(lines)) if in_order else lines - 1
-    line_starts, line_ends, line_lengths = starts[kept], stops[kept], lengths[kept]
+    # no blank line before the last line: the lines are 1, 2, 3, ..., each one's number its
+    # place plus one, and the lines' arrays are slices, not copies
+    in_order = not len(blank) or bool(blank[0] == count)
+    lines = None if in_order else np.delete(np.arange(1, len(lengths) + 1), blank)
+    kept: slice | np.ndarray = slice(0, count) if lines is None else lines - 1
+
+    def numbers(places: np.ndarray) -> np.ndarray:
+        found: np.ndarray = places + 1 if lines is None else lines[places]
+        return found
+
+    line_lengths = lengths[kept]
     # a line shorter than the longest prefix is parsed alone, as the other lines are
     width = max(len(p) for p in REQUEST_PREFIXES)
     is_request = begins_request[kept] & (line_lengths >= width)
@@ -272,7 +298,7 @@ def _read_fast(
     if count_brackets:
         deep = deep_lines(data, newlines)
         if deep:
-            is_request &= ~np.isin(lines, np.fromiter(deep, dtype=np.int64))
+            is_request &= ~np.isin(numbers(np.arange(count)), np.fromiter(deep, dtype=np.int64))
     request_count = int(np.count_nonzero(is_request))
     if len(is_request) - request_count > MAX_OTHER_LINES:
         return None
@@ -280,9 +306,12 @@ def _read_fast(
     edges = np.zeros(len(is_request) + 2, dtype=bool)
     edges[1:-1] = is_request
     breaks = np.flatnonzero(edges[1:] != edges[:-1])
+    first_lines = numbers(breaks[::2]) - 1  # the indices of each span's first and last line
+    last_lines = numbers(breaks[1::2] - 1) - 1
+    ends = np.append(newlines, len(data))
     spans = [
-        (int(line_starts[a]), int(line_ends[b - 1]))
-        for a, b in zip(breaks[::2], breaks[1::2], strict=True)
+        (_line_start(newlines, a), int(ends[b]))
+        for a, b in zip(first_lines.tolist(), last_lines.tolist(), strict=True)
     ]
     table = _parse_segments(data, spans) if spans else None
     if spans and (table is None or table.num_rows != request_count):
@@ -293,8 +322,8 @@ def _read_fast(
     others: list[tuple[int, dict[str, Any]]] = []
     stray: list[dict[str, Any]] = []  # request records written another way (key order, spaces)
     stray_lines: list[int] = []
-    for line in lines[~is_request]:
-        raw = _line_bytes(data, int(line), starts)
+    for line in numbers(np.flatnonzero(~is_request)):
+        raw = _line_bytes(data, int(line), newlines)
         record, problem = parse_line(source.path, int(line), raw.strip())
         if problem is not None:
             problems.add(int(line), problem.message, problem.expected, problem.col)
@@ -310,13 +339,18 @@ def _read_fast(
     if table is not None:
         frame = _request_frame(table.select([c for c in REQUEST_FIELDS if c in table.column_names]))
         del table
-        # lines 1, 2, 3, ...: a request's line is its place plus one
-        request_lines = np.flatnonzero(is_request) + 1 if in_order else lines[is_request]
+        request_lines = np.flatnonzero(is_request)
+        if lines is None:
+            request_lines += 1  # (in place: numbers() would make a second array)
+        else:
+            request_lines = lines[request_lines]
         # a Series, not the array: pandas copies an array set as a column
         frame["source_line"] = pd.Series(request_lines, index=frame.index, copy=False)
-        frames.append(_check_requests(frame, source, problems, starts))
+        frames.append(_check_requests(frame, source, problems, newlines))
     if stray:
-        frames.append(_check_requests(_records_frame(stray, stray_lines), source, problems, starts))
+        frames.append(
+            _check_requests(_records_frame(stray, stray_lines), source, problems, newlines)
+        )
     if not frames:
         return pd.DataFrame({"source_line": np.zeros(0, dtype="int64")}), others
     if len(frames) == 1:
@@ -417,12 +451,11 @@ def _read_slow(
         if number not in problems.bad_lines:
             others.append((number, record))
     frame = _records_frame(request_records, request_lines)
-    starts = np.concatenate(([0], find_newlines(data) + 1))
-    return _check_requests(frame, Source(source.path, data), problems, starts), others
+    return _check_requests(frame, Source(source.path, data), problems, find_newlines(data)), others
 
 
 def _check_requests(
-    frame: pd.DataFrame, source: Source, problems: _Collector, starts: np.ndarray
+    frame: pd.DataFrame, source: Source, problems: _Collector, newlines: np.ndarray
 ) -> pd.DataFrame:
     """The frame without its failing rows; each failure is reported (worded or counted)."""
     bad = bad_request_rows(frame)
@@ -435,7 +468,7 @@ def _check_requests(
         if worded >= 2 * MAX_SHOWN_PROBLEMS:
             problems.add_uncounted_line(line)
             continue
-        raw = _line_bytes(source.data, line, starts).strip()
+        raw = _line_bytes(source.data, line, newlines).strip()
         try:
             record = loads_relaxed(raw)  # the stdlib keeps NaN, so it can be named
         except ValueError:

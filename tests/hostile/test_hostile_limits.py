@@ -17,7 +17,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.json as pj
@@ -479,7 +478,12 @@ def test_request_lines_are_found_as_line_by_line() -> None:
     """The native reader's scan (the lines' numbers, which begin with a request prefix) agrees
     with splitting the file into lines, whatever the blocks: blank lines, CRLF, no final
     newline, a last line shorter than a word or than a prefix."""
-    from reporter.adapters.native import REQUEST_PREFIXES, _line_numbers, _scan_lines
+    from reporter.adapters.native import (
+        REQUEST_PREFIXES,
+        _line_lengths,
+        _line_numbers,
+        _scan_lines,
+    )
 
     rng = random.Random(7)
     pieces = [*REQUEST_PREFIXES, b'{"kind":"reques', b'{"kind":"run"', b'","x":1}', b"x"]
@@ -497,8 +501,9 @@ def test_request_lines_are_found_as_line_by_line() -> None:
             assert newlines.tolist() == [i for i, c in enumerate(text) if c == 10]
             starts = [0, *(newlines + 1).tolist()]
             stops = [*newlines.tolist(), len(text)]
-            lengths = np.asarray(stops) - np.asarray(starts)
-            lines = _line_numbers(text, np.asarray(starts), lengths).tolist()
+            lengths = _line_lengths(newlines, len(text))
+            assert lengths.tolist() == [b - a for a, b in zip(starts, stops, strict=True)]
+            lines = _line_numbers(text, newlines, lengths).tolist()
             assert lines == [number for number, _ in kept], (text, block)
             is_request = [bool(begins[n - 1]) and lengths[n - 1] >= width for n in lines]
             # a line shorter than the longer prefix is parsed alone
