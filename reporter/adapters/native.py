@@ -124,20 +124,26 @@ def _starts_with(data: bytes, starts: np.ndarray, prefixes: tuple[bytes, ...]) -
 
 def _scan_lines(
     data: bytes, prefixes: tuple[bytes, ...], block: int = NEWLINE_BLOCK
-) -> tuple[np.ndarray, np.ndarray]:
-    """The offsets of the file's newlines, and whether each line (blank ones too) begins with
-    one of `prefixes` (_starts_with).
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The offsets of the file's newlines, whether each line (blank ones too) begins with
+    one of `prefixes` (_starts_with), and whether every byte is ASCII.
 
-    A block's line heads are compared as soon as its newlines are found, while its bytes are
-    in cache: afterwards, each of a million heads would be fetched from memory again.
+    A block's line heads are compared, and its bytes looked at for one over 0x7F, as soon as
+    its newlines are found, while its bytes are in cache: afterwards, each of a million heads
+    would be fetched from memory again.
     """
     newlines: list[np.ndarray] = []
     begins = [_starts_with(data, np.zeros(1, dtype=np.int64), prefixes)]  # the first line
-    for found in newline_blocks(data, block):
+    ascii_only = True
+    blocks = range(0, len(data), block)
+    for begin, found in zip(blocks, newline_blocks(data, block), strict=True):
         newlines.append(found)
         begins.append(_starts_with(data, found + 1, prefixes))
+        if ascii_only:
+            part = np.frombuffer(data, np.uint8, count=min(block, len(data) - begin), offset=begin)
+            ascii_only = int(part.max()) < 0x80
     offsets = np.concatenate(newlines) if newlines else np.zeros(0, dtype=np.int64)
-    return offsets, np.concatenate(begins)
+    return offsets, np.concatenate(begins), ascii_only
 
 
 def _line_bytes(data: bytes, line: int, newlines: np.ndarray) -> bytes:
@@ -266,9 +272,9 @@ def _read_fast(
     data = source.data
     if data.startswith(b"\xef\xbb\xbf") or not data:
         return None
-    if not data.isascii() and not _is_utf8(data):
+    newlines, begins_request, ascii_only = _scan_lines(data, REQUEST_PREFIXES)
+    if not ascii_only and not _is_utf8(data):
         return None  # pyarrow does not check; the line-by-line reader words each bad line
-    newlines, begins_request = _scan_lines(data, REQUEST_PREFIXES)
     # (no array of starts or stops: a million lines make each array a few milliseconds)
     lengths = _line_lengths(newlines, len(data))
     blank = _blank_lines(data, newlines, lengths)
@@ -308,9 +314,8 @@ def _read_fast(
     breaks = np.flatnonzero(edges[1:] != edges[:-1])
     first_lines = numbers(breaks[::2]) - 1  # the indices of each span's first and last line
     last_lines = numbers(breaks[1::2] - 1) - 1
-    ends = np.append(newlines, len(data))
     spans = [
-        (_line_start(newlines, a), int(ends[b]))
+        (_line_start(newlines, a), int(newlines[b]) if b < len(newlines) else len(data))
         for a, b in zip(first_lines.tolist(), last_lines.tolist(), strict=True)
     ]
     table = _parse_segments(data, spans) if spans else None
@@ -383,7 +388,7 @@ def _categorical(column: pa.ChunkedArray) -> pd.Series:
     # the rows that differ from the one before, by their places (no mask of a million rows)
     later = pc.indices_nonzero(pc.not_equal(column.slice(1), column.slice(0, n - 1)))
     heads = np.concatenate(([0], np.asarray(later, dtype=np.int64) + 1))
-    encoded = pc.dictionary_encode(pa.chunked_array(column.take(heads)).combine_chunks())
+    encoded = pc.dictionary_encode(_take_rows(column, heads))
     categories = pd.Index(encoded.dictionary.to_pylist())
     # codes of the width pandas keeps for these categories, checked by construction: each
     # is an index into the dictionary
@@ -392,6 +397,19 @@ def _categorical(column: pa.ChunkedArray) -> pd.Series:
     indices = np.asarray(encoded.indices).astype(width)
     codes = np.repeat(indices, np.diff(np.append(heads, n)))
     return pd.Series(pd.Categorical.from_codes(codes, dtype=dtype, validate=False))
+
+
+def _take_rows(column: pa.ChunkedArray, rows: np.ndarray) -> pa.Array:
+    """The values at `rows` (increasing) as one array, taken chunk by chunk: pyarrow joins
+    a chunked column's chunks before it takes from it (a copy of the column for a few rows)."""
+    bounds = np.cumsum([0, *(len(c) for c in column.chunks)])
+    cuts = np.searchsorted(rows, bounds).tolist()  # each chunk's rows: cuts[i] to cuts[i + 1]
+    parts = [
+        chunk.take(pa.array(rows[a:b] - bounds[i]))
+        for i, (chunk, a, b) in enumerate(zip(column.chunks, cuts, cuts[1:], strict=False))
+        if b > a
+    ]
+    return pa.concat_arrays(parts) if parts else pa.array([], type=column.type)
 
 
 def _request_frame(table: pa.Table) -> pd.DataFrame:

@@ -475,9 +475,9 @@ def test_deep_lines_is_json_depth_line_by_line(text: bytes, block: int) -> None:
 
 @pytest.mark.slow
 def test_request_lines_are_found_as_line_by_line() -> None:
-    """The native reader's scan (the lines' numbers, which begin with a request prefix) agrees
-    with splitting the file into lines, whatever the blocks: blank lines, CRLF, no final
-    newline, a last line shorter than a word or than a prefix."""
+    """The native reader's scan (the lines' numbers, which begin with a request prefix, whether
+    the bytes are all ASCII) agrees with splitting the file into lines, whatever the blocks:
+    blank lines, CRLF, no final newline, a last line shorter than a word or than a prefix."""
     from reporter.adapters.native import (
         REQUEST_PREFIXES,
         _line_lengths,
@@ -487,6 +487,7 @@ def test_request_lines_are_found_as_line_by_line() -> None:
 
     rng = random.Random(7)
     pieces = [*REQUEST_PREFIXES, b'{"kind":"reques', b'{"kind":"run"', b'","x":1}', b"x"]
+    pieces.append("é".encode())
     pieces += [b"\n", b"\r\n", b"\n\n", b"\r", b"\n\r\n"]
     width = max(len(p) for p in REQUEST_PREFIXES)
     for _ in range(3000):
@@ -497,7 +498,8 @@ def test_request_lines_are_found_as_line_by_line() -> None:
             if line not in (b"", b"\r")
         ]
         for block in (1, 3, 8, 1 << 20):
-            newlines, begins = _scan_lines(text, REQUEST_PREFIXES, block)
+            newlines, begins, ascii_only = _scan_lines(text, REQUEST_PREFIXES, block)
+            assert ascii_only is text.isascii()
             assert newlines.tolist() == [i for i, c in enumerate(text) if c == 10]
             starts = [0, *(newlines + 1).tolist()]
             stops = [*newlines.tolist(), len(text)]

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from reporter.adapters.native import _categorical
+from reporter.adapters.native import _categorical, _take_rows
 
 
 def _plain(column: pa.ChunkedArray) -> pd.Series:
@@ -64,3 +64,20 @@ def test_many_categories_take_wider_codes() -> None:
     assert got.cat.codes.dtype == want.cat.codes.dtype == np.int32
     assert np.array_equal(got.cat.codes.to_numpy(), want.cat.codes.to_numpy())
     assert got.cat.categories.equals(want.cat.categories)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(_words, max_size=6), max_size=6),
+    st.data(),
+)
+def test_rows_taken_chunk_by_chunk_are_the_rows(
+    chunks: list[list[str]], data: st.DataObject
+) -> None:
+    """native._take_rows (for the heads of stretches) is pyarrow's take of the joined column,
+    empty chunks included."""
+    column = pa.chunked_array([pa.array(c, pa.string()) for c in chunks], type=pa.string())
+    rows = sorted(data.draw(st.sets(st.integers(0, max(len(column) - 1, 0)))))
+    rows = [r for r in rows if r < len(column)]
+    got = _take_rows(column, np.asarray(rows, dtype=np.int64))
+    assert got.to_pylist() == column.combine_chunks().take(pa.array(rows, pa.int64())).to_pylist()
