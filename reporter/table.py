@@ -301,11 +301,33 @@ def chunk_counts(token_times: pd.Series) -> np.ndarray:
     ).to_numpy(dtype="float64")
 
 
-def _nones(index: pd.RangeIndex) -> pd.Series:
-    """An absent column: None in every row, as Python objects. The dtype is stated, so that
-    pandas does not look at a million Nones to infer one, and the fresh array is not copied."""
-    nones = np.empty(len(index), dtype=object)  # numpy fills an object array with None
-    return pd.Series(nones, index=index, dtype=object, copy=False)
+class _Absent:
+    """The values of a request table's absent columns (None in every row, or NaN where the
+    column holds numbers), made once per table and shared by all its absent columns.
+
+    Each array is read-only, so that sharing it cannot let a write to one column reach
+    another (numpy refuses the write); a million-row array is fresh memory, which costs more
+    than the work done with it.
+    """
+
+    def __init__(self, index: pd.RangeIndex) -> None:
+        self.index = index
+        self._nones: np.ndarray | None = None
+        self._nans: np.ndarray | None = None
+
+    def nones(self) -> pd.Series:
+        """None in every row, as Python objects; the dtype is stated, so that pandas does not
+        look at a million Nones to infer one."""
+        if self._nones is None:
+            self._nones = np.empty(len(self.index), dtype=object)  # numpy fills it with None
+            self._nones.flags.writeable = False
+        return pd.Series(self._nones, index=self.index, dtype=object, copy=False)
+
+    def nans(self) -> np.ndarray:
+        if self._nans is None:
+            self._nans = np.full(len(self.index), np.nan)
+            self._nans.flags.writeable = False
+        return self._nans
 
 
 def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:
@@ -316,6 +338,7 @@ def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:
     """
     n = len(frame)
     index = pd.RangeIndex(n)
+    absent = _Absent(index)
     out: dict[str, Any] = {}
     out["run"] = (
         _category(frame["run"].reset_index(drop=True))
@@ -331,7 +354,7 @@ def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:
             dtype=object,
         )
     else:
-        out["id"] = _nones(index)
+        out["id"] = absent.nones()
     for col in REQUEST_FLOATS:
         if col == "chunk_tokens" and col in frame and frame[col].dtype == object:
             out[col] = frame[col].map(_mean_if_list).to_numpy(dtype="float64")
@@ -344,7 +367,7 @@ def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:
                 dtype="float64", na_value=np.nan
             )
         else:
-            out[col] = np.full(n, np.nan)
+            out[col] = absent.nans()
     # durations a tool measured without absolute times (LLMPerf: ttft_s and e2e latency per
     # request, no send time); derive_request_columns prefers the ones from the times
     for col in ("ttft", "e2e"):
@@ -362,10 +385,10 @@ def normalize_requests(frame: pd.DataFrame) -> pd.DataFrame:
             out[col] = frame[col].reset_index(drop=True)
         else:
             out[col] = (
-                frame[col].reset_index(drop=True).astype(object) if col in frame else _nones(index)
+                frame[col].reset_index(drop=True).astype(object) if col in frame else absent.nones()
             )
     out["token_times"] = (
-        frame["token_times"].reset_index(drop=True) if "token_times" in frame else _nones(index)
+        frame["token_times"].reset_index(drop=True) if "token_times" in frame else absent.nones()
     )
     out["source_path"] = (
         _category(frame["source_path"].reset_index(drop=True))
