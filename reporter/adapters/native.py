@@ -9,6 +9,7 @@ is reported with its line.
 from __future__ import annotations
 
 import codecs
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -412,26 +413,43 @@ def _take_rows(column: pa.ChunkedArray, rows: np.ndarray) -> pa.Array:
     return pa.concat_arrays(parts) if parts else pa.array([], type=column.type)
 
 
+#: Rows from which _request_frame converts the columns on two threads (below, the threads
+#: cost more than they save).
+PARALLEL_ROWS = 1 << 16
+
+
 def _request_frame(table: pa.Table) -> pd.DataFrame:
     """The request columns of pyarrow's table as pandas, column by column, without a Python
     object per row where Arrow has the values: run and finish_reason are categorical, chunk
     times stay Arrow lists (reporter.latency and the checks read them whole), a column of
-    nulls only is NaN where it holds numbers."""
+    nulls only is NaN where it holds numbers.
+
+    pyarrow converts with the GIL released, so a large table's columns are converted on two
+    threads: a million rows take ~0.1 s less (CPU time too, measured; on the main thread
+    alone, fresh memory for each column costs more).
+    """
     n = table.num_rows
-    out: dict[str, Any] = {}
-    for name in table.column_names:
-        column = table.column(name)
-        kind = column.type
-        if name in ("run", "finish_reason") and pa.types.is_string(kind):
-            out[name] = _categorical(column)
-        elif name == "token_times" and pa.types.is_list(kind) and _is_numeric(kind.value_type):
-            lists = pc.cast(column, pa.list_(pa.float64()))
-            out[name] = pd.Series(pd.arrays.ArrowExtensionArray(lists))
-        elif name in _NUMBER_FIELDS and pa.types.is_null(kind):
-            out[name] = np.full(n, np.nan)
-        else:
-            out[name] = column.to_pandas()
+    names = table.column_names
+    if n < PARALLEL_ROWS:
+        out = {name: _pandas_column(name, table.column(name), n) for name in names}
+    else:
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="columns") as pool:
+            futures = [pool.submit(_pandas_column, name, table.column(name), n) for name in names]
+            out = {name: future.result() for name, future in zip(names, futures, strict=True)}
     return pd.DataFrame(out, index=pd.RangeIndex(n), copy=False)
+
+
+def _pandas_column(name: str, column: pa.ChunkedArray, n: int) -> Any:
+    """One column of _request_frame."""
+    kind = column.type
+    if name in ("run", "finish_reason") and pa.types.is_string(kind):
+        return _categorical(column)
+    if name == "token_times" and pa.types.is_list(kind) and _is_numeric(kind.value_type):
+        lists = pc.cast(column, pa.list_(pa.float64()))
+        return pd.Series(pd.arrays.ArrowExtensionArray(lists))
+    if name in _NUMBER_FIELDS and pa.types.is_null(kind):
+        return np.full(n, np.nan)
+    return column.to_pandas()
 
 
 def _is_numeric(kind: pa.DataType) -> bool:
