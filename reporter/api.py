@@ -39,6 +39,8 @@ def read_file(
         return partial_
     source, skipped = adapters.without_leading_log(Source.read(os.fspath(path)))
     module = adapters.detect(source) if fmt == "auto" else adapters.get(fmt)
+    if not getattr(module, "HASHES_AFTER_PARSE", False):
+        source.hash_in_background()
     partial: Partial = module.read(source, lenient=lenient, **(options or {}))
     if skipped is not None and partial.input is not None:
         partial.input.notes.insert(0, skipped)

@@ -34,6 +34,9 @@ from reporter.runrecord import claim_row, run_row
 from reporter.table import InputFile, Partial, chunk_counts, normalize_requests
 
 NAME = "benchreport"
+#: The file's sha256 is started once its request lines are parsed (Source.hash_in_background):
+#: pyarrow's parse keeps every core busy, the rest of the read leaves one free.
+HASHES_AFTER_PARSE = True
 #: Keys that make a file look like this format (to rank the "could not tell" candidates).
 DETECT_KEYS = ("kind", "schema")
 REQUEST_FIELDS = (
@@ -123,6 +126,10 @@ def _starts_with(data: bytes, starts: np.ndarray, prefixes: tuple[bytes, ...]) -
     return found
 
 
+#: Files from this size on are scanned on two threads, a half each (numpy releases the GIL).
+PARALLEL_SCAN_BYTES = 1 << 25
+
+
 def _scan_lines(
     data: bytes, prefixes: tuple[bytes, ...], block: int = NEWLINE_BLOCK
 ) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -131,20 +138,40 @@ def _scan_lines(
 
     A block's line heads are compared, and its bytes looked at for one over 0x7F, as soon as
     its newlines are found, while its bytes are in cache: afterwards, each of a million heads
-    would be fetched from memory again.
+    would be fetched from memory again. A large file's halves are scanned on two threads.
     """
-    newlines: list[np.ndarray] = []
-    begins = [_starts_with(data, np.zeros(1, dtype=np.int64), prefixes)]  # the first line
-    ascii_only = True
     blocks = range(0, len(data), block)
-    for begin, found in zip(blocks, newline_blocks(data, block), strict=True):
+    halves = [blocks]
+    if len(data) >= PARALLEL_SCAN_BYTES and len(blocks) > 1:
+        halves = [blocks[: len(blocks) // 2], blocks[len(blocks) // 2 :]]
+    if len(halves) == 1:
+        found = [_scan_blocks(data, prefixes, block, blocks)]
+    else:
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="scan") as pool:
+            futures = [pool.submit(_scan_blocks, data, prefixes, block, h) for h in halves]
+            found = [future.result() for future in futures]
+    first = _starts_with(data, np.zeros(1, dtype=np.int64), prefixes)  # the first line
+    newlines = [n for half, _, _ in found for n in half]
+    offsets = np.concatenate(newlines) if newlines else np.zeros(0, dtype=np.int64)
+    begins = np.concatenate([first, *(b for _, half, _ in found for b in half)])
+    return offsets, begins, all(ascii_only for _, _, ascii_only in found)
+
+
+def _scan_blocks(
+    data: bytes, prefixes: tuple[bytes, ...], block: int, blocks: range
+) -> tuple[list[np.ndarray], list[np.ndarray], bool]:
+    """_scan_lines for some of the blocks: their newlines, whether the line after each
+    begins with a prefix, and whether their bytes are ASCII."""
+    newlines: list[np.ndarray] = []
+    begins: list[np.ndarray] = []
+    ascii_only = True
+    for begin, found in zip(blocks, newline_blocks(data, block, blocks), strict=True):
         newlines.append(found)
         begins.append(_starts_with(data, found + 1, prefixes))
         if ascii_only:
             part = np.frombuffer(data, np.uint8, count=min(block, len(data) - begin), offset=begin)
             ascii_only = int(part.max()) < 0x80
-    offsets = np.concatenate(newlines) if newlines else np.zeros(0, dtype=np.int64)
-    return offsets, np.concatenate(begins), ascii_only
+    return newlines, begins, ascii_only
 
 
 def _line_bytes(data: bytes, line: int, newlines: np.ndarray) -> bytes:
@@ -320,6 +347,7 @@ def _read_fast(
         for a, b in zip(first_lines.tolist(), last_lines.tolist(), strict=True)
     ]
     table = _parse_segments(data, spans) if spans else None
+    source.hash_in_background()
     if spans and (table is None or table.num_rows != request_count):
         return None
     if not count_brackets and table is not None and _record_depth(table) > MAX_JSON_DEPTH:
@@ -466,6 +494,7 @@ def _records_frame(records: list[dict[str, Any]], lines: list[int]) -> pd.DataFr
 def _read_slow(
     source: Source, problems: _Collector
 ) -> tuple[pd.DataFrame, list[tuple[int, dict[str, Any]]]]:
+    source.hash_in_background()  # (the lines are parsed on this thread alone)
     problems.problems.clear()
     problems.bad_lines.clear()
     problems.reasons.clear()

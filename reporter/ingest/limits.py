@@ -277,9 +277,12 @@ def deep_lines(
 NEWLINE_BLOCK = 1 << 20
 
 
-def newline_blocks(data: bytes, block: int = NEWLINE_BLOCK) -> Iterator[np.ndarray]:
-    """Offsets of the b"\n" bytes, a block at a time: a caller can look at the lines that
-    begin in a block while its bytes are still in cache.
+def newline_blocks(
+    data: bytes, block: int = NEWLINE_BLOCK, blocks: range | None = None
+) -> Iterator[np.ndarray]:
+    """Offsets of the b"\n" bytes, a block at a time (those of `blocks`, the blocks' starts,
+    if given; else every block): a caller can look at the lines that begin in a block while
+    its bytes are still in cache.
 
     The bytes equal to b"\n" are marked, then the marks are looked for 8 at a time (as
     words): a newline is about one byte in a hundred, and finding the few words that hold
@@ -289,7 +292,7 @@ def newline_blocks(data: bytes, block: int = NEWLINE_BLOCK) -> Iterator[np.ndarr
     capacity = -(-min(block, size) // 8) * 8  # whole words
     hits = np.zeros(capacity, dtype=bool)
     word_hits = np.empty(capacity // 8, dtype=bool)
-    for begin in range(0, size, block):
+    for begin in range(0, size, block) if blocks is None else blocks:
         part = np.frombuffer(data, np.uint8, count=min(block, size - begin), offset=begin)
         used = -(-len(part) // 8) * 8
         np.equal(part, 0x0A, out=hits[: len(part)])

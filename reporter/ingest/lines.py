@@ -16,6 +16,8 @@ from reporter.errors import Problem, TraceError
 from reporter.ingest.limits import depth_problem, read_bytes, too_deep
 
 _HASHER: ThreadPoolExecutor | None = None
+#: Files over this size are hashed on a worker thread (Source.hash_in_background).
+HASH_LATER_BYTES = 1 << 22
 
 
 def _hash_later(data: bytes) -> Future[str]:
@@ -43,7 +45,14 @@ class Source:
             raise TraceError(
                 [Problem(str(path), None, f"cannot read the file: {reason}")]
             ) from None
-        return cls(str(path), data, _hash_later(data) if len(data) > 1 << 22 else None)
+        return cls(str(path), data)
+
+    def hash_in_background(self) -> None:
+        """Start the file's sha256 on a worker thread, if the file is large enough for that to
+        pay; `sha256` then waits for it. The reader calls this when a core is free (the
+        native reader after its parse, which keeps every core busy; the others at once)."""
+        if self.digest is None and len(self.data) > HASH_LATER_BYTES:
+            object.__setattr__(self, "digest", _hash_later(self.data))
 
     @property
     def sha256(self) -> str:

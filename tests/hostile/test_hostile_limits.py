@@ -474,10 +474,18 @@ def test_deep_lines_is_json_depth_line_by_line(text: bytes, block: int) -> None:
 
 
 @pytest.mark.slow
-def test_request_lines_are_found_as_line_by_line() -> None:
+@pytest.mark.parametrize("threads", [1, 2])
+def test_request_lines_are_found_as_line_by_line(
+    threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The native reader's scan (the lines' numbers, which begin with a request prefix, whether
     the bytes are all ASCII) agrees with splitting the file into lines, whatever the blocks:
-    blank lines, CRLF, no final newline, a last line shorter than a word or than a prefix."""
+    blank lines, CRLF, no final newline, a last line shorter than a word or than a prefix;
+    scanned on one thread, or on two (a half each, as a large file is)."""
+    from reporter.adapters import native
+
+    if threads == 2:
+        monkeypatch.setattr(native, "PARALLEL_SCAN_BYTES", 0)
     from reporter.adapters.native import (
         REQUEST_PREFIXES,
         _line_lengths,
