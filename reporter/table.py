@@ -7,6 +7,7 @@ Every row keeps `source_path` and `source_line`, so a finding can point back to 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -63,15 +64,25 @@ LOG_COLUMNS = ("run", "level", "text", "t", "source_path", "source_line")
 
 @dataclass
 class InputFile:
-    """One file that was read: what a reader needs to rerun the audit."""
+    """One file that was read: what a reader needs to rerun the audit.
+
+    `digest` is the file's sha256, or the worker thread working it out (Source's): the audit
+    goes on while it does, and waits for it only where `sha256` is read.
+    """
 
     path: str
-    sha256: str
+    digest: str | Future[str]
     format: str
     records: int
     skipped: int = 0
     skipped_reasons: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def sha256(self) -> str:
+        if not isinstance(self.digest, str):
+            self.digest = self.digest.result()
+        return self.digest
 
 
 @dataclass

@@ -380,11 +380,13 @@ def fold_repeated(partials: list[Partial]) -> None:
     files: dict[str, InputFile] = {}
     contents: list[tuple[str, Partial]] = []
     runs: dict[str, tuple[Partial, dict[str, Any]]] = {}
+    # one file cannot repeat another: its digest, maybe still worked out, is not waited for
+    several = sum(p.input is not None for p in partials) > 1
     for partial in partials:
         if partial.input is None:
             continue
-        first = files.setdefault(partial.input.sha256, partial.input)
-        if partial.input.sha256 and first is not partial.input:
+        first = files.setdefault(partial.input.sha256, partial.input) if several else None
+        if first is not None and partial.input.sha256 and first is not partial.input:
             _empty(partial, f"the same bytes as {first.path}: read once, there")
             continue
         content = _content(partial)

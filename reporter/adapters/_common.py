@@ -664,7 +664,7 @@ def finish(
     skipped = len(problems.bad) if problems is not None else 0
     partial.input = InputFile(
         path=source.path,
-        sha256=source.sha256,
+        digest=source.pending_sha256(),
         format=fmt,
         records=records,
         skipped=skipped,

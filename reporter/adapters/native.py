@@ -590,7 +590,7 @@ def _tabulate(
             partial.run_ends.append(record | where)
     partial.input = InputFile(
         path=source.path,
-        sha256=source.sha256,
+        digest=source.pending_sha256(),
         format=NAME,
         records=len(requests) + len(others),
     )

@@ -54,6 +54,10 @@ class Source:
         if self.digest is None and len(self.data) > HASH_LATER_BYTES:
             object.__setattr__(self, "digest", _hash_later(self.data))
 
+    def pending_sha256(self) -> str | Future[str]:
+        """The sha256, or the worker thread working it out (hash_in_background)."""
+        return self.digest if self.digest is not None else self.sha256
+
     @property
     def sha256(self) -> str:
         if self.digest is not None:

@@ -192,7 +192,7 @@ def _first_pass(
     origins.update(o for o, _, _ in others_all)
     partial.input = InputFile(
         path=store.where,
-        sha256=parquet.digest(store.where),
+        digest=parquet.digest(store.where),
         format=parquet.FORMAT,
         records=store.request_count + len(others_all),
         skipped=refused,

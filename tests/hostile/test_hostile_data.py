@@ -288,7 +288,7 @@ def _partial(rows: list[dict[str, Any]], runs: list[dict[str, Any]] | None = Non
     return Partial(
         requests=_requests(rows),
         runs=runs or [],
-        input=InputFile(path="t.jsonl", sha256="", format="test", records=len(rows)),
+        input=InputFile(path="t.jsonl", digest="", format="test", records=len(rows)),
     )
 
 
