@@ -21,6 +21,7 @@ import os
 import stat
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -173,11 +174,45 @@ def _read_into_huge_pages(f: io.RawIOBase, size: int) -> bytes | None:
     if last > first:
         madvise(first, last - first, _MADV_HUGEPAGE)  # advice only: a refusal changes nothing
     target = memoryview((ctypes.c_char * size).from_address(start)).cast("B")
-    filled = 0
-    while filled < size and (got := f.readinto(target[filled:])):
-        filled += got
+    filled = _fill(f, target)
     target.release()
     return data if filled == size else data[:filled]
+
+
+#: Files from this size on are read by two threads, a half each: the kernel's copy into
+#: fresh memory, and its faults, then run on two cores (a 200 MB trace: ~40 ms, against
+#: 60-300 ms for one read, measured on a 2-core virtual machine).
+PARALLEL_READ_BYTES = 1 << 25
+
+
+def _fill(f: io.RawIOBase, target: memoryview) -> int:
+    """Read `f` from where it stands into `target`; how many bytes were read (fewer where the
+    file ends sooner), the file left just after them."""
+    size = len(target)
+    try:
+        fd = f.fileno()
+    except (OSError, AttributeError, io.UnsupportedOperation):
+        fd = -1
+    if fd < 0 or size < PARALLEL_READ_BYTES or not hasattr(os, "preadv"):
+        filled = 0
+        while filled < size and (got := f.readinto(target[filled:])):
+            filled += got
+        return filled
+    offset = f.tell()
+    half = size // 2 // HUGE_PAGE * HUGE_PAGE  # (each thread's pages its own)
+
+    def part(a: int, b: int) -> int:
+        got = 0
+        while a + got < b and (n := os.preadv(fd, [target[a + got : b]], offset + a + got)):
+            got += n
+        return got
+
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="read") as pool:
+        first, second = pool.map(part, (0, half), (half, size))
+    # a first half cut short ends what was read (a file that shrank while read)
+    filled = first if first < half else half + second
+    f.seek(offset + filled)
+    return filled
 
 
 # --------------------------------------------------------------------------- JSON nesting

@@ -55,3 +55,37 @@ def test_bytes_are_usable_and_hashable() -> None:
         pytest.skip("no huge-page read on this platform")
     assert hash(data) == hash(content)
     assert {data: 1}[content] == 1
+
+
+@pytest.mark.parametrize("size", [0, 1, 4095, 2 * limits.HUGE_PAGE, 3 * limits.HUGE_PAGE + 17])
+def test_read_by_two_threads_is_the_file(
+    tmp_path: Path, size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large file's halves are read by two threads: the bytes are the file's, in order."""
+    monkeypatch.setattr(limits, "HUGE_READ_BYTES", 1)
+    monkeypatch.setattr(limits, "PARALLEL_READ_BYTES", 1)
+    path = tmp_path / "trace.jsonl"
+    content = os.urandom(size)
+    path.write_bytes(content)
+    assert limits.read_bytes(str(path), "trace") == content
+
+
+@pytest.mark.parametrize(
+    ("held", "stated"),
+    [(100, 4 * limits.HUGE_PAGE), (3 * limits.HUGE_PAGE, 3 * limits.HUGE_PAGE + 5000)],
+)
+def test_two_threads_shorter_than_stated(
+    tmp_path: Path, held: int, stated: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file that ends before its stated size, within the first half or the second, gives
+    what it holds, and is left just after it."""
+    monkeypatch.setattr(limits, "PARALLEL_READ_BYTES", 1)
+    path = tmp_path / "trace.jsonl"
+    content = os.urandom(held)
+    path.write_bytes(content)
+    with path.open("rb", buffering=0) as f:
+        data = limits._read_into_huge_pages(f, stated)
+        if data is None:
+            pytest.skip("no huge-page read on this platform")
+        assert data == content
+        assert f.tell() == held
