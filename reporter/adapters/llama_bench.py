@@ -20,22 +20,10 @@ are left aside, the trailer read for the build. The SQL output is one `INSERT IN
 llama_bench (fields) VALUES ('…', …);` per test, with the CSV's fields quoted as text (the
 table was named `test` before August 2025).
 
-llama-batched-bench prints one JSON object per (pp, tg, pl) point through its logger, between
-ordinary log lines; each point is a run of `pl` sequences decoded together in one process.
-
-ik_llama.cpp's llama-sweep-bench (also ported to some llama.cpp forks) prints, after a
-`main: n_kv_max = …, n_batch = …, n_ubatch = …, flash_attn = …, n_gpu_layers = …, n_threads =
-…, n_threads_batch = …` line, a Markdown table `| PP | TG | N_KV | T_PP s | S_PP t/s | T_TG s |
-S_TG t/s |` (`--sweep-memory` adds `RSS HWM` and `VRAM delta`). One sequence; at each context
-depth N_KV (0, n_ubatch, 2 × n_ubatch, … below the context size) it first decodes TG tokens one
-at a time, removes them, then processes PP = n_ubatch prompt tokens, which stay in the cache.
-The two phases are timed apart and no time covers both, so a row is read as the two tests it
-times, as llama-bench's `pp512 @ d N_KV` and `tg128 @ d N_KV` are: a prompt-processing run
-(PP ÷ T_PP) and a single-stream decode run (TG ÷ T_TG), concurrency 1, at depth N_KV. Times are
-printed to 1 ms and rates to 0.01 t/s, each rate computed from the unrounded time: a stated
-rate that no time printed as T gives is named at its line and not shown as the tool's figure.
-`--output-format jsonl` prints one JSON object per row through the logger instead (no table,
-no settings line): the settings and `pp, tg, n_kv, t_pp, speed_pp, t_tg, speed_tg`, all `%f`.
+llama-batched-bench's output is read by reporter.adapters.llama_batched, ik_llama.cpp's
+llama-sweep-bench's by reporter.adapters.llama_sweep, and what the three tools print alike
+(Markdown tables, the settings line, test names) by reporter.adapters.llama_cpp; this module
+tells the three apart and reads llama-bench's own.
 """
 
 from __future__ import annotations
@@ -43,8 +31,7 @@ from __future__ import annotations
 import csv
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 
@@ -63,20 +50,44 @@ from reporter.adapters._common import (
     new_run,
     unique_ids,
 )
+from reporter.adapters.llama_batched import (
+    BATCHED,
+    _batched_line,
+    _batched_tables,
+    _has_batched,
+    _read_batched,
+    _read_batched_markdown,
+    is_batched_markdown_header,
+)
+from reporter.adapters.llama_cpp import (
+    _HEADING,
+    NAME,
+    NO_DRAFT,
+    _cells,
+    _head_text,
+    _int,
+    _is_separator,
+    _spans,
+    _test_name,
+    _test_workload,
+)
+from reporter.adapters.llama_sweep import (
+    _has_sweep_points,
+    _is_sweep_point,
+    _read_sweep_json_lines,
+    _read_sweep_markdown,
+    _sweep_tables,
+    is_sweep_markdown_header,
+)
 from reporter.grouping import scalar
 from reporter.ingest.lines import Source, iter_lines, text_lines
 from reporter.numbers import counted, fmt, listed
 from reporter.table import Partial
 from reporter.types import LEFT_OUT
-from reporter.values import finite_number, numeric_text
+from reporter.values import finite_number
 
-NAME = "llama-bench"
 WHAT = "llama-bench test"
-WHAT_BATCHED = "llama-batched-bench point"
-#: Why a llama-bench or llama-batched-bench point ran without speculation.
-NO_DRAFT = "llama-bench and llama-batched-bench load no draft model"
 DECISIVE = ("build_commit", "n_prompt", "n_gen", "avg_ts")
-BATCHED = ("pl", "speed_tg", "n_kv_max", "t_tg")
 #: Settings that may differ between the tests of one file; when they do, the run id names them.
 SETTINGS = (
     "model_type",
@@ -146,24 +157,6 @@ _MEASURED = re.compile(r"^(avg|stddev|mean|median|min|max|p\d+)_|_(ns|us|ms|ts)$
 
 def _is_test(r: Any) -> bool:
     return isinstance(r, dict) and all(k in r for k in DECISIVE)
-
-
-def _batched_line(line: bytes) -> bool:
-    return line.lstrip().startswith(b"{") and b'"speed_tg"' in line and b'"pl"' in line
-
-
-def _sweep_line(line: bytes) -> bool:
-    """A llama-sweep-bench JSON Lines point: a batched-bench point's fields but "pl"."""
-    return (
-        line.lstrip().startswith(b"{")
-        and b'"speed_tg"' in line
-        and b'"n_kv"' in line
-        and b'"pl"' not in line
-    )
-
-
-def _is_sweep_point(r: Any) -> bool:
-    return isinstance(r, dict) and all(k in r for k in SWEEP_JSONL) and "pl" not in r
 
 
 def detect(source: Source, records: list[Any]) -> tuple[bool, list[str]]:
@@ -324,14 +317,6 @@ def read(source: Source, *, lenient: bool = False, **options: Any) -> Partial:
         )
     )
     return finish(source, NAME, runs, rows, records=len(records), notes=notes, problems=problems)
-
-
-def _has_batched(source: Source) -> bool:
-    return any(_batched_line(line) for line in source.head(65536).split(b"\n")[:200])
-
-
-def _has_sweep_points(source: Source) -> bool:
-    return any(_sweep_line(line) for line in source.head(65536).split(b"\n")[:200])
 
 
 def _csv_records(source: Source, problems: Problems) -> list[tuple[int, Any]]:
@@ -507,15 +492,6 @@ _BYTES: dict[str, float] = {
 _COUNT: dict[str, float] = {"": 1, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
 
 
-def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
-def _is_separator(line: str) -> bool:
-    cells = _cells(line)
-    return bool(cells) and all(re.fullmatch(r":?-+:?", c) for c in cells)
-
-
 def _markdown_header(source: Source) -> int | None:
     """Index (0-based) of the table's header line: a line that starts with `|`, names `test`
     and `t/s`, and is followed by a `| --- |` line. Device lines hold ` | ` but do not start
@@ -536,8 +512,6 @@ _DEVICE = re.compile(r"^\s*(?:ggml_\w+:\s*\d+\s*=|Device\s+\d+:)\s*(.+?)(?:\s\(|
 _DRIVER = re.compile(r"^\s*ggml_\w+:\s*\d+\s*=\s*[^(|]+?\s((?:\([^()|]*\)\s*)+)\|")
 #: The trailer llama-bench prints after its table: `build: 0893f50f2 (8746)`.
 _TRAILER = re.compile(r"^build:\s*(\S+)\s*\((\d+)\)")
-#: A heading above a table in a runner's log: `### GPU 0 ONLY ###`, `# Vulkan`, `=== CPU ===`.
-_HEADING = re.compile(r"^\s*(?:#+\s*(?P<hash>.*?)\s*#*|={2,}\s*(?P<rule>.*?)\s*={2,})\s*$")
 
 
 def _driver(line: str) -> str | None:
@@ -650,32 +624,6 @@ def _markdown_records(
     return out, others
 
 
-def is_batched_markdown_header(line: str) -> bool:
-    """The header of llama-batched-bench's Markdown table (| PP | TG | B | N_KV | …)."""
-    return line.lstrip().startswith("|") and {"PP", "TG", "B", "N_KV"} <= set(_cells(line))
-
-
-def _batched_tables(source: Source) -> list[tuple[int, int]]:
-    """(header line, rows) of each llama-batched-bench Markdown table in a llama-bench log."""
-    return _tables(source, is_batched_markdown_header)
-
-
-def _tables(source: Source, is_header: Callable[[str], bool]) -> list[tuple[int, int]]:
-    """(header line, rows) of each Markdown table in the file whose header `is_header`: its
-    rows are the `|` lines after the header and its separator."""
-    out: list[tuple[int, int]] = []
-    lines = text_lines(source.text())
-    for i, line in enumerate(lines):
-        if is_header(line):
-            rows = 0
-            for later in lines[i + 2 :]:
-                if not later.lstrip().startswith("|"):
-                    break
-                rows += 1
-            out.append((i + 1, rows))
-    return out
-
-
 def _markdown_row(
     header: list[str], cells: list[str], line: int, problems: Problems
 ) -> dict[str, Any] | None:
@@ -728,17 +676,6 @@ def _scaled(text: str, units: dict[str, float], *, binary: bool) -> int | None:
     return round(float(match.group(1)) * units.get(unit, 1))
 
 
-def _spans(numbers: list[int]) -> str:
-    """1, 2, 3, 7 → '1–3, 7'."""
-    spans: list[list[int]] = []
-    for n in numbers:
-        if spans and n == spans[-1][1] + 1:
-            spans[-1][1] = n
-        else:
-            spans.append([n, n])
-    return ", ".join(f"{a}–{b}" if b > a else f"{a}" for a, b in spans)
-
-
 def _typed(key: str, text: str) -> Any:
     """A CSV cell as llama-bench's JSON output would type it (numbers, 0/1 booleans)."""
     try:
@@ -751,16 +688,6 @@ def _typed(key: str, text: str) -> Any:
     except ValueError:
         return text
     return text
-
-
-def _test_name(n_prompt: int, n_gen: int, depth: int) -> str:
-    parts = []
-    if n_prompt:
-        parts.append(f"pp{n_prompt}")
-    if n_gen:
-        parts.append(f"tg{n_gen}")
-    name = "+".join(parts) or "empty"
-    return f"{name}@d{depth}" if depth else name
 
 
 def _active_params(model_type: Any, derived: list[str]) -> float | None:
@@ -778,31 +705,6 @@ def _active_params(model_type: Any, derived: list[str]) -> float | None:
     return float(match.group(2)) * 1e9
 
 
-def _test_workload(n_prompt: int, n_gen: int, depth: int, no_draft: str) -> dict[str, Any]:
-    """The workload of one single-stream test of `n_prompt` prompt tokens and `n_gen`
-    decoded ones after `depth` tokens already in the cache (`no_draft`: why without
-    speculation)."""
-    return {
-        "concurrency": 1,
-        "stop": "forced",
-        "ignore_eos": True,
-        "output_tokens": n_gen or None,
-        "prompt_tokens": n_prompt,
-        "context_tokens": depth + n_prompt,
-        "speculative": {"enabled": False, "source": no_draft},
-        "phase": _phase(n_prompt, n_gen),
-    }
-
-
-def _phase(n_prompt: int, n_gen: int) -> str | None:
-    """What the test times: prompt processing (pp), generation (tg), or both (pp+tg)."""
-    if n_prompt and n_gen:
-        return "prompt+generation"
-    if n_prompt:
-        return "prompt"
-    return "generation" if n_gen else None
-
-
 def _name(record: dict[str, Any], varying: list[str]) -> str:
     base = _test_name(
         _int(record.get("n_prompt")), _int(record.get("n_gen")), _int(record.get("n_depth"))
@@ -814,13 +716,6 @@ def _name(record: dict[str, Any], varying: list[str]) -> str:
         # no spaces: an id is written in --claim run=ID
         base += f":{key}={str(value).replace(' ', '_')}"
     return base
-
-
-def _int(value: Any) -> int:
-    """A whole number for a run's name; 0 for what is not one (the field checks word it)."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return int(value)
-    return 0
 
 
 def _hardware_name(record: dict[str, Any]) -> str | None:
@@ -1009,630 +904,3 @@ def _test_run(
         concurrency_derived=True,
     )
     return run, rows
-
-
-def _read_batched(source: Source, problems: Problems, lenient: bool) -> Partial:
-    records = json_lines(source, problems, keep=_batched_line)
-    points = [(line, r) for line, r in records if r is not None]
-    logs = len(records) - len(points)
-    runs: list[dict[str, Any]] = []
-    ids = unique_ids(
-        [
-            f"pp{_int(r.get('pp'))}+tg{_int(r.get('tg'))}:pl{_int(r.get('pl'))}"
-            if isinstance(r, dict)
-            else "point"
-            for _, r in points
-        ]
-    )
-    for (line, record), run_id in zip(points, ids, strict=True):
-        if not isinstance(record, dict):
-            problems.add(
-                line,
-                f"the line holds a JSON {type(record).__name__}",
-                f"an object ({WHAT_BATCHED})",
-            )
-            continue
-        run = _batched_run(record, line, run_id, source.path, problems)
-        if run is not None:
-            runs.append(run)
-    problems.raise_unless(lenient)
-    notes = [
-        f"llama-batched-bench: {counted(len(runs), 'point')}; "
-        f"{counted(logs, 'log line')} that are not JSON were left aside"
-    ]
-    return finish(source, NAME, runs, [], records=len(points), notes=notes, problems=problems)
-
-
-#: llama-batched-bench's Markdown columns and the JSON Lines field each one prints: the rows
-#: are `|%6d | %6d | %4d | %6d | %8.3f | %8.2f | %8.3f | %8.2f | %8.3f | %8.2f |`; builds
-#: before the `T s` and `S t/s` columns printed the first eight.
-BATCHED_COLUMNS = {
-    "PP": "pp", "TG": "tg", "B": "pl", "N_KV": "n_kv", "T_PP s": "t_pp",
-    "S_PP t/s": "speed_pp", "T_TG s": "t_tg", "S_TG t/s": "speed_tg", "T s": "t",
-    "S t/s": "speed",
-}  # fmt: skip
-#: The settings line llama-batched-bench prints before its table ("main:" in older builds).
-BATCHED_SETTINGS = re.compile(r"\s*(?:main|llama_batched_bench):\s+(n_kv_max\s*=.*)")
-#: What the Markdown rounds, said with every audit of it.
-BATCHED_MARKDOWN_SHAPE = (
-    "llama-batched-bench's Markdown table: times rounded to 1 ms and rates to 0.01 t/s as "
-    "printed; --output-format jsonl keeps them whole"
-)
-
-
-def _head_text(source: Source) -> str:
-    return source.head(1 << 16).decode("utf-8", "replace")
-
-
-def _batched_settings(text: str) -> dict[str, Any]:
-    """`n_kv_max = 8192, n_batch = 2048, …` as the JSON Lines fields of the same names."""
-    settings: dict[str, Any] = {}
-    for part in text.split(","):
-        key, sep, value = part.partition("=")
-        if sep and re.fullmatch(r"[a-z_]+", key.strip()):
-            settings[key.strip()] = _batched_cell(value)
-    return settings
-
-
-def _batched_cell(text: str) -> Any:
-    """A cell as the JSON Lines would hold it: a number, or the text (the checks word it)."""
-    number = numeric_text(text)
-    return text.strip() if number is None else number
-
-
-@dataclass
-class _MarkdownTable:
-    """One Markdown table of a llama.cpp tool's output: its header's line number and cells,
-    the settings of the last `main: n_kv_max = …` line before it, and its rows (line number,
-    cells)."""
-
-    line: int
-    header: list[str]
-    settings: dict[str, Any]
-    rows: list[tuple[int, list[str]]]
-
-
-def _read_tables(
-    lines: list[str], is_header: Callable[[str], bool]
-) -> tuple[list[_MarkdownTable], list[int]]:
-    """Each Markdown table whose header `is_header` (its rows: the `|` lines after the header
-    and its separator), and the numbers of the other lines that are not blank."""
-    settings: dict[str, Any] = {}
-    tables: list[_MarkdownTable] = []
-    others: list[int] = []
-    number = 0
-    while number < len(lines):
-        line = lines[number]
-        number += 1
-        found = BATCHED_SETTINGS.fullmatch(line)
-        if found:
-            settings = _batched_settings(found.group(1))
-        if not is_header(line):
-            if line.strip():
-                others.append(number)
-            continue
-        table = _MarkdownTable(number, _cells(line), settings, [])
-        if number < len(lines) and _is_separator(lines[number]):
-            number += 1
-        while number < len(lines) and lines[number].lstrip().startswith("|"):
-            table.rows.append((number + 1, _cells(lines[number])))
-            number += 1
-        tables.append(table)
-    return tables, others
-
-
-def _read_batched_markdown(source: Source, problems: Problems, lenient: bool) -> Partial:
-    """One run per row of llama-batched-bench's Markdown tables, each row read as the JSON
-    Lines point it prints (the settings from the line before the table)."""
-    tables, others = _read_tables(text_lines(source.text()), is_batched_markdown_header)
-    points: list[tuple[int, dict[str, Any]]] = []
-    for table in tables:
-        for number, cells in table.rows:
-            if len(cells) != len(table.header):
-                problems.add(
-                    number,
-                    f"the table row has {len(cells)} cells; expected {len(table.header)}, one "
-                    "per column",
-                )
-                continue
-            record = dict(table.settings)
-            for name, cell in zip(table.header, cells, strict=True):
-                if name in BATCHED_COLUMNS:
-                    record[BATCHED_COLUMNS[name]] = _batched_cell(cell)
-            points.append((number, record))
-    ids = unique_ids(
-        [f"pp{_int(r.get('pp'))}+tg{_int(r.get('tg'))}:pl{_int(r.get('pl'))}" for _, r in points]
-    )
-    runs = [
-        run
-        for (line, record), run_id in zip(points, ids, strict=True)
-        if (run := _batched_run(record, line, run_id, source.path, problems)) is not None
-    ]
-    problems.raise_unless(lenient)
-    notes = [f"llama-batched-bench: {counted(len(runs), 'point')}; {BATCHED_MARKDOWN_SHAPE}"]
-    if others:
-        notes.append(
-            f"llama-batched-bench: {counted(len(others), 'line')} around the tables left aside "
-            f"(line{'s' if len(others) > 1 else ''} {_spans(others)}: log output, the settings "
-            "line read for the table's settings)"
-        )
-    return finish(source, NAME, runs, [], records=len(points), notes=notes, problems=problems)
-
-
-#: ik_llama.cpp's llama-sweep-bench Markdown columns, in the order it prints them, and the
-#: JSON Lines field of each (--output-format jsonl): the rows are
-#: `|%6d | %6d | %6d | %8.3f | %8.2f | %8.3f | %8.2f |`, rates computed from the unrounded
-#: times (S_PP = PP ÷ T_PP, S_TG = TG ÷ T_TG).
-SWEEP_COLUMNS = {
-    "PP": "pp", "TG": "tg", "N_KV": "n_kv", "T_PP s": "t_pp", "S_PP t/s": "speed_pp",
-    "T_TG s": "t_tg", "S_TG t/s": "speed_tg",
-}  # fmt: skip
-#: The two columns --sweep-memory adds (MiB, or n/a): no figure the audit checks.
-SWEEP_MEMORY = ("RSS HWM", "VRAM delta")
-WHAT_SWEEP = "llama-sweep-bench row"
-#: Why a llama-sweep-bench row ran without speculation.
-NO_DRAFT_SWEEP = "llama-sweep-bench decodes the tokens it feeds one at a time, with no draft model"
-#: The tool divides in single precision: a millionth of slack on each bound.
-_FLOAT32_SLACK = 1e-6
-#: Fields of a llama-sweep-bench JSON Lines point (--output-format jsonl); a batched-bench
-#: point has "pl" too.
-SWEEP_JSONL = ("pp", "tg", "n_kv", "t_pp", "speed_pp", "t_tg", "speed_tg")
-
-
-@dataclass(frozen=True)
-class _SweepShape:
-    """How one of llama-sweep-bench's outputs names and rounds a row's figures."""
-
-    #: the record key of each figure, by its JSON Lines name
-    keys: Mapping[str, str]
-    #: how a message names each figure
-    shown: Mapping[str, str]
-    #: decimals printed of a time (seconds) and of a rate (t/s)
-    time_digits: int
-    rate_digits: int
-    what: str
-
-
-SWEEP_MARKDOWN = _SweepShape(
-    keys={field: column for column, field in SWEEP_COLUMNS.items()},
-    shown={
-        "pp": "PP",
-        "tg": "TG",
-        "n_kv": "N_KV",
-        "t_pp": "T_PP",
-        "speed_pp": "S_PP",
-        "t_tg": "T_TG",
-        "speed_tg": "S_TG",
-    },
-    time_digits=3,
-    rate_digits=2,
-    what=WHAT_SWEEP,
-)
-#: `%f` in the JSON Lines: 6 decimals of each.
-SWEEP_JSON_LINES = _SweepShape(
-    keys={k: k for k in SWEEP_JSONL},
-    shown={k: k for k in SWEEP_JSONL},
-    time_digits=6,
-    rate_digits=6,
-    what="llama-sweep-bench point",
-)
-
-
-def is_sweep_markdown_header(line: str) -> bool:
-    """The header of llama-sweep-bench's Markdown table, its columns exactly (with or without
-    the two of --sweep-memory)."""
-    if not line.lstrip().startswith("|"):
-        return False
-    cells = _cells(line)
-    return cells in (list(SWEEP_COLUMNS), [*SWEEP_COLUMNS, *SWEEP_MEMORY])
-
-
-def _sweep_tables(source: Source) -> list[tuple[int, int]]:
-    """(header line, rows) of each llama-sweep-bench Markdown table in the file."""
-    return _tables(source, is_sweep_markdown_header)
-
-
-def _printed_rates(tokens: int, time: float, shape: _SweepShape) -> tuple[float, float]:
-    """The lowest and highest rate the tool can print beside a time printed as `time`: it
-    divides `tokens` by the unrounded time, then rounds both as `shape` prints them."""
-    time_half, rate_half = 0.5 * 10**-shape.time_digits, 0.5 * 10**-shape.rate_digits
-    low = max(0.0, tokens / (time + time_half) * (1 - _FLOAT32_SLACK) - rate_half)
-    if time <= time_half:
-        return low, math.inf
-    return low, tokens / (time - time_half) * (1 + _FLOAT32_SLACK) + rate_half
-
-
-def _rate_check(
-    line: int, shape: _SweepShape, phase: str, tokens: int, time: float, stated: float
-) -> str | None:
-    """None when the stated rate of `phase` ("pp" or "tg") is its tokens ÷ its time at the
-    printed rounding; else why not, with the arithmetic."""
-    low, high = _printed_rates(tokens, time, shape)
-    if low <= stated <= high:
-        return None
-    rate, count, clock = (shape.shown[k] for k in (f"speed_{phase}", phase, f"t_{phase}"))
-    scale, digits = 10**shape.rate_digits, shape.rate_digits
-    span = (
-        f"{math.floor(low * scale) / scale:.{digits}f} to "
-        f"{math.ceil(high * scale) / scale:.{digits}f} t/s"
-        if math.isfinite(high)
-        else f"at least {math.floor(low * scale) / scale:.{digits}f} t/s"
-    )
-    shown_time = f"{time:.{shape.time_digits}f}"
-    return (
-        f"{LEFT_OUT}line {line}: {rate} {stated:.{digits}f} is not {count} ÷ {clock} at the "
-        f"printed rounding: {tokens} ÷ {shown_time} s = {fmt(tokens / time, digits)} t/s, and "
-        f"a time printed as {shown_time} s gives {span}; the audit's figures use {clock}, not "
-        f"this {rate}"
-    )
-
-
-def _sweep_labels(lines: list[str], headers: list[int]) -> list[str | None]:
-    """A label for each table (by the index of its header line) when a file holds more than
-    one: the heading above it where the headings tell the tables apart, else its place
-    ("table 2"). Tables of one paste are other builds or settings more often than repeats,
-    and the table names neither."""
-    if len(headers) < 2:
-        return [None] * len(headers)
-    headings: list[str | None] = []
-    start = 0
-    for header in headers:
-        found = None
-        for line in lines[start:header]:
-            titled = _HEADING.match(line)
-            if titled and (titled.group("hash") or titled.group("rule")):
-                found = titled.group("hash") or titled.group("rule")
-        headings.append(found)
-        start = header + 1
-    if all(headings) and len(set(headings)) == len(headings):
-        return headings
-    return [f"table {k}" for k in range(1, len(headers) + 1)]
-
-
-def _read_sweep_markdown(source: Source, problems: Problems, lenient: bool) -> Partial:
-    """Two runs per row of llama-sweep-bench's Markdown tables (the settings from the `main:`
-    line before a table): the row's prompt and generation phases, one sequence at the row's
-    context depth."""
-    lines = text_lines(source.text())
-    tables, others = _read_tables(lines, is_sweep_markdown_header)
-    labels = _sweep_labels(lines, [t.line - 1 for t in tables])
-    memory = any(len(t.header) > len(SWEEP_COLUMNS) for t in tables)
-    rows: list[tuple[int, dict[str, Any], dict[str, Any], str | None]] = []
-    for table, label in zip(tables, labels, strict=True):
-        for number, cells in table.rows:
-            if len(cells) != len(table.header):
-                problems.add(
-                    number,
-                    f"the table row has {len(cells)} cells",
-                    f"{len(table.header)}, one per column ({', '.join(table.header)})",
-                )
-                continue
-            cell = {
-                name: _batched_cell(text) for name, text in zip(table.header, cells, strict=True)
-            }
-            rows.append((number, cell, table.settings, label))
-    runs, checks = _sweep_phases(rows, source, problems, SWEEP_MARKDOWN)
-    problems.raise_unless(lenient)
-    read = len(runs) // 2
-    notes = [
-        f"llama-sweep-bench: {counted(read, 'row')} read as {counted(len(runs), 'run')}, "
-        "each row's prompt phase (PP ÷ T_PP) and generation phase (TG ÷ T_TG), which the "
-        "tool times apart; one sequence at context depth N_KV (the runs' n_depth); times "
-        "rounded to 1 ms and rates to 0.01 t/s as printed; a row is one measurement (newer "
-        "builds' -nrep averages the first row's, which the table does not show)"
-    ]
-    if runs and not checks:
-        notes.append(
-            f"llama-sweep-bench: S_PP and S_TG of {'the row' if read == 1 else 'every row'} "
-            "agree with PP ÷ T_PP and TG ÷ T_TG at the printed rounding"
-        )
-    notes.extend(checks)
-    if memory:
-        notes.append("llama-sweep-bench: the RSS HWM and VRAM delta columns are not read")
-    if others:
-        notes.append(
-            f"llama-sweep-bench: {counted(len(others), 'line')} around the tables left aside "
-            f"(line{'s' if len(others) > 1 else ''} {_spans(others)}: log output, the settings "
-            "line read for the table's settings)"
-        )
-    return finish(source, NAME, runs, [], records=len(rows), notes=notes, problems=problems)
-
-
-def _read_sweep_json_lines(source: Source, problems: Problems, lenient: bool) -> Partial:
-    """Two runs per point of llama-sweep-bench's --output-format jsonl, as for a row of its
-    table; the points are printed through its logger, between ordinary log lines."""
-    records = json_lines(source, problems, keep=_sweep_line)
-    points = [(line, r) for line, r in records if r is not None]
-    objects: list[tuple[int, dict[str, Any], dict[str, Any], str | None]] = []
-    for line, record in points:
-        if not isinstance(record, dict):
-            problems.add(
-                line,
-                f"the line holds a JSON {type(record).__name__}",
-                f"an object ({SWEEP_JSON_LINES.what})",
-            )
-            continue
-        objects.append((line, record, record, None))  # a point holds its own settings
-    runs, checks = _sweep_phases(objects, source, problems, SWEEP_JSON_LINES)
-    problems.raise_unless(lenient)
-    read = len(runs) // 2
-    notes = [
-        f"llama-sweep-bench: {counted(read, 'point')} read as {counted(len(runs), 'run')}, "
-        "each point's prompt phase (pp ÷ t_pp) and generation phase (tg ÷ t_tg), which the "
-        "tool times apart; one sequence at context depth n_kv (the runs' n_depth); times and "
-        "rates printed to 6 decimals; a point is one measurement (newer builds' -nrep "
-        "averages the first point's, which the file does not show)"
-    ]
-    if runs and not checks:
-        notes.append(
-            f"llama-sweep-bench: speed_pp and speed_tg of "
-            f"{'the point' if read == 1 else 'every point'} agree with pp ÷ t_pp and tg ÷ t_tg "
-            "at the printed rounding"
-        )
-    notes.extend(checks)
-    logs = len(records) - len(points)
-    if logs:
-        notes.append(f"llama-sweep-bench: {counted(logs, 'log line')} that are not JSON left aside")
-    return finish(source, NAME, runs, [], records=len(points), notes=notes, problems=problems)
-
-
-def _sweep_phases(
-    points: list[tuple[int, dict[str, Any], dict[str, Any], str | None]],
-    source: Source,
-    problems: Problems,
-    shape: _SweepShape,
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """The runs of llama-sweep-bench's rows or points, (line, figures, settings, label) each
-    (`_sweep_runs`), with ids told apart, and the notes on stated rates their times do not
-    give."""
-    runs: list[dict[str, Any]] = []
-    checks: list[str] = []
-    for line, figures, settings, label in points:
-        phases, disagree = _sweep_runs(figures, settings, label, line, source, problems, shape)
-        runs.extend(phases)
-        checks.extend(disagree)
-    # a paste may hold a row twice: its runs are told apart as llama-bench's are
-    for run, run_id in zip(runs, unique_ids([str(r["run"]) for r in runs]), strict=True):
-        run["run"] = run_id
-    return runs, checks
-
-
-def _sweep_runs(
-    cell: dict[str, Any],
-    settings: dict[str, Any],
-    label: str | None,
-    line: int,
-    source: Source,
-    problems: Problems,
-    shape: _SweepShape = SWEEP_MARKDOWN,
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """One llama-sweep-bench row as the two tests it times, each alone and at context N_KV:
-    its prompt phase (a prompt-processing run, PP ÷ T_PP) and its generation phase (a decode
-    run of one sequence, TG ÷ T_TG), as llama-bench's pp and tg tests at a depth are; and
-    the notes on its stated rates that its times do not give. `cell` holds the row's figures
-    under the names `shape` gives them."""
-    f = Fields(cell, line, problems, shape.what)
-    key = shape.keys
-    pp = f.integer(key["pp"], required=True, minimum=1)
-    tg = f.integer(key["tg"], required=True, minimum=1)
-    n_kv = f.integer(key["n_kv"], required=True)
-    t_pp = f.number(key["t_pp"], required=True, unit="seconds")
-    speed_pp = f.number(key["speed_pp"], required=True, unit="tokens per second")
-    t_tg = f.number(key["t_tg"], required=True, unit="seconds")
-    speed_tg = f.number(key["speed_tg"], required=True, unit="tokens per second")
-    for name, time in ((key["t_pp"], t_pp), (key["t_tg"], t_tg)):
-        if time == 0:
-            # below the printed digits: no rate can be recomputed from it
-            problems.add(line, f'"{name}" is 0', f"a time above 0 seconds ({shape.what})")
-            f.ok = False
-    if not f.ok:
-        return [], []
-    assert pp is not None and tg is not None and n_kv is not None
-    assert t_pp is not None and t_tg is not None
-    assert speed_pp is not None and speed_tg is not None
-    pp_check = _rate_check(line, shape, "pp", pp, t_pp, speed_pp)
-    tg_check = _rate_check(line, shape, "tg", tg, t_tg, speed_tg)
-    flags = [
-        f"{k}={settings[k]}"
-        for k in (
-            "n_kv_max",
-            "n_batch",
-            "n_ubatch",
-            "flash_attn",
-            "n_gpu_layers",
-            "n_threads",
-            "n_threads_batch",
-        )
-        if k in settings
-    ]
-    suffix = f":label={label.replace(' ', '_')}" if label else ""
-    alone = (
-        "1 sequence in one process (no HTTP, no scheduling): a single-stream figure, no "
-        "concurrent throughput"
-    )
-    prompt_run = _sweep_phase(
-        f"{_test_name(pp, 0, n_kv)}{suffix}",
-        source.path,
-        line,
-        flags,
-        label,
-        n_prompt=pp,
-        n_gen=0,
-        depth=n_kv,
-        seconds=t_pp,
-        # a stated rate that its own row's times do not give is no figure of the tool's
-        stated=(speed_pp if pp_check is None else None, shape.shown["speed_pp"]),
-        derived=[
-            alone,
-            f"PP = {pp} prompt tokens processed after the N_KV = {n_kv} tokens already in the "
-            "cache (not in this phase's time), timed alone, after the row's generation phase",
-            "wall clock = T_PP, the prompt phase alone; its figure is PP ÷ T_PP",
-        ],
-    )
-    decode_run = _sweep_phase(
-        f"{_test_name(0, tg, n_kv)}{suffix}",
-        source.path,
-        line,
-        flags,
-        label,
-        n_prompt=0,
-        n_gen=tg,
-        depth=n_kv,
-        seconds=t_tg,
-        stated=(speed_tg if tg_check is None else None, shape.shown["speed_tg"]),
-        derived=[
-            alone,
-            f"TG = {tg} tokens decoded one at a time after the N_KV = {n_kv} tokens already in "
-            "the cache (not in this phase's time), then removed before the prompt phase",
-            "wall clock = T_TG, the generation phase alone; its figure is TG ÷ T_TG",
-            "stop forced: llama-sweep-bench always decodes TG tokens, random ones it feeds itself",
-        ],
-    )
-    return [prompt_run, decode_run], [t for t in (pp_check, tg_check) if t is not None]
-
-
-def _sweep_phase(
-    run_id: str,
-    path: str,
-    line: int,
-    flags: list[str],
-    label: str | None,
-    *,
-    n_prompt: int,
-    n_gen: int,
-    depth: int,
-    seconds: float,
-    stated: tuple[float | None, str],
-    derived: list[str],
-) -> dict[str, Any]:
-    """One timed phase of a llama-sweep-bench row as a run of one request, shaped as
-    llama-bench's test of the same tokens at that depth (`_test_run`)."""
-    summary: dict[str, Any] = {
-        "requests": 1,
-        "failed": 0,
-        "output_tokens": n_gen,
-        "prompt_tokens": n_prompt,
-        "wall_s": seconds,
-        "sum_latency_s": seconds,
-        "tool_aggregate_tps": stated[0],
-        "tool_aggregate_field": stated[1],
-        "mean_output_tokens": n_gen,
-        "min_output_tokens": n_gen,
-        "max_output_tokens": n_gen,
-        "mean_tpot_s": seconds / n_gen if n_gen else None,
-    }
-    return new_run(
-        run_id,
-        path,
-        line,
-        NAME,
-        tool=("llama-sweep-bench", None),
-        engine={"name": "llama.cpp", "flags": flags},
-        # as for llama-bench's tests: the context at the first decoded token, or after the
-        # prompt
-        workload=_test_workload(n_prompt, n_gen, depth, NO_DRAFT_SWEEP),
-        summary=summary,
-        # a group of its own: the rows of a sweep differ in context, and are no repeats
-        group=" ".join(["llama-sweep-bench", _test_name(n_prompt, n_gen, depth), *flags])
-        + (f" ({label})" if label else ""),
-        derived=derived,
-        extra={
-            "test": _test_name(n_prompt, n_gen, depth),
-            "n_depth": depth,
-            **({"label": label} if label else {}),
-        },
-        concurrency_derived=True,
-    )
-
-
-def _batched_run(
-    record: dict[str, Any], line: int, run_id: str, path: str, problems: Problems
-) -> dict[str, Any] | None:
-    f = Fields(record, line, problems, WHAT_BATCHED)
-    pp = f.integer("pp", required=True)
-    tg = f.integer("tg", required=True)
-    pl = f.integer("pl", required=True, minimum=1)
-    t_pp = f.number("t_pp", required=True, unit="seconds")
-    t_tg = f.number("t_tg", required=True, unit="seconds")
-    t = f.number("t", unit="seconds")
-    speed_tg = f.number("speed_tg", unit="tokens per second")
-    shared = f.integer("is_pp_shared")
-    if not f.ok:
-        return None
-    assert pp is not None and tg is not None and pl is not None
-    assert t_pp is not None and t_tg is not None
-    wall = t if t is not None else t_pp + t_tg
-    summary: dict[str, Any] = {
-        "requests": pl,
-        "failed": 0,
-        "output_tokens": pl * tg,
-        "prompt_tokens": pp if shared else pl * pp,
-        "wall_s": wall,
-        "sum_latency_s": pl * wall,
-        "mean_ttft_s": t_pp,
-        "median_ttft_s": t_pp,
-        "mean_tpot_s": t_tg / tg if tg else None,
-        "tool_aggregate_tps": speed_tg,
-        "tool_aggregate_field": "speed_tg",
-        "tool_aggregate_how": "pl × tg ÷ t_tg: the generation phase alone, without the "
-        "prompt processing (t_pp)",
-        "mean_output_tokens": tg,
-        "min_output_tokens": tg,
-        "max_output_tokens": tg,
-        # every prompt goes into the one batch t_pp times, before any generation step: one
-        # timing of the whole batch, and no sequence waits for a slot
-        "batch_ttft_s": t_pp,
-        # the prefill samples no token (it asks logits of the batch's last position only):
-        # t_tg times tg steps, one per output token, the first included
-        "batch_decode_steps": tg,
-    }
-    derived = [
-        (f"{pl} sequences decoded together" if pl != 1 else "1 sequence decoded alone")
-        + " in one process (no HTTP, no scheduling): an upper "
-        "bound for a server",
-        "Σ latency = pl × t: every sequence is in flight for the whole point",
-        "time to first token = t_pp: all prompts are processed together, as one batch, before "
-        "the first token",
-        "per-sequence decode = tg ÷ t_tg: one token per sequence per step, tg steps after t_pp",
-        "stop forced: batched-bench always generates tg tokens per sequence",
-        "speed_tg counts generated tokens only; speed mixes prompt and generated tokens",
-    ]
-    flags = [
-        f"{k}={record[k]}"
-        for k in (
-            "n_kv_max",
-            "n_batch",
-            "n_ubatch",
-            "flash_attn",
-            "is_pp_shared",
-            "n_gpu_layers",
-            "n_threads",
-            "n_threads_batch",
-        )
-        if k in record
-    ]
-    return new_run(
-        run_id,
-        path,
-        line,
-        NAME,
-        tool=("llama-batched-bench", None),
-        engine={"name": "llama.cpp", "flags": flags},
-        workload={
-            "concurrency": pl,
-            "stop": "forced",
-            "ignore_eos": True,
-            "output_tokens": tg,
-            "prompt_tokens": pp,
-            "context_tokens": pp,
-            "speculative": {"enabled": False, "source": NO_DRAFT},
-        },
-        group=f"batched pp{pp} tg{tg} " + " ".join(flags),
-        summary=summary,
-        derived=derived,
-        extra={
-            "speed_pp": record.get("speed_pp"),
-            "speed": record.get("speed"),
-            "n_kv": record.get("n_kv"),
-        },
-    )

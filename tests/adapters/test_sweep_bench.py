@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from reporter import api
-from reporter.adapters import llama_bench
+from reporter.adapters import llama_sweep
 from reporter.cli import main
 from reporter.errors import TraceError
 from tests.adapters.conftest import HERE, run, stats_of
@@ -118,12 +118,12 @@ def test_rates_consistent_with_their_times_at_the_printed_rounding_are_never_fla
         micros = rng.randint(600, 200_000_000)
         printed = sweep_row(tokens, tokens, 0, micros, micros).split("|")
         time, rate = float(printed[4]), float(printed[5])
-        shape = llama_bench.SWEEP_MARKDOWN
-        assert llama_bench._rate_check(1, shape, "pp", tokens, time, rate) is None
+        shape = llama_sweep.SWEEP_MARKDOWN
+        assert llama_sweep._rate_check(1, shape, "pp", tokens, time, rate) is None
         point = json_point(tokens, tokens, 0, micros, micros)
-        shape = llama_bench.SWEEP_JSON_LINES
+        shape = llama_sweep.SWEEP_JSON_LINES
         assert (
-            llama_bench._rate_check(1, shape, "pp", tokens, point["t_pp"], point["speed_pp"])
+            llama_sweep._rate_check(1, shape, "pp", tokens, point["t_pp"], point["speed_pp"])
             is None
         )
 
