@@ -23,8 +23,8 @@ from reporter.adapters.llama_cpp import (
     _batched_cell,
     _cells,
     _int,
+    _left_aside,
     _read_tables,
-    _spans,
     _tables,
 )
 from reporter.ingest.lines import Source, text_lines
@@ -134,11 +134,7 @@ def _read_batched_markdown(source: Source, problems: Problems, lenient: bool) ->
     problems.raise_unless(lenient)
     notes = [f"llama-batched-bench: {counted(len(runs), 'point')}; {BATCHED_MARKDOWN_SHAPE}"]
     if others:
-        notes.append(
-            f"llama-batched-bench: {counted(len(others), 'line')} around the tables left aside "
-            f"(line{'s' if len(others) > 1 else ''} {_spans(others)}: log output, the settings "
-            "line read for the table's settings)"
-        )
+        notes.append(_left_aside("llama-batched-bench", others))
     return finish(source, NAME, runs, [], records=len(points), notes=notes, problems=problems)
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reporter.ingest.lines import Source, text_lines
+from reporter.numbers import counted
 from reporter.values import numeric_text
 
 NAME = "llama-bench"
@@ -59,6 +60,15 @@ def _spans(numbers: list[int]) -> str:
         else:
             spans.append([n, n])
     return ", ".join(f"{a}–{b}" if b > a else f"{a}" for a, b in spans)
+
+
+def _left_aside(tool: str, others: list[int]) -> str:
+    """The note on the lines around a tool's Markdown tables that are not rows of them."""
+    return (
+        f"{tool}: {counted(len(others), 'line')} around the tables left aside "
+        f"(line{'s' if len(others) > 1 else ''} {_spans(others)}: log output, the settings "
+        "line read for the table's settings)"
+    )
 
 
 def _test_name(n_prompt: int, n_gen: int, depth: int) -> str:

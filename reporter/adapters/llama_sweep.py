@@ -36,8 +36,8 @@ from reporter.adapters.llama_cpp import (
     NAME,
     _batched_cell,
     _cells,
+    _left_aside,
     _read_tables,
-    _spans,
     _tables,
     _test_name,
     _test_workload,
@@ -245,11 +245,7 @@ def _read_sweep_markdown(source: Source, problems: Problems, lenient: bool) -> P
     if memory:
         notes.append("llama-sweep-bench: the RSS HWM and VRAM delta columns are not read")
     if others:
-        notes.append(
-            f"llama-sweep-bench: {counted(len(others), 'line')} around the tables left aside "
-            f"(line{'s' if len(others) > 1 else ''} {_spans(others)}: log output, the settings "
-            "line read for the table's settings)"
-        )
+        notes.append(_left_aside("llama-sweep-bench", others))
     return finish(source, NAME, runs, [], records=len(rows), notes=notes, problems=problems)
 
 
