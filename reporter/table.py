@@ -463,7 +463,8 @@ def derive_request_columns(req: pd.DataFrame, *, errors: bool = True) -> None:
     req["ok"] = column(~failed)
 
 
-#: Rows from which derive_request_columns makes its columns on two threads.
+#: Rows from which a request table's columns are made on two threads (converted from Arrow
+#: by the native reader, derived here); below, the threads cost more than they save.
 PARALLEL_ROWS = 1 << 16
 
 

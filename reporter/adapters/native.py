@@ -22,6 +22,7 @@ from reporter.errors import MAX_SHOWN_PROBLEMS, Problem, TraceError
 from reporter.ingest.limits import (
     MAX_JSON_DEPTH,
     NEWLINE_BLOCK,
+    PARALLEL_READ_BYTES,
     deep_lines,
     find_newlines,
     newline_blocks,
@@ -31,7 +32,13 @@ from reporter.ingest.limits import (
 from reporter.ingest.lines import Source, iter_lines, json_problem, loads_relaxed, parse_line
 from reporter.ingest.validate import KINDS, bad_request_rows, record_problems
 from reporter.runrecord import claim_row, run_row
-from reporter.table import InputFile, Partial, chunk_counts, normalize_requests
+from reporter.table import (
+    PARALLEL_ROWS,
+    InputFile,
+    Partial,
+    chunk_counts,
+    normalize_requests,
+)
 
 NAME = "benchreport"
 #: The file's sha256 is started once its request lines are parsed (Source.hash_in_background):
@@ -126,10 +133,6 @@ def _starts_with(data: bytes, starts: np.ndarray, prefixes: tuple[bytes, ...]) -
     return found
 
 
-#: Files from this size on are scanned on two threads, a half each (numpy releases the GIL).
-PARALLEL_SCAN_BYTES = 1 << 25
-
-
 def _scan_lines(
     data: bytes, prefixes: tuple[bytes, ...], block: int = NEWLINE_BLOCK
 ) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -142,7 +145,7 @@ def _scan_lines(
     """
     blocks = range(0, len(data), block)
     halves = [blocks]
-    if len(data) >= PARALLEL_SCAN_BYTES and len(blocks) > 1:
+    if len(data) >= PARALLEL_READ_BYTES and len(blocks) > 1:  # (numpy releases the GIL)
         halves = [blocks[: len(blocks) // 2], blocks[len(blocks) // 2 :]]
     if len(halves) == 1:
         found = [_scan_blocks(data, prefixes, block, blocks)]
@@ -449,11 +452,6 @@ def _take_rows(column: pa.ChunkedArray, rows: np.ndarray) -> pa.Array:
         if b > a
     ]
     return pa.concat_arrays(parts) if parts else pa.array([], type=column.type)
-
-
-#: Rows from which _request_frame converts the columns on two threads (below, the threads
-#: cost more than they save).
-PARALLEL_ROWS = 1 << 16
 
 
 def _request_frame(table: pa.Table) -> pd.DataFrame:

@@ -485,7 +485,7 @@ def test_request_lines_are_found_as_line_by_line(
     from reporter.adapters import native
 
     if threads == 2:
-        monkeypatch.setattr(native, "PARALLEL_SCAN_BYTES", 0)
+        monkeypatch.setattr(native, "PARALLEL_READ_BYTES", 0)
     from reporter.adapters.native import (
         REQUEST_PREFIXES,
         _line_lengths,
