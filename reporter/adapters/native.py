@@ -93,10 +93,14 @@ def _blank_lines(data: bytes, newlines: np.ndarray, lengths: np.ndarray) -> np.n
     return np.union1d(short[lengths[short] == 0], single[returns])
 
 
-def _line_numbers(data: bytes, newlines: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def _line_numbers(
+    data: bytes, newlines: np.ndarray, lengths: np.ndarray, blank: np.ndarray | None = None
+) -> np.ndarray:
     """Line number of each non-empty line, as pyarrow numbers its rows (`lengths`: every
-    line's, blank ones too)."""
-    return np.delete(np.arange(1, len(lengths) + 1), _blank_lines(data, newlines, lengths))
+    line's, blank ones too; `blank`: _blank_lines, if the caller has it)."""
+    if blank is None:
+        blank = _blank_lines(data, newlines, lengths)
+    return np.delete(np.arange(1, len(lengths) + 1), blank)
 
 
 #: Bytes of a line's head compared at once by _starts_with (as 8-byte words).
@@ -325,7 +329,7 @@ def _read_fast(
     # no blank line before the last line: the lines are 1, 2, 3, ..., each one's number its
     # place plus one, and the lines' arrays are slices, not copies
     in_order = not len(blank) or bool(blank[0] == count)
-    lines = None if in_order else np.delete(np.arange(1, len(lengths) + 1), blank)
+    lines = None if in_order else _line_numbers(data, newlines, lengths, blank)
     kept: slice | np.ndarray = slice(0, count) if lines is None else lines - 1
 
     def numbers(places: np.ndarray) -> np.ndarray:
