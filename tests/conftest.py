@@ -116,6 +116,24 @@ def float_bits(values: Any) -> list[int]:
     return np.where(np.isnan(values), np.nan, values).view(np.int64).tolist()
 
 
+def assert_aggregates_as_group_by(frame: Any) -> None:
+    """metrics.request_aggregates of `frame` is its pandas group-by reference, frame for frame
+    and bit for bit, column by column."""
+    import numpy as np
+    import pandas as pd
+
+    from reporter import metrics
+
+    with np.errstate(all="ignore"):  # inf − inf: NaN, as pandas gives it
+        expected = metrics._request_aggregates_by_group_by(frame)
+        found = metrics.request_aggregates(frame)
+    pd.testing.assert_frame_equal(found, expected, check_exact=True)
+    for column in expected.columns:
+        assert float_bits(found[column].to_numpy()) == float_bits(expected[column].to_numpy()), (
+            column
+        )
+
+
 def finding(verdict: Verdict | dict[str, Any], code: str, subject: str) -> dict[str, Any]:
     """The one finding of `code` about `subject`, from a verdict or its JSON dict."""
     __tracebackhide__ = True

@@ -10,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from reporter import metrics
-from tests.conftest import float_bits
+from tests.conftest import assert_aggregates_as_group_by
 
 #: ties, signed zeros, infinities, NaN, extremes and ordinary figures
 VALUES = st.one_of(
@@ -50,17 +49,6 @@ def _frame(
     return frame
 
 
-def _same_as_group_by(frame: pd.DataFrame) -> None:
-    with np.errstate(all="ignore"):  # inf − inf: NaN, as pandas gives it
-        expected = metrics._request_aggregates_by_group_by(frame)
-        found = metrics.request_aggregates(frame)
-    pd.testing.assert_frame_equal(found, expected, check_exact=True)
-    for column in expected.columns:
-        assert float_bits(found[column].to_numpy()) == float_bits(expected[column].to_numpy()), (
-            column
-        )
-
-
 @settings(max_examples=250, deadline=None)
 @given(
     st.integers(1, 40).flatmap(
@@ -83,7 +71,7 @@ def test_request_aggregates_are_the_group_by(
     codes, ok, times, values, grouped = case
     if grouped:  # the usual trace: each run's rows together
         codes = np.sort(codes)
-    _same_as_group_by(_frame(codes, ok, times, values))
+    assert_aggregates_as_group_by(_frame(codes, ok, times, values))
 
 
 def test_large_runs_with_failures_and_gaps() -> None:
@@ -104,4 +92,4 @@ def test_large_runs_with_failures_and_gaps() -> None:
             first[rng.random(n) < 0.05] = np.nan
             values[:, rng.random(n) < 0.05] = np.nan
             ok[codes == 3] = False
-        _same_as_group_by(_frame(codes, ok, np.vstack([send, first, end]), values))
+        assert_aggregates_as_group_by(_frame(codes, ok, np.vstack([send, first, end]), values))

@@ -12,9 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from reporter import metrics
 from reporter.medians import medians_by_code
-from tests.conftest import float_bits
+from tests.conftest import assert_aggregates_as_group_by, float_bits
 
 RUNS = ["r0", "r1", "r2", "r3"]
 
@@ -53,17 +52,6 @@ def _frame(
     return frame
 
 
-def _same_as_group_by(frame: pd.DataFrame) -> None:
-    with np.errstate(all="ignore"):
-        expected = metrics._request_aggregates_by_group_by(frame)
-        found = metrics.request_aggregates(frame)
-    pd.testing.assert_frame_equal(found, expected, check_exact=True)
-    for column in expected.columns:
-        assert float_bits(found[column].to_numpy()) == float_bits(expected[column].to_numpy()), (
-            column
-        )
-
-
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
@@ -86,7 +74,7 @@ def test_runs_of_one_output_length(
     if vary:  # one run's lengths not all one
         rows = np.flatnonzero(codes == codes[-1])
         frame.loc[rows[-1], "output_tokens"] = 7.0
-    _same_as_group_by(frame)
+    assert_aggregates_as_group_by(frame)
 
 
 def test_a_large_sweep_of_one_output_length() -> None:
@@ -96,7 +84,7 @@ def test_a_large_sweep_of_one_output_length() -> None:
     times = np.vstack([np.cumsum(rng.exponential(0.01, n)), *rng.exponential(0.5, (2, n))])
     values = rng.lognormal(3, 1, (3, n))
     for lengths in ([128.0] * 4, [128.0, 64.0, 1.0, 1e6]):
-        _same_as_group_by(_frame(codes, np.array(lengths), times, values))
+        assert_aggregates_as_group_by(_frame(codes, np.array(lengths), times, values))
 
 
 @pytest.mark.slow
